@@ -1,0 +1,113 @@
+"""Alembic environment for taskhub-pg.
+
+Every run (online or `--sql`) is one transaction that:
+  1. takes a transaction-scoped advisory lock keyed on the target schema, so
+     concurrent deploy jobs running `upgrade` queue up instead of colliding;
+  2. creates the target schema if needed;
+  3. runs the revisions, recording them in <schema>.taskhub_pg_alembic_version;
+  4. after a downgrade to base, drops that version table and the schema if it
+     is left empty, so nothing stays behind.
+"""
+
+from __future__ import annotations
+
+import os
+
+from alembic import context
+from sqlalchemy import create_engine, pool
+
+from provider.schema_name import quote_schema, validate_schema_name
+
+VERSION_TABLE = "taskhub_pg_alembic_version"
+
+config = context.config
+x_args = context.get_x_argument(as_dictionary=True)
+
+
+def _target_schema() -> str:
+    name = x_args.get("schema") or config.attributes.get("schema") or "public"
+    return validate_schema_name(name)
+
+
+def _database_url() -> str:
+    url = (
+        x_args.get("url")
+        or config.attributes.get("url")
+        or os.environ.get("DATABASE_URL")
+        or config.get_main_option("sqlalchemy.url")
+    )
+    if not url:
+        if context.is_offline_mode():
+            return "postgresql+psycopg://"
+        raise SystemExit("taskhub-pg: no database URL: set DATABASE_URL or pass -x url=...")
+    # psycopg 3 is the driver; accept plain libpq URLs.
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return str(url)
+
+
+SCHEMA = _target_schema()
+config.attributes["schema"] = SCHEMA
+QUOTED = quote_schema(SCHEMA)
+
+MIGRATION_LOCK = (
+    f"SELECT pg_advisory_xact_lock(hashtextextended('taskhub:{SCHEMA}:migrations', 0))"
+)
+CREATE_SCHEMA = f"CREATE SCHEMA IF NOT EXISTS {QUOTED}"
+# At base the version table is empty: remove it, and the schema if nothing else is in it.
+CLEAN_UP_AT_BASE = f"""
+DO $cleanup$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM {QUOTED}.{VERSION_TABLE}) THEN
+        DROP TABLE {QUOTED}.{VERSION_TABLE};
+        IF '{SCHEMA}' <> 'public' THEN
+            BEGIN
+                DROP SCHEMA {QUOTED} RESTRICT;
+            EXCEPTION WHEN dependent_objects_still_exist THEN
+                NULL;  -- the schema holds other objects: keep it
+            END;
+        END IF;
+    END IF;
+END
+$cleanup$
+"""
+
+CONFIGURE = {
+    "version_table": VERSION_TABLE,
+    "version_table_schema": SCHEMA,
+    "transactional_ddl": True,
+    "transaction_per_migration": False,
+}
+
+
+def _run_in_transaction() -> None:
+    with context.begin_transaction():
+        context.execute(MIGRATION_LOCK)
+        context.execute(CREATE_SCHEMA)
+        context.run_migrations()
+        context.execute(CLEAN_UP_AT_BASE)
+
+
+def run_migrations_offline() -> None:
+    context.configure(
+        url=_database_url(),
+        literal_binds=True,
+        dialect_opts={"paramstyle": "named"},
+        **CONFIGURE,
+    )
+    _run_in_transaction()
+
+
+def run_migrations_online() -> None:
+    engine = create_engine(_database_url(), poolclass=pool.NullPool)
+    with engine.connect() as connection:
+        context.configure(connection=connection, **CONFIGURE)
+        _run_in_transaction()
+    engine.dispose()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()

@@ -1,0 +1,27 @@
+"""${message}
+
+Revision ID: ${up_revision}
+Revises: ${down_revision | comma,n}
+Create Date: ${create_date}
+
+A released revision never changes. To change a function, ship a new SQL file
+under sql/<this revision>/ and apply it here; downgrade restores the previous
+revision's file.
+"""
+
+from __future__ import annotations
+
+from migrations.sql_runner import apply_sql_files
+
+revision = ${repr(up_revision)}
+down_revision = ${repr(down_revision)}
+branch_labels = ${repr(branch_labels)}
+depends_on = ${repr(depends_on)}
+
+
+def upgrade() -> None:
+    apply_sql_files([])
+
+
+def downgrade() -> None:
+    apply_sql_files([])

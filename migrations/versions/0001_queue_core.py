@@ -1,0 +1,45 @@
+"""Task-hub tables and the lease-safe queue core.
+
+Revision ID: 0001
+Revises:
+Create Date: 2026-11-30
+
+The tables of the duroxide 0.2.2 contract, and the procedures of both queues:
+enqueue, fetch, ack, abandon and renew for orchestrations and worker items,
+plus history reads and append.
+"""
+
+from __future__ import annotations
+
+from migrations.sql_runner import apply_sql_files
+
+revision = "0001"
+down_revision = None
+branch_labels = None
+depends_on = None
+
+DIRECTORY = "0001_queue_core"
+UPGRADE_FILES = [
+    "tables.sql",
+    "helpers.sql",
+    "kv_mutations.sql",
+    "enqueue_orchestrator_work.sql",
+    "fetch_orchestration_item.sql",
+    "ack_orchestration_item.sql",
+    "abandon_orchestration_item.sql",
+    "renew_orchestration_item_lock.sql",
+    "enqueue_worker_work.sql",
+    "fetch_work_item.sql",
+    "ack_worker.sql",
+    "abandon_work_item.sql",
+    "renew_work_item_lock.sql",
+    "history.sql",
+]
+
+
+def upgrade() -> None:
+    apply_sql_files([f"{DIRECTORY}/{name}" for name in UPGRADE_FILES])
+
+
+def downgrade() -> None:
+    apply_sql_files([f"{DIRECTORY}/down.sql"])

@@ -1,0 +1,38 @@
+-- taskhub-pg 0001 down: remove everything 0001 created.
+DROP TABLE IF EXISTS
+    __SCHEMA__._duroxide_migrations,
+    __SCHEMA__.kv_delta,
+    __SCHEMA__.kv_store,
+    __SCHEMA__.sessions,
+    __SCHEMA__.instance_locks,
+    __SCHEMA__.worker_queue,
+    __SCHEMA__.orchestrator_queue,
+    __SCHEMA__.history,
+    __SCHEMA__.executions,
+    __SCHEMA__.instances;
+
+DROP FUNCTION IF EXISTS
+    __SCHEMA__.append_history(text, bigint, jsonb),
+    __SCHEMA__.fetch_history_with_execution(text, bigint),
+    __SCHEMA__.fetch_history(text),
+    __SCHEMA__.taskhub_renew_work_item_lease(text, bigint, bigint),
+    __SCHEMA__.renew_work_item_lock(text, bigint, bigint),
+    __SCHEMA__.abandon_work_item(text, bigint, bigint, boolean),
+    __SCHEMA__.ack_worker(text, text, text, bigint),
+    __SCHEMA__.taskhub_touch_session(text, bigint),
+    __SCHEMA__.fetch_work_item(bigint, bigint, text, bigint, text[], text),
+    __SCHEMA__.enqueue_worker_work(text, bigint, text, bigint, bigint, text, text),
+    __SCHEMA__.taskhub_renew_orchestration_lease(text, bigint, bigint),
+    __SCHEMA__.renew_orchestration_item_lock(text, bigint, bigint),
+    __SCHEMA__.abandon_orchestration_item(text, bigint, bigint, boolean),
+    __SCHEMA__.ack_orchestration_item(text, bigint, bigint, jsonb, jsonb, jsonb, jsonb, jsonb),
+    __SCHEMA__.taskhub_apply_kv_mutations(text, bigint, jsonb, boolean, bigint),
+    __SCHEMA__.fetch_orchestration_item(bigint, bigint, bigint, bigint),
+    __SCHEMA__.enqueue_orchestrator_work(text, text, timestamptz, text, text, bigint),
+    __SCHEMA__.taskhub_target_instance(jsonb),
+    __SCHEMA__.taskhub_work_item_kind(jsonb),
+    __SCHEMA__.taskhub_try_jsonb(text),
+    __SCHEMA__.taskhub_require(boolean, text),
+    __SCHEMA__.taskhub_session_lock_key(text),
+    __SCHEMA__.taskhub_instance_lock_key(text),
+    __SCHEMA__.taskhub_clock_ms(bigint);

@@ -1,0 +1,30 @@
+-- Put one message on the orchestrator queue.
+--
+-- Never creates the instance: instances are created by the first ack of their
+-- first turn. p_orchestration_name, p_orchestration_version and
+-- p_execution_id exist for signature compatibility and are ignored.
+CREATE FUNCTION __SCHEMA__.enqueue_orchestrator_work(
+    p_instance_id           text,
+    p_work_item             text,
+    p_visible_at            timestamptz,
+    p_orchestration_name    text   DEFAULT NULL,
+    p_orchestration_version text   DEFAULT NULL,
+    p_execution_id          bigint DEFAULT NULL
+)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_item jsonb := __SCHEMA__.taskhub_try_jsonb(p_work_item);
+BEGIN
+    PERFORM __SCHEMA__.taskhub_require(p_instance_id <> '', 'p_instance_id must be a non-empty text');
+    PERFORM __SCHEMA__.taskhub_require(p_visible_at IS NOT NULL, 'p_visible_at must not be NULL');
+    PERFORM __SCHEMA__.taskhub_require(
+        __SCHEMA__.taskhub_work_item_kind(v_item) IS NOT NULL,
+        'p_work_item must be a JSON work item of the form {"Variant": {...}}');
+
+    INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, created_at)
+    VALUES (p_instance_id, p_work_item, p_visible_at, clock_timestamp());
+END;
+$$;

@@ -1,0 +1,33 @@
+-- Put one activity execution on the worker queue, visible at once.
+-- The identity columns (instance, execution, activity id) let a later turn
+-- cancel it; session_id and tag route it to the right workers.
+CREATE FUNCTION __SCHEMA__.enqueue_worker_work(
+    p_work_item    text,
+    p_now_ms       bigint,
+    p_instance_id  text   DEFAULT NULL,
+    p_execution_id bigint DEFAULT NULL,
+    p_activity_id  bigint DEFAULT NULL,
+    p_session_id   text   DEFAULT NULL,
+    p_tag          text   DEFAULT NULL
+)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_now_ts timestamptz := to_timestamp(__SCHEMA__.taskhub_clock_ms(NULL) / 1000.0);
+BEGIN
+    PERFORM __SCHEMA__.taskhub_require(
+        __SCHEMA__.taskhub_work_item_kind(__SCHEMA__.taskhub_try_jsonb(p_work_item)) = 'ActivityExecute',
+        'p_work_item must be a JSON ActivityExecute work item');
+    PERFORM __SCHEMA__.taskhub_require(p_session_id IS NULL OR p_session_id <> '',
+        'p_session_id must be NULL or non-empty');
+    PERFORM __SCHEMA__.taskhub_require(p_tag IS NULL OR p_tag <> '',
+        'p_tag must be NULL or non-empty');
+
+    INSERT INTO __SCHEMA__.worker_queue
+           (work_item, visible_at, created_at, instance_id, execution_id, activity_id, session_id, tag)
+    VALUES (p_work_item, v_now_ts, v_now_ts, p_instance_id, p_execution_id, p_activity_id,
+            p_session_id, p_tag);
+END;
+$$;

@@ -1,0 +1,283 @@
+-- Lease one orchestration instance with all of its visible messages.
+--
+-- The guarantees, and how they are kept:
+--   * It never waits for another fetcher. Candidates are claimed with
+--     pg_try_advisory_xact_lock on a schema-scoped 64-bit key, and every row
+--     lock is taken with SKIP LOCKED: a contended candidate is skipped.
+--   * Concurrent dispatchers spread over instances. The oldest candidate is
+--     tried first (so an idle hub is served oldest-first); when it is taken,
+--     the remaining candidates are tried in random order.
+--   * It never returns an expired lease. The clock is read after the locks are
+--     held; that one value decides which messages are visible, whether an old
+--     lease has expired, and where the new lease ends. If reading the history
+--     took longer than the lease itself, the lease is renewed before returning.
+--   * It is bounded: one scan picks at most c_max_candidates instances; after
+--     trying them it returns no row.
+--
+-- Returns no row when nothing was leased.
+CREATE FUNCTION __SCHEMA__.fetch_orchestration_item(
+    p_now_ms              bigint,
+    p_lock_timeout_ms     bigint,
+    p_min_version_packed  bigint DEFAULT NULL,
+    p_max_version_packed  bigint DEFAULT NULL
+)
+RETURNS TABLE (
+    out_instance_id           text,
+    out_orchestration_name    text,
+    out_orchestration_version text,
+    out_execution_id          bigint,
+    out_history               jsonb,
+    out_messages              jsonb,
+    out_lock_token            text,
+    out_attempt_count         integer,
+    out_kv_snapshot           jsonb
+)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c_max_candidates constant integer := 8;
+    c_scan_rows      constant integer := 64;   -- queue rows read to find the candidates
+    v_filtered  boolean := p_min_version_packed IS NOT NULL OR p_max_version_packed IS NOT NULL;
+    v_min       bigint  := coalesce(p_min_version_packed, 0);
+    v_max       bigint  := coalesce(p_max_version_packed, 9223372036854775807);
+    v_scan_ms   bigint;
+    v_candidates text[] := '{}';
+    v_try_order  integer[];
+    v_instance   text;
+    v_now_ms     bigint;
+    v_now_ts     timestamptz;
+    v_held_until bigint;
+    v_visible_count integer;
+    v_claim_ids  bigint[];
+    v_token      text;
+    v_locked_until bigint;
+    v_messages   jsonb;
+    v_attempts   integer;
+    v_name       text;
+    v_version    text;
+    v_execution  bigint;
+    v_history    jsonb;
+    v_history_text text;
+    v_kv         jsonb;
+    v_row        record;
+BEGIN
+    PERFORM __SCHEMA__.taskhub_require(p_lock_timeout_ms > 0, 'p_lock_timeout_ms must be positive');
+    PERFORM __SCHEMA__.taskhub_require(v_min <= v_max,
+        'p_min_version_packed must not exceed p_max_version_packed');
+
+    -- 1. Candidates: the oldest visible messages of instances without a live
+    --    lease (and, with a version range, whose current execution is pinned
+    --    inside it). Nothing is locked; everything is re-checked under lock.
+    v_scan_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+    FOR v_row IN
+        SELECT q.instance_id
+          FROM __SCHEMA__.orchestrator_queue AS q
+         WHERE q.visible_at <= to_timestamp(v_scan_ms / 1000.0)
+           AND (q.lock_token IS NULL OR q.locked_until <= v_scan_ms)
+           AND NOT EXISTS (SELECT 1
+                             FROM __SCHEMA__.instance_locks AS il
+                            WHERE il.instance_id = q.instance_id
+                              AND il.locked_until > v_scan_ms)
+           AND (NOT v_filtered OR NOT EXISTS (
+                   SELECT 1
+                     FROM __SCHEMA__.instances AS i
+                     JOIN __SCHEMA__.executions AS e
+                       ON e.instance_id = i.instance_id
+                      AND e.execution_id = i.current_execution_id
+                    WHERE i.instance_id = q.instance_id
+                      AND e.duroxide_version_major IS NOT NULL
+                      AND e.duroxide_version_major::bigint * 1000000
+                          + coalesce(e.duroxide_version_minor, 0) * 1000
+                          + coalesce(e.duroxide_version_patch, 0)
+                          NOT BETWEEN v_min AND v_max))
+         ORDER BY q.visible_at, q.id
+         LIMIT c_scan_rows
+    LOOP
+        IF NOT v_row.instance_id = ANY (v_candidates) THEN
+            v_candidates := v_candidates || v_row.instance_id;
+            EXIT WHEN cardinality(v_candidates) >= c_max_candidates;
+        END IF;
+    END LOOP;
+
+    IF cardinality(v_candidates) = 0 THEN
+        RETURN;
+    END IF;
+
+    -- 2. Try order: the oldest first, then the others at random.
+    v_try_order := ARRAY[1] || ARRAY(SELECT i
+                                       FROM generate_series(2, cardinality(v_candidates)) AS i
+                                      ORDER BY random());
+
+    FOR v_idx IN 1 .. cardinality(v_try_order) LOOP
+        v_instance := v_candidates[v_try_order[v_idx]];
+
+        -- Another fetcher is on this instance: skip it, never wait.
+        CONTINUE WHEN NOT pg_try_advisory_xact_lock(
+            __SCHEMA__.taskhub_instance_lock_key(v_instance));
+
+        -- The clock of this claim, read now that the instance is ours.
+        v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+        v_now_ts := to_timestamp(v_now_ms / 1000.0);
+
+        -- A live lease (taken since the scan) keeps the instance.
+        SELECT il.locked_until INTO v_held_until
+          FROM __SCHEMA__.instance_locks AS il
+         WHERE il.instance_id = v_instance;
+        CONTINUE WHEN FOUND AND v_held_until > v_now_ms;
+
+        -- An expired lease row is being changed by a late ack, renew or
+        -- abandon: skip rather than wait for it.
+        IF FOUND THEN
+            PERFORM 1
+              FROM __SCHEMA__.instance_locks AS il
+             WHERE il.instance_id = v_instance
+               AND il.locked_until <= v_now_ms
+               FOR UPDATE SKIP LOCKED;
+            CONTINUE WHEN NOT FOUND;
+        END IF;
+
+        -- The current execution must still be inside the version range.
+        CONTINUE WHEN v_filtered AND EXISTS (
+            SELECT 1
+              FROM __SCHEMA__.instances AS i
+              JOIN __SCHEMA__.executions AS e
+                ON e.instance_id = i.instance_id
+               AND e.execution_id = i.current_execution_id
+             WHERE i.instance_id = v_instance
+               AND e.duroxide_version_major IS NOT NULL
+               AND e.duroxide_version_major::bigint * 1000000
+                   + coalesce(e.duroxide_version_minor, 0) * 1000
+                   + coalesce(e.duroxide_version_patch, 0)
+                   NOT BETWEEN v_min AND v_max);
+
+        -- Lock every visible, unleased message of the instance without waiting.
+        -- If some of them are row-locked by another transaction, leave the
+        -- whole instance: a turn must see its messages in order, none skipped.
+        WITH visible AS (
+            SELECT q.id
+              FROM __SCHEMA__.orchestrator_queue AS q
+             WHERE q.instance_id = v_instance
+               AND q.visible_at <= v_now_ts
+               AND (q.lock_token IS NULL OR q.locked_until <= v_now_ms)
+        ), lockable AS (
+            SELECT q.id
+              FROM __SCHEMA__.orchestrator_queue AS q
+             WHERE q.id IN (SELECT id FROM visible)
+               FOR UPDATE SKIP LOCKED
+        )
+        SELECT (SELECT count(*) FROM visible),
+               ARRAY(SELECT id FROM lockable ORDER BY id)
+          INTO v_visible_count, v_claim_ids;
+        CONTINUE WHEN v_visible_count = 0 OR cardinality(v_claim_ids) <> v_visible_count;
+
+        -- 3. Claim: the lease, then its messages.
+        v_token := 'lock_' || gen_random_uuid();
+        v_locked_until := v_now_ms + p_lock_timeout_ms;
+
+        INSERT INTO __SCHEMA__.instance_locks AS il (instance_id, lock_token, locked_until, locked_at)
+        VALUES (v_instance, v_token, v_locked_until, v_now_ms)
+        ON CONFLICT (instance_id) DO UPDATE
+           SET lock_token   = EXCLUDED.lock_token,
+               locked_until = EXCLUDED.locked_until,
+               locked_at    = EXCLUDED.locked_at;
+
+        UPDATE __SCHEMA__.orchestrator_queue AS q
+           SET lock_token    = v_token,
+               locked_until  = v_locked_until,
+               attempt_count = q.attempt_count + 1
+         WHERE q.id = ANY (v_claim_ids);
+
+        -- 4. What the turn needs: messages, instance metadata, history, KV.
+        --    A message or event that is not valid JSON is passed on as a JSON
+        --    string, so the runtime sees it (and can poison it) instead of the
+        --    whole fetch failing forever on one bad row.
+        SELECT jsonb_agg(coalesce(__SCHEMA__.taskhub_try_jsonb(q.work_item), to_jsonb(q.work_item))
+                         ORDER BY q.id),
+               max(q.attempt_count)
+          INTO v_messages, v_attempts
+          FROM __SCHEMA__.orchestrator_queue AS q
+         WHERE q.id = ANY (v_claim_ids);
+
+        SELECT i.orchestration_name, coalesce(i.orchestration_version, 'unknown'),
+               i.current_execution_id
+          INTO v_name, v_version, v_execution
+          FROM __SCHEMA__.instances AS i
+         WHERE i.instance_id = v_instance;
+
+        IF NOT FOUND THEN
+            -- First turn (or metadata never written): the start message names
+            -- the orchestration; the newest execution row, if any, is current.
+            SELECT coalesce(max(e.execution_id), 1) INTO v_execution
+              FROM __SCHEMA__.executions AS e
+             WHERE e.instance_id = v_instance;
+            SELECT coalesce(m -> k ->> 'orchestration', 'Unknown'),
+                   coalesce(m -> k ->> 'version', 'unknown')
+              INTO v_name, v_version
+              FROM jsonb_array_elements(v_messages) WITH ORDINALITY AS msg (m, pos),
+                   LATERAL (SELECT __SCHEMA__.taskhub_work_item_kind(m) AS k) AS kind
+             WHERE k IN ('StartOrchestration', 'ContinueAsNew')
+             ORDER BY pos
+             LIMIT 1;
+            IF NOT FOUND THEN
+                SELECT coalesce(ev ->> 'name', 'Unknown'), coalesce(ev ->> 'version', 'unknown')
+                  INTO v_name, v_version
+                  FROM __SCHEMA__.history AS h,
+                       LATERAL (SELECT __SCHEMA__.taskhub_try_jsonb(h.event_data) AS ev) AS parsed
+                 WHERE h.instance_id = v_instance
+                   AND h.execution_id = v_execution
+                   AND ev ->> 'type' = 'OrchestrationStarted'
+                 ORDER BY h.event_id
+                 LIMIT 1;
+                IF NOT FOUND THEN
+                    v_name := 'Unknown';
+                    v_version := 'unknown';
+                END IF;
+            END IF;
+        END IF;
+
+        -- One parse of the whole history. A corrupt row turns it into an array
+        -- of strings, which the runtime reports as a history error (and can
+        -- poison) instead of the fetch failing forever.
+        SELECT '[' || string_agg(h.event_data, ',' ORDER BY h.event_id) || ']'
+          INTO v_history_text
+          FROM __SCHEMA__.history AS h
+         WHERE h.instance_id = v_instance
+           AND h.execution_id = v_execution;
+        v_history := __SCHEMA__.taskhub_try_jsonb(coalesce(v_history_text, '[]'));
+        IF v_history IS NULL THEN
+            SELECT jsonb_agg(to_jsonb(h.event_data) ORDER BY h.event_id)
+              INTO v_history
+              FROM __SCHEMA__.history AS h
+             WHERE h.instance_id = v_instance
+               AND h.execution_id = v_execution;
+        END IF;
+
+        SELECT coalesce(jsonb_object_agg(kv.key, jsonb_build_object(
+                            'value', kv.value,
+                            'last_updated_at_ms', kv.last_updated_at_ms)),
+                        '{}'::jsonb)
+          INTO v_kv
+          FROM __SCHEMA__.kv_store AS kv
+         WHERE kv.instance_id = v_instance;
+
+        -- A history so large that reading it outlasted the lease: renew it
+        -- rather than hand out a lease that is already over.
+        IF __SCHEMA__.taskhub_clock_ms(p_now_ms) >= v_locked_until THEN
+            v_locked_until := __SCHEMA__.taskhub_clock_ms(p_now_ms) + p_lock_timeout_ms;
+            UPDATE __SCHEMA__.instance_locks AS il
+               SET locked_until = v_locked_until
+             WHERE il.instance_id = v_instance;
+            UPDATE __SCHEMA__.orchestrator_queue AS q
+               SET locked_until = v_locked_until
+             WHERE q.id = ANY (v_claim_ids);
+        END IF;
+
+        RETURN QUERY SELECT v_instance, v_name, v_version, v_execution, v_history,
+                            v_messages, v_token, v_attempts, v_kv;
+        RETURN;
+    END LOOP;
+
+    RETURN;   -- every candidate was contended
+END;
+$$;

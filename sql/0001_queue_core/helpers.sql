@@ -1,0 +1,105 @@
+-- taskhub-pg 0001: helpers shared by the procedures.
+
+-- The one clock of every lease decision: the database server's clock, with the
+-- caller's clock as a floor. The floor keeps a lease written here consistent
+-- with a caller whose clock runs slightly ahead; the server clock makes a stale
+-- caller timestamp (a call that waited, a slow client) harmless. A caller clock
+-- far ahead of the server is refused rather than trusted.
+CREATE FUNCTION __SCHEMA__.taskhub_clock_ms(p_caller_ms bigint)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_server_ms bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+BEGIN
+    IF p_caller_ms > v_server_ms + 300000 THEN
+        RAISE EXCEPTION 'p_now_ms (%) is more than 300 s ahead of the database clock (%)',
+            p_caller_ms, v_server_ms
+            USING ERRCODE = '22023';
+    END IF;
+    RETURN greatest(v_server_ms, coalesce(p_caller_ms, 0));
+END;
+$$;
+
+-- 64-bit advisory-lock key of one instance, scoped to this schema so that two
+-- task hubs in one database never contend. hashtextextended is stable across
+-- PostgreSQL versions (hash partitioning depends on it).
+CREATE FUNCTION __SCHEMA__.taskhub_instance_lock_key(p_instance_id text)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT hashtextextended('taskhub:__SCHEMA_NAME__:instance:' || p_instance_id, 0)
+$$;
+
+-- Same for a worker session, so concurrent claims of one session never wait.
+CREATE FUNCTION __SCHEMA__.taskhub_session_lock_key(p_session_id text)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT hashtextextended('taskhub:__SCHEMA_NAME__:session:' || p_session_id, 0)
+$$;
+
+-- Bad input is refused before anything is written.
+CREATE FUNCTION __SCHEMA__.taskhub_require(p_condition boolean, p_message text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF p_condition IS NOT TRUE THEN
+        RAISE EXCEPTION '%', p_message USING ERRCODE = '22023';
+    END IF;
+END;
+$$;
+
+-- A JSON text as jsonb, or NULL when it is not valid JSON.
+CREATE FUNCTION __SCHEMA__.taskhub_try_jsonb(p_text text)
+RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN p_text::jsonb;
+EXCEPTION WHEN invalid_text_representation THEN
+    RETURN NULL;
+END;
+$$;
+
+-- The variant name of an externally tagged work item ({"Variant": {...}}),
+-- or NULL when the value has any other shape.
+CREATE FUNCTION __SCHEMA__.taskhub_work_item_kind(p_item jsonb)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_keys text[];
+BEGIN
+    IF jsonb_typeof(p_item) IS DISTINCT FROM 'object' THEN
+        RETURN NULL;
+    END IF;
+    v_keys := ARRAY(SELECT jsonb_object_keys(p_item));
+    IF cardinality(v_keys) <> 1 OR jsonb_typeof(p_item -> v_keys[1]) <> 'object' THEN
+        RETURN NULL;
+    END IF;
+    RETURN v_keys[1];
+END;
+$$;
+
+-- The instance an orchestrator-queue item is addressed to: sub-orchestration
+-- completions go to the parent, everything else to its own instance.
+CREATE FUNCTION __SCHEMA__.taskhub_target_instance(p_item jsonb)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE k
+        WHEN 'SubOrchCompleted' THEN p_item -> k ->> 'parent_instance'
+        WHEN 'SubOrchFailed'    THEN p_item -> k ->> 'parent_instance'
+        ELSE p_item -> k ->> 'instance'
+    END
+    FROM (SELECT __SCHEMA__.taskhub_work_item_kind(p_item) AS k) AS kind
+$$;

@@ -1,0 +1,57 @@
+-- Extend a live orchestration lease to now + p_extend_secs.
+--
+-- Only a lease that is still held (same token, not expired by the clock read
+-- after its row lock) is extended; anything else fails with
+-- 'Lock token invalid, expired, or already released' (SQLSTATE TH001).
+CREATE FUNCTION __SCHEMA__.renew_orchestration_item_lock(
+    p_lock_token  text,
+    p_now_ms      bigint,
+    p_extend_secs bigint
+)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM __SCHEMA__.taskhub_require(p_extend_secs > 0, 'p_extend_secs must be positive');
+    PERFORM __SCHEMA__.taskhub_renew_orchestration_lease(p_lock_token, p_now_ms, p_extend_secs * 1000);
+END;
+$$;
+
+-- The same with millisecond precision; returns the new end of the lease (ms).
+CREATE FUNCTION __SCHEMA__.taskhub_renew_orchestration_lease(
+    p_lock_token text,
+    p_now_ms     bigint,
+    p_extend_ms  bigint
+)
+RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_instance     text;
+    v_locked_until bigint;
+    v_now_ms       bigint;
+BEGIN
+    PERFORM __SCHEMA__.taskhub_require(p_extend_ms > 0, 'p_extend_ms must be positive');
+
+    SELECT il.instance_id, il.locked_until INTO v_instance, v_locked_until
+      FROM __SCHEMA__.instance_locks AS il
+     WHERE il.lock_token = p_lock_token
+       FOR UPDATE;
+    v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+    IF v_instance IS NULL OR v_locked_until <= v_now_ms THEN
+        RAISE EXCEPTION 'Lock token invalid, expired, or already released'
+            USING ERRCODE = 'TH001';
+    END IF;
+
+    v_locked_until := v_now_ms + p_extend_ms;
+    UPDATE __SCHEMA__.instance_locks AS il
+       SET locked_until = v_locked_until
+     WHERE il.instance_id = v_instance;
+    UPDATE __SCHEMA__.orchestrator_queue AS q
+       SET locked_until = v_locked_until
+     WHERE q.lock_token = p_lock_token;
+    RETURN v_locked_until;
+END;
+$$;

@@ -1,0 +1,54 @@
+-- Extend a live worker lease to now + p_extend_secs.
+--
+-- Only a lease still held (same token, not expired by the clock read after
+-- its row lock) is extended; otherwise 'Lock token invalid, expired, or
+-- already acked' (SQLSTATE TH001). That error is the worker's signal to stop:
+-- the item was acked, taken over after expiry, or cancelled.
+CREATE FUNCTION __SCHEMA__.renew_work_item_lock(
+    p_lock_token  text,
+    p_now_ms      bigint,
+    p_extend_secs bigint
+)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM __SCHEMA__.taskhub_require(p_extend_secs > 0, 'p_extend_secs must be positive');
+    PERFORM __SCHEMA__.taskhub_renew_work_item_lease(p_lock_token, p_now_ms, p_extend_secs * 1000);
+END;
+$$;
+
+-- The same with millisecond precision; returns the new end of the lease (ms).
+CREATE FUNCTION __SCHEMA__.taskhub_renew_work_item_lease(
+    p_lock_token text,
+    p_now_ms     bigint,
+    p_extend_ms  bigint
+)
+RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_id           bigint;
+    v_session      text;
+    v_locked_until bigint;
+    v_now_ms       bigint;
+BEGIN
+    PERFORM __SCHEMA__.taskhub_require(p_extend_ms > 0, 'p_extend_ms must be positive');
+
+    SELECT q.id, q.session_id, q.locked_until INTO v_id, v_session, v_locked_until
+      FROM __SCHEMA__.worker_queue AS q
+     WHERE q.lock_token = p_lock_token
+       FOR UPDATE;
+    v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+    IF v_id IS NULL OR v_locked_until <= v_now_ms THEN
+        RAISE EXCEPTION 'Lock token invalid, expired, or already acked' USING ERRCODE = 'TH001';
+    END IF;
+
+    v_locked_until := v_now_ms + p_extend_ms;
+    UPDATE __SCHEMA__.worker_queue AS q SET locked_until = v_locked_until WHERE q.id = v_id;
+    PERFORM __SCHEMA__.taskhub_touch_session(v_session, v_now_ms);
+    RETURN v_locked_until;
+END;
+$$;
