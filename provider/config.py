@@ -1,0 +1,41 @@
+"""Provider settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from provider.schema_name import validate_schema_name
+
+
+@dataclass(frozen=True)
+class TaskHubConfig:
+    """How to reach a task hub and how long its leases last.
+
+    Lock timeouts bound crash detection: a worker that dies holding a lease
+    releases it after this long. Long work keeps its lease by renewing it.
+    """
+
+    url: str
+    schema: str = "public"
+    orchestration_lock_timeout_ms: int = 5_000
+    worker_lock_timeout_ms: int = 30_000
+    session_lock_timeout_ms: int = 30_000
+    pool_min_size: int = 1
+    pool_max_size: int = 10
+    # Upper bound on any single call, so that no call can hang a connection.
+    statement_timeout_ms: int | None = 30_000
+    application_name: str = "taskhub-pg"
+
+    def __post_init__(self) -> None:
+        validate_schema_name(self.schema)
+        for name in (
+            "orchestration_lock_timeout_ms",
+            "worker_lock_timeout_ms",
+            "session_lock_timeout_ms",
+        ):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive")
+        if not 1 <= self.pool_min_size <= self.pool_max_size:
+            raise ValueError("need 1 <= pool_min_size <= pool_max_size")
+        if self.statement_timeout_ms is not None and self.statement_timeout_ms <= 0:
+            raise ValueError("statement_timeout_ms must be positive or None")

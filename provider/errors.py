@@ -1,0 +1,76 @@
+"""Errors raised by the provider, split by what the caller should do next.
+
+* `RetryableError`: transient (connection lost, deadlock, statement timeout,
+  server restarting, disk full). Retry the same call later.
+* `PermanentError`: retrying the same call cannot succeed (bad input, a
+  duplicate event, a schema that is missing a function).
+* `LockLost`: a permanent error meaning the lease behind a lock token is gone
+  (expired, taken over, acked, or the item was cancelled). Stop the work; do
+  not ack it.
+"""
+
+from __future__ import annotations
+
+import psycopg
+import psycopg_pool
+
+# SQLSTATE raised by the task-hub procedures when a lock token holds no live lease.
+LEASE_LOST_SQLSTATE = "TH001"
+
+# Classes of SQLSTATE that describe a passing condition, not the request.
+_RETRYABLE_CLASSES = ("08", "53", "57", "58")  # connection, resources, operator, system
+_RETRYABLE_STATES = {
+    "40001",  # serialization_failure
+    "40P01",  # deadlock_detected
+    "55P03",  # lock_not_available
+    "0A000",  # cached plan must not change result type (a migration replaced a function)
+}
+
+
+class TaskHubError(Exception):
+    """Base class of every error the provider raises."""
+
+    retryable: bool = False
+
+    def __init__(self, operation: str, message: str, sqlstate: str | None = None) -> None:
+        super().__init__(f"{operation}: {message}")
+        self.operation = operation
+        self.message = message
+        self.sqlstate = sqlstate
+
+
+class RetryableError(TaskHubError):
+    retryable = True
+
+
+class PermanentError(TaskHubError):
+    retryable = False
+
+
+class LockLost(PermanentError):
+    """The lease behind this lock token is no longer held."""
+
+
+def is_retryable_sqlstate(sqlstate: str | None) -> bool:
+    if sqlstate is None:
+        return False
+    return sqlstate in _RETRYABLE_STATES or sqlstate.startswith(_RETRYABLE_CLASSES)
+
+
+def translate(operation: str, error: Exception) -> TaskHubError:
+    """Map a psycopg / pool exception to LockLost, RetryableError or PermanentError."""
+    if isinstance(error, psycopg_pool.PoolTimeout):
+        return RetryableError(operation, f"no database connection available: {error}")
+    if isinstance(error, psycopg.Error):
+        sqlstate = error.sqlstate
+        message = error.diag.message_primary or str(error).strip()
+        if sqlstate == LEASE_LOST_SQLSTATE:
+            detail = error.diag.message_detail
+            return LockLost(operation, f"{message} ({detail})" if detail else message, sqlstate)
+        # A connection that broke has no SQLSTATE; so does a closed connection.
+        if is_retryable_sqlstate(sqlstate) or (
+            sqlstate is None and isinstance(error, psycopg.OperationalError | psycopg.InterfaceError)
+        ):
+            return RetryableError(operation, message, sqlstate)
+        return PermanentError(operation, message, sqlstate)
+    return PermanentError(operation, str(error))
