@@ -1,0 +1,141 @@
+"""Shared fixtures: a real PostgreSQL server and fresh task-hub schemas.
+
+The server is, in order of preference: DATABASE_URL; a testcontainers
+PostgreSQL when a Docker engine answers; a private throwaway cluster started
+from the machine's PostgreSQL binaries (stopped at the end of the session).
+
+Each test gets its own schema. `hub_schema` is created by our Alembic
+migrations; `duroxide_schema` by the released duroxide 0.2.2 runtime, so that
+defect tests can show they fail on the defective procedures.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from provider import TaskHub, migrate
+from provider.embedded_pg import EmbeddedPostgres
+from tests.support.docker import docker_engine_answers
+from tests.support.flavours import ALL, DUROXIDE_0_2_2, TASKHUB, Flavour
+
+TEST_DATABASE = "taskhub_test"
+
+
+def _with_database(url: str, database: str) -> str:
+    """The same server URL with another database (duroxide needs URL syntax)."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{database}"))
+
+
+@pytest.fixture(scope="session")
+def server_url() -> Iterator[str]:
+    """A libpq URL of a PostgreSQL server the tests may create databases on."""
+    if url := os.environ.get("DATABASE_URL"):
+        yield url.replace("postgresql+psycopg://", "postgresql://")
+        return
+    if docker_engine_answers():
+        from testcontainers.postgres import PostgresContainer
+
+        with PostgresContainer("postgres:15", driver=None) as container:
+            yield container.get_connection_url()
+        return
+    cluster = EmbeddedPostgres.create()
+    try:
+        yield cluster.start()
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def database_url(server_url: str) -> str:
+    """A database of our own on that server, created fresh for this session."""
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{TEST_DATABASE}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{TEST_DATABASE}"')
+    return _with_database(server_url, TEST_DATABASE)
+
+
+def new_schema_name(prefix: str = "t") -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def hub_schema(database_url: str) -> str:
+    """A fresh schema migrated to head by our Alembic migrations."""
+    schema = new_schema_name("th")
+    migrate.upgrade(database_url, schema)
+    return schema
+
+
+@pytest.fixture
+def duroxide_schema(database_url: str) -> str:
+    """A fresh schema created by the released duroxide 0.2.2 runtime."""
+    return DUROXIDE_0_2_2.create_schema(database_url, new_schema_name("dx"))
+
+
+@pytest.fixture
+def make_hub(database_url: str) -> Iterator[Callable[..., TaskHub]]:
+    """Factory of TaskHub clients; every client is closed after the test."""
+    hubs: list[TaskHub] = []
+
+    def factory(schema: str, **settings: object) -> TaskHub:
+        settings.setdefault("statement_timeout_ms", 5_000)
+        hub = TaskHub.connect(database_url, schema, **settings)  # type: ignore[arg-type]
+        hubs.append(hub)
+        return hub
+
+    yield factory
+    for hub in hubs:
+        hub.close()
+
+
+@pytest.fixture
+def hub(hub_schema: str, make_hub: Callable[..., TaskHub]) -> TaskHub:
+    return make_hub(hub_schema)
+
+
+@pytest.fixture
+def sql(database_url: str) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
+    """A plain autocommit connection for setting up and inspecting state."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        yield conn
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test that takes `flavour` runs on our schema and on a duroxide 0.2.2 schema.
+
+    `@pytest.mark.pins_defect(reason, fails_on=(...))` names the flavours that
+    carry the defect the test is about: the test also runs there and must fail
+    (strict xfail), which proves it can fail.
+    """
+    if "flavour" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("pins_defect")
+    fails_on: tuple[str, ...] = tuple(marker.kwargs.get("fails_on", ())) if marker else ()
+    reason = str(marker.args[0]) if marker and marker.args else ""
+    names = [TASKHUB.name, DUROXIDE_0_2_2.name]
+    names += [name for name in fails_on if name not in names]
+    params = []
+    for name in names:
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if name in fails_on else []
+        params.append(pytest.param(ALL[name], id=name, marks=marks))
+    metafunc.parametrize("flavour", params)
+
+
+@pytest.fixture
+def flavour_schema(flavour: Flavour, database_url: str) -> str:
+    """A fresh schema of the flavour under test."""
+    return flavour.create_schema(database_url, new_schema_name(flavour.prefix))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "pins_defect(reason, fails_on): the test pins a defect; it must fail on those flavours",
+    )

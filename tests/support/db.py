@@ -1,0 +1,51 @@
+"""Small SQL helpers for inspecting and contending with a task hub in tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+
+SERVER_NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+
+
+def lease_remaining_ms(conn: psycopg.Connection[Any], schema: str, lock_token: str) -> int | None:
+    """How long the orchestration lease behind lock_token still runs, by the server clock."""
+    row = conn.execute(
+        f'SELECT locked_until - {SERVER_NOW_MS} FROM "{schema}".instance_locks WHERE lock_token = %s',
+        [lock_token],
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def worker_lease_remaining_ms(
+    conn: psycopg.Connection[Any], schema: str, lock_token: str
+) -> int | None:
+    row = conn.execute(
+        f'SELECT locked_until - {SERVER_NOW_MS} FROM "{schema}".worker_queue WHERE lock_token = %s',
+        [lock_token],
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+@contextmanager
+def open_transaction(url: str) -> Iterator[psycopg.Connection[Any]]:
+    """A connection inside a transaction that is rolled back at the end.
+
+    Whatever it locks stays locked until the block ends: a competing fetcher
+    that has not committed yet, or a session holding queue rows.
+    """
+    with psycopg.connect(url) as conn:
+        conn.execute("SET statement_timeout = 10000")
+        try:
+            yield conn
+        finally:
+            conn.rollback()
+
+
+def server_now_ms(conn: psycopg.Connection[Any]) -> int:
+    row = conn.execute(f"SELECT {SERVER_NOW_MS}").fetchone()
+    assert row is not None
+    return int(row[0])
