@@ -228,6 +228,7 @@ class TaskHub:
         owner_id: str | None = None,
         session_lock_timeout_ms: int | None = None,
         tags: TagFilter | None = None,
+        caller_now_ms: int | None = None,
     ) -> WorkItemLease | None:
         """Lease the oldest eligible worker item, or None.
 
@@ -238,7 +239,7 @@ class TaskHub:
         rows = self._call(
             "fetch_work_item",
             [
-                now_ms(),
+                caller_now_ms if caller_now_ms is not None else now_ms(),
                 lock_timeout_ms or self.config.worker_lock_timeout_ms,
                 owner_id,
                 (session_lock_timeout_ms or self.config.session_lock_timeout_ms)

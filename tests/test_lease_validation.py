@@ -1,0 +1,178 @@
+"""Ack, renew and abandon honour leases: only a live lease, judged by the
+clock read after the row lock, can be acked or renewed."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import psycopg
+import pytest
+
+from provider import LockLost, PermanentError, TaskHub, now_ms
+from tests.support.db import lease_remaining_ms, worker_lease_remaining_ms
+from tests.support.work_items import (
+    activity_completed,
+    activity_execute,
+    metadata,
+    orchestration_started,
+    start_orchestration,
+)
+
+HubFactory = Callable[..., TaskHub]
+
+
+def leased_instance(hub: TaskHub, instance: str, lock_ms: int) -> str:
+    hub.enqueue_orchestrator_work(instance, start_orchestration(instance))
+    item = hub.fetch_orchestration_item(lock_ms)
+    assert item is not None and item.instance_id == instance
+    return item.lock_token
+
+
+@pytest.mark.pins_defect(
+    "ack judges the lease by the caller's clock, so a lagging caller acks an expired lease",
+    fails_on=("duroxide-0.2.2",),
+)
+def test_ack_of_an_expired_lease_is_refused_even_with_a_lagging_clock(
+    flavour_schema: str, make_hub: HubFactory, sql: psycopg.Connection[object]
+) -> None:
+    hub = make_hub(flavour_schema)
+    token = leased_instance(hub, "late-ack", lock_ms=500)
+    time.sleep(0.7)
+
+    with pytest.raises(psycopg.Error, match="Invalid lock token"):
+        sql.execute(
+            f"SELECT \"{flavour_schema}\".ack_orchestration_item(%s, %s, 1, '[]', '[]', '[]', '{{}}')",
+            [token, now_ms() - 5_000],
+        )
+    # The message is still there for the next turn.
+    again = hub.fetch_orchestration_item(30_000)
+    assert again is not None and again.instance_id == "late-ack"
+
+
+@pytest.mark.pins_defect(
+    "renew judges the lease by the caller's clock and revives an expired worker lease",
+    fails_on=("duroxide-0.2.2",),
+)
+def test_renewing_an_expired_worker_lease_fails_even_with_a_lagging_clock(
+    flavour_schema: str, make_hub: HubFactory, sql: psycopg.Connection[object]
+) -> None:
+    hub = make_hub(flavour_schema)
+    hub.enqueue_worker_work(activity_execute("late-renew", 1))
+    lease = hub.fetch_work_item(500)
+    assert lease is not None
+    time.sleep(0.7)
+
+    with pytest.raises(psycopg.Error, match="Lock token invalid, expired"):
+        sql.execute(
+            f'SELECT "{flavour_schema}".renew_work_item_lock(%s, %s, 30)',
+            [lease.lock_token, now_ms() - 5_000],
+        )
+
+
+@pytest.mark.pins_defect(
+    "renew judges the lease by the caller's clock and revives an expired orchestration lease",
+    fails_on=("duroxide-0.2.2",),
+)
+def test_renewing_an_expired_orchestration_lease_fails_even_with_a_lagging_clock(
+    flavour_schema: str, make_hub: HubFactory, sql: psycopg.Connection[object]
+) -> None:
+    hub = make_hub(flavour_schema)
+    token = leased_instance(hub, "late-renew-orch", lock_ms=500)
+    time.sleep(0.7)
+
+    with pytest.raises(psycopg.Error, match="Lock token invalid, expired"):
+        sql.execute(
+            f'SELECT "{flavour_schema}".renew_orchestration_item_lock(%s, %s, 30)',
+            [token, now_ms() - 5_000],
+        )
+
+
+def test_ack_after_a_takeover_fails_and_the_new_holder_commits(hub: TaskHub) -> None:
+    old_token = leased_instance(hub, "taken-over", lock_ms=300)
+    time.sleep(0.4)
+    new_item = hub.fetch_orchestration_item(30_000)
+    assert new_item is not None and new_item.lock_token != old_token
+    assert new_item.attempt_count == 2
+
+    with pytest.raises(LockLost, match="Invalid lock token"):
+        hub.ack_orchestration_item(old_token, 1, history_delta=[orchestration_started("taken-over")])
+    hub.ack_orchestration_item(
+        new_item.lock_token,
+        1,
+        history_delta=[orchestration_started("taken-over")],
+        metadata=metadata(),
+    )
+    assert [e["type"] for e in hub.read_history("taken-over")] == ["OrchestrationStarted"]
+
+
+def test_renewal_extends_a_live_lease_with_millisecond_precision(
+    hub: TaskHub, hub_schema: str, sql: psycopg.Connection[object]
+) -> None:
+    token = leased_instance(hub, "renewed", lock_ms=1_000)
+    new_end = hub.renew_orchestration_item_lock(token, 7_500)
+    remaining = lease_remaining_ms(sql, hub_schema, token)
+    assert remaining is not None and 7_000 < remaining <= 7_500
+    assert abs(new_end - now_ms() - remaining) < 500
+
+    hub.enqueue_worker_work(activity_execute("renewed", 1))
+    lease = hub.fetch_work_item(1_000)
+    assert lease is not None
+    hub.renew_work_item_lock(lease.lock_token, 4_250)
+    remaining = worker_lease_remaining_ms(sql, hub_schema, lease.lock_token)
+    assert remaining is not None and 3_800 < remaining <= 4_250
+
+
+def test_unknown_tokens_raise_lock_lost(hub: TaskHub) -> None:
+    with pytest.raises(LockLost):
+        hub.ack_orchestration_item("lock_unknown", 1)
+    with pytest.raises(LockLost):
+        hub.abandon_orchestration_item("lock_unknown")
+    with pytest.raises(LockLost):
+        hub.renew_orchestration_item_lock("lock_unknown", 1_000)
+    with pytest.raises(LockLost):
+        hub.ack_work_item("lock_unknown", None)
+    with pytest.raises(LockLost):
+        hub.abandon_work_item("lock_unknown")
+    with pytest.raises(LockLost):
+        hub.renew_work_item_lock("lock_unknown", 1_000)
+
+
+def test_worker_ack_after_expiry_is_refused_and_the_item_comes_back(hub: TaskHub) -> None:
+    hub.enqueue_worker_work(activity_execute("expired-worker", 1))
+    lease = hub.fetch_work_item(300)
+    assert lease is not None
+    time.sleep(0.4)
+    with pytest.raises(LockLost, match="not found or already processed"):
+        hub.ack_work_item(lease.lock_token, activity_completed("expired-worker", 1))
+    again = hub.fetch_work_item(30_000)
+    assert again is not None and again.attempt_count == 2
+    hub.ack_work_item(again.lock_token, activity_completed("expired-worker", 1))
+    completion = hub.fetch_orchestration_item(30_000)
+    assert completion is not None
+    assert completion.messages == [activity_completed("expired-worker", 1)]
+
+
+def test_abandon_with_delay_hides_the_messages_and_can_spare_the_attempt(hub: TaskHub) -> None:
+    token = leased_instance(hub, "abandoned", lock_ms=30_000)
+    assert hub.abandon_orchestration_item(token, delay_ms=400, ignore_attempt=True) == "abandoned"
+    assert hub.fetch_orchestration_item(30_000) is None
+    time.sleep(0.5)
+    item = hub.fetch_orchestration_item(30_000)
+    assert item is not None and item.attempt_count == 1
+
+
+def test_bad_lease_arguments_are_refused_and_change_nothing(hub: TaskHub) -> None:
+    token = leased_instance(hub, "bad-args", lock_ms=30_000)
+    with pytest.raises(PermanentError, match="p_delay_ms must not be negative"):
+        hub.abandon_orchestration_item(token, delay_ms=-1)
+    with pytest.raises(PermanentError, match="p_extend_ms must be positive"):
+        hub.renew_orchestration_item_lock(token, 0)
+    with pytest.raises(PermanentError, match="p_lock_timeout_ms must be positive"):
+        hub.fetch_orchestration_item(-5)
+    with pytest.raises(PermanentError, match="ahead of the database clock"):
+        hub.fetch_orchestration_item(1_000, caller_now_ms=now_ms() + 3_600_000)
+    # The lease is untouched and still commits.
+    hub.ack_orchestration_item(
+        token, 1, history_delta=[orchestration_started("bad-args")], metadata=metadata()
+    )

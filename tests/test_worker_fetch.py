@@ -1,0 +1,150 @@
+"""fetch_work_item: valid leases, tag and session routing, and no waiting."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+
+import psycopg
+import pytest
+
+from provider import TagFilter, TaskHub, now_ms
+from tests.support.db import open_transaction, worker_lease_remaining_ms
+from tests.support.work_items import activity_execute
+
+HubFactory = Callable[..., TaskHub]
+
+def enqueue_with_clock(
+    conn: psycopg.Connection[object], schema: str, item: dict[str, object], caller_now_ms: int
+) -> None:
+    body = item["ActivityExecute"]
+    assert isinstance(body, dict)
+    conn.execute(
+        f'SELECT "{schema}".enqueue_worker_work(%s, %s, %s, %s, %s, %s, %s)',
+        [
+            json.dumps(item),
+            caller_now_ms,
+            body["instance"],
+            body["execution_id"],
+            body["id"],
+            body.get("session_id"),
+            body.get("tag"),
+        ],
+    )
+
+@pytest.mark.pins_defect(
+    "worker lease computed from the caller's clock", fails_on=("duroxide-0.2.2",)
+)
+def test_stale_caller_clock_still_gets_a_full_worker_lease(
+    flavour_schema: str, make_hub: HubFactory, sql: psycopg.Connection[object]
+) -> None:
+    hub = make_hub(flavour_schema)
+    enqueue_with_clock(sql, flavour_schema, activity_execute("w-inst", 1), now_ms() - 60_000)
+
+    lease = hub.fetch_work_item(5_000, caller_now_ms=now_ms() - 10_000)
+
+    assert lease is not None
+    remaining = worker_lease_remaining_ms(sql, flavour_schema, lease.lock_token)
+    assert remaining is not None and 4_000 < remaining <= 5_000
+    hub.ack_work_item(lease.lock_token, None)
+
+@pytest.mark.pins_defect(
+    "a session claim waits behind another worker's claim, then returns nothing",
+    fails_on=("duroxide-0.2.2",),
+)
+def test_session_being_claimed_elsewhere_is_skipped_without_waiting(
+    flavour_schema: str, make_hub: HubFactory, database_url: str
+) -> None:
+    hub = make_hub(flavour_schema, statement_timeout_ms=2_000)
+    hub.enqueue_worker_work(activity_execute("s-inst", 1, session_id="S"))
+    hub.enqueue_worker_work(activity_execute("s-inst", 2, session_id="S"))
+    hub.enqueue_worker_work(activity_execute("plain-inst", 3))
+
+    with open_transaction(database_url) as other_worker:
+        row = other_worker.execute(
+            f'SELECT out_work_item FROM "{flavour_schema}".fetch_work_item'
+            "(%s, 30000, 'w1', 30000, '{}', 'any')",
+            [now_ms()],
+        ).fetchone()
+        assert row is not None and '"id":1' in str(row[0]).replace(" ", "")
+        started = time.monotonic()
+        lease = hub.fetch_work_item(30_000, owner_id="w2", tags=TagFilter.any())
+        waited = time.monotonic() - started
+
+    assert lease is not None and lease.work_item["ActivityExecute"]["id"] == 3
+    assert waited < 0.5
+
+def test_concurrent_uncommitted_worker_fetchers_get_distinct_items(
+    flavour_schema: str, make_hub: HubFactory, database_url: str
+) -> None:
+    hub = make_hub(flavour_schema)
+    for n in range(10):
+        hub.enqueue_worker_work(activity_execute("many", n + 1))
+
+    ids: list[int] = []
+    done = threading.Barrier(7)
+
+    def worker() -> None:
+        with open_transaction(database_url) as conn:
+            row = conn.execute(
+                f'SELECT out_work_item FROM "{flavour_schema}".fetch_work_item(%s, 30000)',
+                [now_ms()],
+            ).fetchone()
+            assert row is not None
+
+            ids.append(json.loads(row[0])["ActivityExecute"]["id"])
+            done.wait(timeout=10)
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    done.wait(timeout=10)
+    for thread in threads:
+        thread.join()
+    assert sorted(ids) == [1, 2, 3, 4, 5, 6]
+
+def test_worker_items_are_served_in_order(flavour_schema: str, make_hub: HubFactory) -> None:
+    hub = make_hub(flavour_schema)
+    for n in range(5):
+        hub.enqueue_worker_work(activity_execute("fifo", n + 1))
+    served = []
+    while (lease := hub.fetch_work_item(30_000)) is not None:
+        served.append(lease.work_item["ActivityExecute"]["id"])
+    assert served == [1, 2, 3, 4, 5]
+
+@pytest.mark.parametrize(
+    ("tags", "expected"),
+    [
+        (TagFilter.default_only(), {1}),
+        (TagFilter.only("gpu"), {2}),
+        (TagFilter.default_and("gpu"), {1, 2}),
+        (TagFilter.any(), {1, 2, 3}),
+        (TagFilter.none(), set()),
+    ],
+    ids=["default_only", "tags", "default_and", "any", "none"],
+)
+def test_tag_filters_select_exactly_their_items(
+    flavour_schema: str, make_hub: HubFactory, tags: TagFilter, expected: set[int]
+) -> None:
+    hub = make_hub(flavour_schema)
+    hub.enqueue_worker_work(activity_execute("tags", 1))
+    hub.enqueue_worker_work(activity_execute("tags", 2, tag="gpu"))
+    hub.enqueue_worker_work(activity_execute("tags", 3, tag="python"))
+    served = set()
+    while (lease := hub.fetch_work_item(30_000, tags=tags)) is not None:
+        served.add(lease.work_item["ActivityExecute"]["id"])
+    assert served == expected
+
+def test_session_items_go_to_their_owner_only(flavour_schema: str, make_hub: HubFactory) -> None:
+    hub = make_hub(flavour_schema)
+    hub.enqueue_worker_work(activity_execute("sess", 1, session_id="S"))
+    hub.enqueue_worker_work(activity_execute("sess", 2, session_id="S"))
+
+    first = hub.fetch_work_item(30_000, owner_id="owner-a")
+    assert first is not None
+    assert hub.fetch_work_item(30_000) is None  # no owner: session items are not eligible
+    assert hub.fetch_work_item(30_000, owner_id="owner-b") is None
+    second = hub.fetch_work_item(30_000, owner_id="owner-a")
+    assert second is not None and second.work_item["ActivityExecute"]["id"] == 2
