@@ -93,11 +93,18 @@ def hot_instance_id(n: int) -> str:
 
 
 def _event_json(instance: str, event_id: int, kind: str, **fields: Any) -> str:
-    return json.dumps({
-        "event_id": event_id, "source_event_id": None, "instance_id": instance,
-        "execution_id": 1, "timestamp_ms": now_ms(), "duroxide_version": "0.1.32",
-        "type": kind, **fields,
-    })
+    return json.dumps(
+        {
+            "event_id": event_id,
+            "source_event_id": None,
+            "instance_id": instance,
+            "execution_id": 1,
+            "timestamp_ms": now_ms(),
+            "duroxide_version": "0.1.32",
+            "type": kind,
+            **fields,
+        }
+    )
 
 
 def seed_hot_instances(conn: psycopg.Connection[Any], schema: str, s: ContentionSettings) -> None:
@@ -107,7 +114,8 @@ def seed_hot_instances(conn: psycopg.Connection[Any], schema: str, s: Contention
         instance = hot_instance_id(n)
         conn.execute(
             f"INSERT INTO {q}.instances (instance_id, orchestration_name, orchestration_version,"
-            " current_execution_id, created_at, updated_at) VALUES (%s, 'Hot', '1.0.0', 1, now(), now())",
+            " current_execution_id, created_at, updated_at)"
+            " VALUES (%s, 'Hot', '1.0.0', 1, now(), now())",
             [instance],
         )
         conn.execute(
@@ -115,8 +123,16 @@ def seed_hot_instances(conn: psycopg.Connection[Any], schema: str, s: Contention
             " VALUES (%s, 1, 'Running', now())",
             [instance],
         )
-        started = _event_json(instance, 1, "OrchestrationStarted", name="Hot", version="1.0.0",
-                              input="{}", parent_instance=None, parent_id=None)
+        started = _event_json(
+            instance,
+            1,
+            "OrchestrationStarted",
+            name="Hot",
+            version="1.0.0",
+            input="{}",
+            parent_instance=None,
+            parent_id=None,
+        )
         conn.execute(
             f"INSERT INTO {q}.history (instance_id, execution_id, event_id, event_type, event_data,"
             " created_at) VALUES (%s, 1, 1, 'Event', %s, now())",
@@ -138,9 +154,7 @@ def seed_hot_instances(conn: psycopg.Connection[Any], schema: str, s: Contention
 
 def _send_message(conn: psycopg.Connection[Any], schema: str, instance: str) -> None:
     item = json.dumps({"ExternalRaised": {"instance": instance, "name": "Ping", "data": "{}"}})
-    conn.execute(
-        f'SELECT "{schema}".enqueue_orchestrator_work(%s, %s, now())', [instance, item]
-    )
+    conn.execute(f'SELECT "{schema}".enqueue_orchestrator_work(%s, %s, now())', [instance, item])
 
 
 class _Dispatcher(threading.Thread):
@@ -181,11 +195,17 @@ class _Dispatcher(threading.Thread):
                         r.expired_leases += 1
                     time.sleep(self.s.turn_ms / 1000)
                     event_id = history_len + 1
-                    delta = json.dumps([{
-                        "event_id": event_id, "event_type": "Event",
-                        "event_data": _event_json(instance, event_id, "ExternalEvent",
-                                                  name="Ping", data="{}"),
-                    }])
+                    delta = json.dumps(
+                        [
+                            {
+                                "event_id": event_id,
+                                "event_type": "Event",
+                                "event_data": _event_json(
+                                    instance, event_id, "ExternalEvent", name="Ping", data="{}"
+                                ),
+                            }
+                        ]
+                    )
                     try:
                         conn.execute(ack, [token, now_ms(), execution_id, delta])
                         r.turns += 1
@@ -214,7 +234,9 @@ class _Producer(threading.Thread):
         rng = random.Random(7)
         with psycopg.connect(self.url, autocommit=True) as conn:
             while time.monotonic() < self.stop_at:
-                _send_message(conn, self.schema, hot_instance_id(rng.randrange(self.s.hot_instances)))
+                _send_message(
+                    conn, self.schema, hot_instance_id(rng.randrange(self.s.hot_instances))
+                )
                 self.sent += 1
                 time.sleep(self.s.message_interval_ms / 1000)
 
@@ -245,7 +267,8 @@ def run_contention(url: str, schema: str, s: ContentionSettings) -> ContentionRe
         if r.min_lease_remaining_ms is not None:
             total.min_lease_remaining_ms = min(
                 r.min_lease_remaining_ms,
-                total.min_lease_remaining_ms if total.min_lease_remaining_ms is not None
+                total.min_lease_remaining_ms
+                if total.min_lease_remaining_ms is not None
                 else r.min_lease_remaining_ms,
             )
     with psycopg.connect(url, autocommit=True) as conn:

@@ -12,6 +12,7 @@ Every run (online or `--sql`) is one transaction that:
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from alembic import context
 from sqlalchemy import create_engine, pool
@@ -51,9 +52,7 @@ SCHEMA = _target_schema()
 config.attributes["schema"] = SCHEMA
 QUOTED = quote_schema(SCHEMA)
 
-MIGRATION_LOCK = (
-    f"SELECT pg_advisory_xact_lock(hashtextextended('taskhub:{SCHEMA}:migrations', 0))"
-)
+MIGRATION_LOCK = f"SELECT pg_advisory_xact_lock(hashtextextended('taskhub:{SCHEMA}:migrations', 0))"
 CREATE_SCHEMA = f"CREATE SCHEMA IF NOT EXISTS {QUOTED}"
 # At base the version table is empty: remove it, and the schema if nothing else is in it.
 CLEAN_UP_AT_BASE = f"""
@@ -73,7 +72,7 @@ END
 $cleanup$
 """
 
-CONFIGURE = {
+CONFIGURE: dict[str, Any] = {
     "version_table": VERSION_TABLE,
     "version_table_schema": SCHEMA,
     "transactional_ddl": True,

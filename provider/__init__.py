@@ -1,8 +1,8 @@
 """taskhub-pg: a PostgreSQL task hub for durable orchestrations.
 
-    from provider import TaskHub
-    hub = TaskHub.connect("postgresql://...", schema="orders")
-    item = hub.fetch_orchestration_item()
+from provider import TaskHub
+hub = TaskHub.connect("postgresql://...", schema="orders")
+item = hub.fetch_orchestration_item()
 """
 
 from provider.config import TaskHubConfig

@@ -105,10 +105,13 @@ class EmbeddedPostgres:
             self._run(
                 [
                     str(self.bin_dir / "initdb"),
-                    "-D", str(self.data_dir),
-                    "-U", "postgres",
+                    "-D",
+                    str(self.data_dir),
+                    "-U",
+                    "postgres",
                     "--auth=trust",
-                    "-E", "UTF8",
+                    "-E",
+                    "UTF8",
                     "--locale=C.UTF-8",
                     "-N",
                 ],
@@ -125,10 +128,15 @@ class EmbeddedPostgres:
             self._run(
                 [
                     str(self.bin_dir / "pg_ctl"),
-                    "-D", str(self.data_dir),
-                    "-l", str(self.log_file),
-                    "-o", options,
-                    "-w", "-t", "60",
+                    "-D",
+                    str(self.data_dir),
+                    "-l",
+                    str(self.log_file),
+                    "-o",
+                    options,
+                    "-w",
+                    "-t",
+                    "60",
                     "start",
                 ],
                 "pg_ctl start",
@@ -138,7 +146,15 @@ class EmbeddedPostgres:
     def stop(self) -> None:
         if self.is_initialised() and self.is_running():
             self._run(
-                [str(self.bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"],
+                [
+                    str(self.bin_dir / "pg_ctl"),
+                    "-D",
+                    str(self.data_dir),
+                    "-m",
+                    "fast",
+                    "-w",
+                    "stop",
+                ],
                 "pg_ctl stop",
             )
         if not self.keep_data:

@@ -69,7 +69,8 @@ def translate(operation: str, error: Exception) -> TaskHubError:
             return LockLost(operation, f"{message} ({detail})" if detail else message, sqlstate)
         # A connection that broke has no SQLSTATE; so does a closed connection.
         if is_retryable_sqlstate(sqlstate) or (
-            sqlstate is None and isinstance(error, psycopg.OperationalError | psycopg.InterfaceError)
+            sqlstate is None
+            and isinstance(error, psycopg.OperationalError | psycopg.InterfaceError)
         ):
             return RetryableError(operation, message, sqlstate)
         return PermanentError(operation, message, sqlstate)

@@ -86,7 +86,7 @@ def make_hub(database_url: str) -> Iterator[Callable[..., TaskHub]]:
 
     def factory(schema: str, **settings: object) -> TaskHub:
         settings.setdefault("statement_timeout_ms", 5_000)
-        hub = TaskHub.connect(database_url, schema, **settings)  # type: ignore[arg-type]
+        hub = TaskHub.connect(database_url, schema, **settings)
         hubs.append(hub)
         return hub
 

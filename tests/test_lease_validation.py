@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import psycopg
 import pytest
@@ -34,7 +35,7 @@ def leased_instance(hub: TaskHub, instance: str, lock_ms: int) -> str:
     fails_on=("duroxide-0.2.2",),
 )
 def test_ack_of_an_expired_lease_is_refused_even_with_a_lagging_clock(
-    flavour_schema: str, make_hub: HubFactory, sql: psycopg.Connection[object]
+    flavour_schema: str, make_hub: HubFactory, sql: psycopg.Connection[Any]
 ) -> None:
     hub = make_hub(flavour_schema)
     token = leased_instance(hub, "late-ack", lock_ms=500)
@@ -42,7 +43,8 @@ def test_ack_of_an_expired_lease_is_refused_even_with_a_lagging_clock(
 
     with pytest.raises(psycopg.Error, match="Invalid lock token"):
         sql.execute(
-            f"SELECT \"{flavour_schema}\".ack_orchestration_item(%s, %s, 1, '[]', '[]', '[]', '{{}}')",
+            f'SELECT "{flavour_schema}".ack_orchestration_item'
+            "(%s, %s, 1, '[]', '[]', '[]', '{}')",
             [token, now_ms() - 5_000],
         )
     # The message is still there for the next turn.
@@ -55,7 +57,7 @@ def test_ack_of_an_expired_lease_is_refused_even_with_a_lagging_clock(
     fails_on=("duroxide-0.2.2",),
 )
 def test_renewing_an_expired_worker_lease_fails_even_with_a_lagging_clock(
-    flavour_schema: str, make_hub: HubFactory, sql: psycopg.Connection[object]
+    flavour_schema: str, make_hub: HubFactory, sql: psycopg.Connection[Any]
 ) -> None:
     hub = make_hub(flavour_schema)
     hub.enqueue_worker_work(activity_execute("late-renew", 1))
@@ -75,7 +77,7 @@ def test_renewing_an_expired_worker_lease_fails_even_with_a_lagging_clock(
     fails_on=("duroxide-0.2.2",),
 )
 def test_renewing_an_expired_orchestration_lease_fails_even_with_a_lagging_clock(
-    flavour_schema: str, make_hub: HubFactory, sql: psycopg.Connection[object]
+    flavour_schema: str, make_hub: HubFactory, sql: psycopg.Connection[Any]
 ) -> None:
     hub = make_hub(flavour_schema)
     token = leased_instance(hub, "late-renew-orch", lock_ms=500)
@@ -96,7 +98,9 @@ def test_ack_after_a_takeover_fails_and_the_new_holder_commits(hub: TaskHub) -> 
     assert new_item.attempt_count == 2
 
     with pytest.raises(LockLost, match="Invalid lock token"):
-        hub.ack_orchestration_item(old_token, 1, history_delta=[orchestration_started("taken-over")])
+        hub.ack_orchestration_item(
+            old_token, 1, history_delta=[orchestration_started("taken-over")]
+        )
     hub.ack_orchestration_item(
         new_item.lock_token,
         1,
@@ -107,7 +111,7 @@ def test_ack_after_a_takeover_fails_and_the_new_holder_commits(hub: TaskHub) -> 
 
 
 def test_renewal_extends_a_live_lease_with_millisecond_precision(
-    hub: TaskHub, hub_schema: str, sql: psycopg.Connection[object]
+    hub: TaskHub, hub_schema: str, sql: psycopg.Connection[Any]
 ) -> None:
     token = leased_instance(hub, "renewed", lock_ms=1_000)
     new_end = hub.renew_orchestration_item_lock(token, 7_500)

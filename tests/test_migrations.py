@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -38,8 +39,16 @@ CONTRACT_FUNCTIONS = [
     "append_history",
 ]
 CONTRACT_TABLES = [
-    "instances", "executions", "history", "orchestrator_queue", "worker_queue",
-    "instance_locks", "sessions", "kv_store", "kv_delta", "_duroxide_migrations",
+    "instances",
+    "executions",
+    "history",
+    "orchestrator_queue",
+    "worker_queue",
+    "instance_locks",
+    "sessions",
+    "kv_store",
+    "kv_delta",
+    "_duroxide_migrations",
 ]
 
 
@@ -47,7 +56,11 @@ def alembic(*args: str, url: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DATABASE_URL": url}
     return subprocess.run(
         [sys.executable, "-m", "alembic", *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -61,7 +74,7 @@ def fresh_database(server_url: str) -> Iterator[str]:
         conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
-def columns(conn: psycopg.Connection[object], schema: str) -> set[tuple[object, ...]]:
+def columns(conn: psycopg.Connection[Any], schema: str) -> set[tuple[object, ...]]:
     rows = conn.execute(
         "SELECT table_name, column_name, ordinal_position, data_type, is_nullable,"
         " replace(coalesce(column_default, ''), %s, 'S.')"
@@ -71,7 +84,7 @@ def columns(conn: psycopg.Connection[object], schema: str) -> set[tuple[object, 
     return set(rows)
 
 
-def primary_keys(conn: psycopg.Connection[object], schema: str) -> set[tuple[object, ...]]:
+def primary_keys(conn: psycopg.Connection[Any], schema: str) -> set[tuple[object, ...]]:
     rows = conn.execute(
         "SELECT tc.table_name, string_agg(kcu.column_name, ',' ORDER BY kcu.ordinal_position)"
         " FROM information_schema.table_constraints tc"
@@ -84,7 +97,7 @@ def primary_keys(conn: psycopg.Connection[object], schema: str) -> set[tuple[obj
     return set(rows)
 
 
-def signatures(conn: psycopg.Connection[object], schema: str) -> dict[str, tuple[str, str]]:
+def signatures(conn: psycopg.Connection[Any], schema: str) -> dict[str, tuple[str, str]]:
     rows = conn.execute(
         "SELECT p.proname, pg_get_function_arguments(p.oid), pg_get_function_result(p.oid)"
         " FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
@@ -94,7 +107,7 @@ def signatures(conn: psycopg.Connection[object], schema: str) -> dict[str, tuple
     return {str(name): (str(args), str(result)) for name, args, result in rows}
 
 
-def objects_in(conn: psycopg.Connection[object], schema: str) -> list[str]:
+def objects_in(conn: psycopg.Connection[Any], schema: str) -> list[str]:
     rows = conn.execute(
         "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
         " WHERE n.nspname = %s"
@@ -105,14 +118,15 @@ def objects_in(conn: psycopg.Connection[object], schema: str) -> list[str]:
     return sorted(str(row[0]) for row in rows)
 
 
-def schema_exists(conn: psycopg.Connection[object], schema: str) -> bool:
-    return conn.execute(
-        "SELECT 1 FROM pg_namespace WHERE nspname = %s", [schema]
-    ).fetchone() is not None
+def schema_exists(conn: psycopg.Connection[Any], schema: str) -> bool:
+    return (
+        conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", [schema]).fetchone()
+        is not None
+    )
 
 
 def test_tables_match_the_duroxide_schema_column_for_column(
-    hub_schema: str, duroxide_schema: str, sql: psycopg.Connection[object]
+    hub_schema: str, duroxide_schema: str, sql: psycopg.Connection[Any]
 ) -> None:
     ours = columns(sql, hub_schema)
     theirs = columns(sql, duroxide_schema)
@@ -122,7 +136,7 @@ def test_tables_match_the_duroxide_schema_column_for_column(
 
 
 def test_queue_functions_have_the_duroxide_signatures(
-    hub_schema: str, duroxide_schema: str, sql: psycopg.Connection[object]
+    hub_schema: str, duroxide_schema: str, sql: psycopg.Connection[Any]
 ) -> None:
     ours = signatures(sql, hub_schema)
     assert sorted(ours) == sorted(CONTRACT_FUNCTIONS)
@@ -130,7 +144,7 @@ def test_queue_functions_have_the_duroxide_signatures(
 
 
 def test_ledger_leaves_the_duroxide_runtime_nothing_to_migrate(
-    hub_schema: str, database_url: str, sql: psycopg.Connection[object]
+    hub_schema: str, database_url: str, sql: psycopg.Connection[Any]
 ) -> None:
     import duroxide
 
@@ -142,10 +156,15 @@ def test_ledger_leaves_the_duroxide_runtime_nothing_to_migrate(
         ).fetchall()
 
     before = fingerprint()
-    ledger_before = sql.execute(f'SELECT count(*) FROM "{hub_schema}"._duroxide_migrations').fetchone()
+    ledger_before = sql.execute(
+        f'SELECT count(*) FROM "{hub_schema}"._duroxide_migrations'
+    ).fetchone()
     duroxide.PostgresProvider.connect_with_schema(database_url, hub_schema)
     assert fingerprint() == before
-    assert sql.execute(f'SELECT count(*) FROM "{hub_schema}"._duroxide_migrations').fetchone() == ledger_before
+    assert (
+        sql.execute(f'SELECT count(*) FROM "{hub_schema}"._duroxide_migrations').fetchone()
+        == ledger_before
+    )
 
 
 def test_upgrade_twice_is_a_no_op(hub_schema: str, database_url: str) -> None:
@@ -153,7 +172,7 @@ def test_upgrade_twice_is_a_no_op(hub_schema: str, database_url: str) -> None:
 
 
 def test_downgrade_to_base_removes_the_schema_it_created(
-    database_url: str, sql: psycopg.Connection[object]
+    database_url: str, sql: psycopg.Connection[Any]
 ) -> None:
     schema = new_schema_name("down")
     migrate.upgrade(database_url, schema)
@@ -174,7 +193,7 @@ def test_downgrade_to_base_leaves_public_as_it_was(fresh_database: str) -> None:
 
 
 def test_an_applications_own_alembic_version_is_untouched(
-    database_url: str, sql: psycopg.Connection[object]
+    database_url: str, sql: psycopg.Connection[Any]
 ) -> None:
     schema = new_schema_name("app")
     sql.execute(f'CREATE SCHEMA "{schema}"')
@@ -201,26 +220,36 @@ def test_offline_script_applies_with_psql_to_an_empty_database(
     psql = shutil.which("psql") or str(find_bin_dir() / "psql")
     applied = subprocess.run(
         [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", fresh_database, "-f", str(script)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert applied.returncode == 0, applied.stderr
 
     current = alembic("-x", "schema=dba_hub", "current", url=fresh_database)
     assert "0001 (head)" in current.stdout
     with psycopg.connect(fresh_database, autocommit=True) as conn:
-        row = conn.execute("SELECT count(*) FROM dba_hub.fetch_orchestration_item(0, 1000)").fetchone()
+        row = conn.execute(
+            "SELECT count(*) FROM dba_hub.fetch_orchestration_item(0, 1000)"
+        ).fetchone()
         assert row == (0,)
 
 
-def test_six_concurrent_upgrades_all_succeed(database_url: str, sql: psycopg.Connection[object]) -> None:
+def test_six_concurrent_upgrades_all_succeed(
+    database_url: str, sql: psycopg.Connection[Any]
+) -> None:
     schema = new_schema_name("race")
     with ThreadPoolExecutor(max_workers=6) as pool:
-        runs = list(pool.map(
-            lambda _: alembic("-x", f"schema={schema}", "upgrade", "head", url=database_url),
-            range(6),
-        ))
+        runs = list(
+            pool.map(
+                lambda _: alembic("-x", f"schema={schema}", "upgrade", "head", url=database_url),
+                range(6),
+            )
+        )
     assert [run.returncode for run in runs] == [0] * 6, [run.stderr[-500:] for run in runs]
-    versions = sql.execute(f'SELECT version_num FROM "{schema}".taskhub_pg_alembic_version').fetchall()
+    versions = sql.execute(
+        f'SELECT version_num FROM "{schema}".taskhub_pg_alembic_version'
+    ).fetchall()
     assert versions == [("0001",)]
 
 
@@ -244,7 +273,7 @@ def test_bad_schema_names_are_refused(name: str, database_url: str) -> None:
 
 
 def test_the_cli_refuses_a_bad_schema_name_and_creates_nothing(
-    database_url: str, sql: psycopg.Connection[object]
+    database_url: str, sql: psycopg.Connection[Any]
 ) -> None:
     schemas_before = sql.execute("SELECT count(*) FROM pg_namespace").fetchone()
     run = alembic("-x", "schema=evil; DROP TABLE x", "upgrade", "head", url=database_url)

@@ -7,10 +7,12 @@ ones pinning a defect of 0.2.2 must fail there (strict xfail).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import psycopg
 import pytest
@@ -30,7 +32,7 @@ def enqueue_start(hub: TaskHub, instance: str, age_s: float = 0) -> None:
     hub.enqueue_orchestrator_work(instance, start_orchestration(instance), visible_at=visible_at)
 
 
-def claim_in_open_transaction(conn: psycopg.Connection[object], schema: str) -> str | None:
+def claim_in_open_transaction(conn: psycopg.Connection[Any], schema: str) -> str | None:
     """Run a fetch the way a competing dispatcher does, without committing it."""
     row = conn.execute(
         f'SELECT out_instance_id FROM "{schema}".fetch_orchestration_item(%s, 30000)', [now_ms()]
@@ -43,7 +45,7 @@ def claim_in_open_transaction(conn: psycopg.Connection[object], schema: str) -> 
     fails_on=("taskhub-caller-clock",),
 )
 def test_stale_caller_clock_still_gets_a_full_lease(
-    flavour_schema: str, make_hub: HubFactory, sql: psycopg.Connection[object]
+    flavour_schema: str, make_hub: HubFactory, sql: psycopg.Connection[Any]
 ) -> None:
     # Stands for a fetch that waited 10 s before writing its lease, with a 5 s
     # lock timeout. (duroxide 0.2.2 passes: its migration 25 fixed this part.)
@@ -161,10 +163,8 @@ def test_concurrent_uncommitted_fetchers_each_get_a_different_instance(
     threads = [threading.Thread(target=dispatcher) for _ in range(8)]
     for thread in threads:
         thread.start()
-    try:
+    with contextlib.suppress(threading.BrokenBarrierError):
         done.wait(timeout=10)
-    except threading.BrokenBarrierError:
-        pass
     for thread in threads:
         thread.join()
 
@@ -173,7 +173,9 @@ def test_concurrent_uncommitted_fetchers_each_get_a_different_instance(
     assert len(set(claimed)) == 8
 
 
-def test_idle_hub_serves_the_oldest_message_first(flavour_schema: str, make_hub: HubFactory) -> None:
+def test_idle_hub_serves_the_oldest_message_first(
+    flavour_schema: str, make_hub: HubFactory
+) -> None:
     hub = make_hub(flavour_schema)
     for n in range(5):
         enqueue_start(hub, f"fifo-{n}", age_s=10 - n)

@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import psycopg
 import pytest
@@ -16,8 +17,9 @@ from tests.support.work_items import activity_execute
 
 HubFactory = Callable[..., TaskHub]
 
+
 def enqueue_with_clock(
-    conn: psycopg.Connection[object], schema: str, item: dict[str, object], caller_now_ms: int
+    conn: psycopg.Connection[Any], schema: str, item: dict[str, object], caller_now_ms: int
 ) -> None:
     body = item["ActivityExecute"]
     assert isinstance(body, dict)
@@ -34,11 +36,12 @@ def enqueue_with_clock(
         ],
     )
 
+
 @pytest.mark.pins_defect(
     "worker lease computed from the caller's clock", fails_on=("duroxide-0.2.2",)
 )
 def test_stale_caller_clock_still_gets_a_full_worker_lease(
-    flavour_schema: str, make_hub: HubFactory, sql: psycopg.Connection[object]
+    flavour_schema: str, make_hub: HubFactory, sql: psycopg.Connection[Any]
 ) -> None:
     hub = make_hub(flavour_schema)
     enqueue_with_clock(sql, flavour_schema, activity_execute("w-inst", 1), now_ms() - 60_000)
@@ -49,6 +52,7 @@ def test_stale_caller_clock_still_gets_a_full_worker_lease(
     remaining = worker_lease_remaining_ms(sql, flavour_schema, lease.lock_token)
     assert remaining is not None and 4_000 < remaining <= 5_000
     hub.ack_work_item(lease.lock_token, None)
+
 
 @pytest.mark.pins_defect(
     "a session claim waits behind another worker's claim, then returns nothing",
@@ -75,6 +79,7 @@ def test_session_being_claimed_elsewhere_is_skipped_without_waiting(
 
     assert lease is not None and lease.work_item["ActivityExecute"]["id"] == 3
     assert waited < 0.5
+
 
 def test_concurrent_uncommitted_worker_fetchers_get_distinct_items(
     flavour_schema: str, make_hub: HubFactory, database_url: str
@@ -105,6 +110,7 @@ def test_concurrent_uncommitted_worker_fetchers_get_distinct_items(
         thread.join()
     assert sorted(ids) == [1, 2, 3, 4, 5, 6]
 
+
 def test_worker_items_are_served_in_order(flavour_schema: str, make_hub: HubFactory) -> None:
     hub = make_hub(flavour_schema)
     for n in range(5):
@@ -113,6 +119,7 @@ def test_worker_items_are_served_in_order(flavour_schema: str, make_hub: HubFact
     while (lease := hub.fetch_work_item(30_000)) is not None:
         served.append(lease.work_item["ActivityExecute"]["id"])
     assert served == [1, 2, 3, 4, 5]
+
 
 @pytest.mark.parametrize(
     ("tags", "expected"),
@@ -136,6 +143,7 @@ def test_tag_filters_select_exactly_their_items(
     while (lease := hub.fetch_work_item(30_000, tags=tags)) is not None:
         served.add(lease.work_item["ActivityExecute"]["id"])
     assert served == expected
+
 
 def test_session_items_go_to_their_owner_only(flavour_schema: str, make_hub: HubFactory) -> None:
     hub = make_hub(flavour_schema)

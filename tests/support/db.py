@@ -14,7 +14,8 @@ SERVER_NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 def lease_remaining_ms(conn: psycopg.Connection[Any], schema: str, lock_token: str) -> int | None:
     """How long the orchestration lease behind lock_token still runs, by the server clock."""
     row = conn.execute(
-        f'SELECT locked_until - {SERVER_NOW_MS} FROM "{schema}".instance_locks WHERE lock_token = %s',
+        f'SELECT locked_until - {SERVER_NOW_MS} FROM "{schema}".instance_locks'
+        " WHERE lock_token = %s",
         [lock_token],
     ).fetchone()
     return None if row is None else int(row[0])

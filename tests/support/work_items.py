@@ -10,7 +10,9 @@ from provider import now_ms
 RUNTIME_VERSION = "0.1.32"
 
 
-def start_orchestration(instance: str, name: str = "TestOrch", version: str | None = "1.0.0") -> dict[str, Any]:
+def start_orchestration(
+    instance: str, name: str = "TestOrch", version: str | None = "1.0.0"
+) -> dict[str, Any]:
     return {
         "StartOrchestration": {
             "instance": instance,
@@ -75,10 +77,18 @@ def event(event_id: int, instance: str, kind: str, **fields: Any) -> dict[str, A
     }
 
 
-def orchestration_started(instance: str, name: str = "TestOrch", version: str = "1.0.0") -> dict[str, Any]:
+def orchestration_started(
+    instance: str, name: str = "TestOrch", version: str = "1.0.0"
+) -> dict[str, Any]:
     return event(
-        1, instance, "OrchestrationStarted",
-        name=name, version=version, input="{}", parent_instance=None, parent_id=None,
+        1,
+        instance,
+        "OrchestrationStarted",
+        name=name,
+        version=version,
+        input="{}",
+        parent_instance=None,
+        parent_id=None,
     )
 
 

@@ -1,0 +1,37 @@
+# taskhub-pg developer commands. Everything runs in .venv, created on demand.
+#   make run    embedded Postgres + migrations + demo of the lease guarantees
+#   make test   lint, type check and the whole test suite against real Postgres
+#   make stop   stop the development Postgres that `make run` left up
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+
+.PHONY: venv run stop test pytest lint clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+run: venv
+	$(PY) -m scripts.demo
+
+stop: venv
+	$(PY) -m scripts.devdb stop
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+# pytest exits 5 when it collected no test: that is a failure here.
+pytest: venv
+	$(PY) -m pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests ran"; exit 1; fi; exit $$rc
+
+test: lint pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
