@@ -10,8 +10,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from provider import LockLost, PermanentError, TaskHub, now_ms
-from tests.support.db import lease_remaining_ms, worker_lease_remaining_ms
+from provider import LockLost, PermanentError, RetryableError, TaskHub, now_ms
+from tests.support.db import lease_remaining_ms, open_transaction, worker_lease_remaining_ms
 from tests.support.work_items import (
     activity_completed,
     activity_execute,
@@ -179,4 +179,59 @@ def test_bad_lease_arguments_are_refused_and_change_nothing(hub: TaskHub) -> Non
     # The lease is untouched and still commits.
     hub.ack_orchestration_item(
         token, 1, history_delta=[orchestration_started("bad-args")], metadata=metadata()
+    )
+
+
+def test_lease_operations_never_wait_for_a_fetcher_taking_over(
+    hub: TaskHub, hub_schema: str, database_url: str
+) -> None:
+    old_token = leased_instance(hub, "mid-takeover", lock_ms=300)
+    hub.enqueue_worker_work(activity_execute("mid-takeover", 1))
+    old_lease = hub.fetch_work_item(300)
+    assert old_lease is not None
+    time.sleep(0.4)
+
+    with open_transaction(database_url) as competitor:
+        # Another dispatcher and another worker take both expired leases over
+        # and have not committed yet.
+        taken = competitor.execute(
+            f'SELECT out_instance_id FROM "{hub_schema}".fetch_orchestration_item(%s, 30000)',
+            [now_ms()],
+        ).fetchall()
+        assert taken == [("mid-takeover",)]
+        taken = competitor.execute(
+            f'SELECT out_attempt_count FROM "{hub_schema}".fetch_work_item(%s, 30000)', [now_ms()]
+        ).fetchall()
+        assert taken == [(2,)]
+
+        operations: list[Callable[[], object]] = [
+            lambda: hub.ack_orchestration_item(old_token, 1),
+            lambda: hub.renew_orchestration_item_lock(old_token, 1_000),
+            lambda: hub.abandon_orchestration_item(old_token),
+            lambda: hub.ack_work_item(old_lease.lock_token, None),
+            lambda: hub.renew_work_item_lock(old_lease.lock_token, 1_000),
+            lambda: hub.abandon_work_item(old_lease.lock_token),
+        ]
+        for operation in operations:
+            started = time.monotonic()
+            with pytest.raises(LockLost):
+                operation()
+            assert time.monotonic() - started < 0.5
+
+
+def test_a_lease_busy_beyond_the_statement_timeout_is_a_retryable_error(
+    hub_schema: str, make_hub: HubFactory, database_url: str
+) -> None:
+    hub = make_hub(hub_schema, statement_timeout_ms=300)
+    token = leased_instance(hub, "busy-lease", lock_ms=30_000)
+    with open_transaction(database_url) as holder:
+        # Stands for the holder's own renewal still in flight.
+        holder.execute(
+            f'SELECT 1 FROM "{hub_schema}".instance_locks WHERE lock_token = %s FOR UPDATE',
+            [token],
+        )
+        with pytest.raises(RetryableError, match="statement timeout"):
+            hub.ack_orchestration_item(token, 1)
+    hub.ack_orchestration_item(
+        token, 1, history_delta=[orchestration_started("busy-lease")], metadata=metadata()
     )

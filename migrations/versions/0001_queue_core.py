@@ -23,6 +23,7 @@ UPGRADE_FILES = [
     "tables.sql",
     "helpers.sql",
     "kv_mutations.sql",
+    "leases.sql",
     "enqueue_orchestrator_work.sql",
     "fetch_orchestration_item.sql",
     "ack_orchestration_item.sql",

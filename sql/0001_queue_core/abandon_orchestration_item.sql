@@ -18,19 +18,29 @@ AS $$
 DECLARE
     v_instance text;
     v_now_ms   bigint;
+    v_locked_until bigint;
 BEGIN
     PERFORM __SCHEMA__.taskhub_require(p_delay_ms IS NULL OR p_delay_ms >= 0,
         'p_delay_ms must not be negative');
 
-    SELECT il.instance_id INTO v_instance
+    SELECT il.instance_id, il.locked_until INTO v_instance, v_locked_until
       FROM __SCHEMA__.instance_locks AS il
-     WHERE il.lock_token = p_lock_token
-       FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'Invalid lock token'
-            USING ERRCODE = 'TH001', DETAIL = 'No lease holds this token; it was released or taken over.';
-    END IF;
+     WHERE il.lock_token = p_lock_token;
     v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+    IF v_instance IS NOT NULL AND v_locked_until > v_now_ms THEN
+        -- Live: only its own holder can be busy with it.
+        PERFORM 1 FROM __SCHEMA__.instance_locks AS il
+         WHERE il.lock_token = p_lock_token FOR UPDATE;
+    ELSIF v_instance IS NOT NULL THEN
+        -- Expired: a fetcher may be taking it over right now; never wait for one.
+        PERFORM 1 FROM __SCHEMA__.instance_locks AS il
+         WHERE il.lock_token = p_lock_token FOR UPDATE SKIP LOCKED;
+    END IF;
+    IF v_instance IS NULL OR NOT FOUND THEN
+        RAISE EXCEPTION 'Invalid lock token'
+            USING ERRCODE = 'TH001',
+                  DETAIL = 'No lease holds this token: it was released, or taken over after it expired.';
+    END IF;
 
     UPDATE __SCHEMA__.orchestrator_queue AS q
        SET lock_token    = NULL,

@@ -1,8 +1,8 @@
 -- Commit one orchestration turn, all or nothing, and release its lease.
 --
--- The lease is validated under a row lock and with the clock read after that
--- lock: a lease that expired is refused ('Invalid lock token', SQLSTATE TH001)
--- even if nobody has taken the instance yet. Every row is keyed on the lease's
+-- Only a live lease commits: one that is gone or expired is refused
+-- ('Invalid lock token', SQLSTATE TH001), even if nobody has taken the
+-- instance yet (see taskhub_lock_orchestration_lease). Every row is keyed on the lease's
 -- instance and p_execution_id, never on ids found inside the events.
 CREATE FUNCTION __SCHEMA__.ack_orchestration_item(
     p_lock_token           text,
@@ -25,7 +25,6 @@ DECLARE
     v_meta      jsonb := coalesce(p_metadata, '{}');
     v_cancelled jsonb := coalesce(p_cancelled_activities, '[]');
     v_instance  text;
-    v_locked_until bigint;
     v_now_ms    bigint;
     v_now_ts    timestamptz;
     v_name      text;
@@ -63,24 +62,11 @@ BEGIN
              WHERE __SCHEMA__.taskhub_work_item_kind(o) IS NULL),
         'every p_orchestrator_items element must be a work item of the form {"Variant": {...}}');
 
-    -- The lease: locked so that no fetcher can take it over mid-commit, and
-    -- judged by the clock read after the lock was granted.
-    SELECT il.instance_id, il.locked_until INTO v_instance, v_locked_until
-      FROM __SCHEMA__.instance_locks AS il
-     WHERE il.lock_token = p_lock_token
-       FOR UPDATE;
-    v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+    -- The lease, locked so that no fetcher can take it over mid-commit.
+    SELECT lease.instance_id, lease.now_ms INTO v_instance, v_now_ms
+      FROM __SCHEMA__.taskhub_lock_orchestration_lease(
+               p_lock_token, p_now_ms, 'Invalid lock token') AS lease;
     v_now_ts := to_timestamp(v_now_ms / 1000.0);
-    IF v_instance IS NULL THEN
-        RAISE EXCEPTION 'Invalid lock token'
-            USING ERRCODE = 'TH001', DETAIL = 'No lease holds this token; it was released or taken over.';
-    END IF;
-    IF v_locked_until <= v_now_ms THEN
-        RAISE EXCEPTION 'Invalid lock token'
-            USING ERRCODE = 'TH001',
-                  DETAIL = format('The lease on instance %s expired %s ms ago.',
-                                  v_instance, v_now_ms - v_locked_until);
-    END IF;
 
     -- Instance metadata: created only here, and only once name and version are known.
     v_name    := v_meta ->> 'orchestration_name';

@@ -19,7 +19,6 @@ AS $$
 DECLARE
     v_id           bigint;
     v_session      text;
-    v_locked_until bigint;
     v_now_ms       bigint;
 BEGIN
     PERFORM __SCHEMA__.taskhub_require(p_lock_token IS NOT NULL, 'p_lock_token must not be NULL');
@@ -31,18 +30,9 @@ BEGIN
             'p_completion_json must be a JSON work item of the form {"Variant": {...}}');
     END IF;
 
-    SELECT q.id, q.session_id, q.locked_until INTO v_id, v_session, v_locked_until
-      FROM __SCHEMA__.worker_queue AS q
-     WHERE q.lock_token = p_lock_token
-       FOR UPDATE;
-    v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
-    IF v_id IS NULL OR v_locked_until <= v_now_ms THEN
-        RAISE EXCEPTION 'Worker queue item not found or already processed'
-            USING ERRCODE = 'TH001',
-                  DETAIL = CASE WHEN v_id IS NULL
-                                THEN 'No worker item holds this token.'
-                                ELSE format('The lease expired %s ms ago.', v_now_ms - v_locked_until) END;
-    END IF;
+    SELECT lease.item_id, lease.session_id, lease.now_ms INTO v_id, v_session, v_now_ms
+      FROM __SCHEMA__.taskhub_lock_worker_lease(
+               p_lock_token, p_now_ms, 'Worker queue item not found or already processed') AS lease;
 
     DELETE FROM __SCHEMA__.worker_queue AS q WHERE q.id = v_id;
 

@@ -27,6 +27,8 @@ DROP FUNCTION IF EXISTS
     __SCHEMA__.abandon_orchestration_item(text, bigint, bigint, boolean),
     __SCHEMA__.ack_orchestration_item(text, bigint, bigint, jsonb, jsonb, jsonb, jsonb, jsonb),
     __SCHEMA__.taskhub_apply_kv_mutations(text, bigint, jsonb, boolean, bigint),
+    __SCHEMA__.taskhub_lock_worker_lease(text, bigint, text),
+    __SCHEMA__.taskhub_lock_orchestration_lease(text, bigint, text),
     __SCHEMA__.fetch_orchestration_item(bigint, bigint, bigint, bigint),
     __SCHEMA__.enqueue_orchestrator_work(text, text, timestamptz, text, text, bigint),
     __SCHEMA__.taskhub_target_instance(jsonb),

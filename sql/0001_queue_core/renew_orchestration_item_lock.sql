@@ -1,7 +1,7 @@
 -- Extend a live orchestration lease to now + p_extend_secs.
 --
 -- Only a lease that is still held (same token, not expired by the clock read
--- after its row lock) is extended; anything else fails with
+-- after its row lock) is extended; anything else fails at once with
 -- 'Lock token invalid, expired, or already released' (SQLSTATE TH001).
 CREATE FUNCTION __SCHEMA__.renew_orchestration_item_lock(
     p_lock_token  text,
@@ -35,15 +35,9 @@ DECLARE
 BEGIN
     PERFORM __SCHEMA__.taskhub_require(p_extend_ms > 0, 'p_extend_ms must be positive');
 
-    SELECT il.instance_id, il.locked_until INTO v_instance, v_locked_until
-      FROM __SCHEMA__.instance_locks AS il
-     WHERE il.lock_token = p_lock_token
-       FOR UPDATE;
-    v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
-    IF v_instance IS NULL OR v_locked_until <= v_now_ms THEN
-        RAISE EXCEPTION 'Lock token invalid, expired, or already released'
-            USING ERRCODE = 'TH001';
-    END IF;
+    SELECT lease.instance_id, lease.now_ms INTO v_instance, v_now_ms
+      FROM __SCHEMA__.taskhub_lock_orchestration_lease(
+               p_lock_token, p_now_ms, 'Lock token invalid, expired, or already released') AS lease;
 
     v_locked_until := v_now_ms + p_extend_ms;
     UPDATE __SCHEMA__.instance_locks AS il

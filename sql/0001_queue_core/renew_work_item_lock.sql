@@ -37,14 +37,9 @@ DECLARE
 BEGIN
     PERFORM __SCHEMA__.taskhub_require(p_extend_ms > 0, 'p_extend_ms must be positive');
 
-    SELECT q.id, q.session_id, q.locked_until INTO v_id, v_session, v_locked_until
-      FROM __SCHEMA__.worker_queue AS q
-     WHERE q.lock_token = p_lock_token
-       FOR UPDATE;
-    v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
-    IF v_id IS NULL OR v_locked_until <= v_now_ms THEN
-        RAISE EXCEPTION 'Lock token invalid, expired, or already acked' USING ERRCODE = 'TH001';
-    END IF;
+    SELECT lease.item_id, lease.session_id, lease.now_ms INTO v_id, v_session, v_now_ms
+      FROM __SCHEMA__.taskhub_lock_worker_lease(
+               p_lock_token, p_now_ms, 'Lock token invalid, expired, or already acked') AS lease;
 
     v_locked_until := v_now_ms + p_extend_ms;
     UPDATE __SCHEMA__.worker_queue AS q SET locked_until = v_locked_until WHERE q.id = v_id;
