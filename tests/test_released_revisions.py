@@ -1,0 +1,33 @@
+"""A released revision never changes: databases that applied it must be able
+to trust that replaying it gives the same schema. To change a function, ship
+a new SQL file in a new revision. When a revision is released, add its digest
+here."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+RELEASED = {
+    "0001_queue_core": "1f46de689d9409b1eb14c99db4c6c9ed152f174e8b579ffd39684353ec94e6d1",
+}
+
+
+def revision_digest(name: str) -> str:
+    digest = hashlib.sha256()
+    files = sorted((REPO / "sql" / name).glob("*.sql"))
+    files.append(REPO / "migrations" / "versions" / f"{name}.py")
+    for path in files:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+@pytest.mark.parametrize("name", sorted(RELEASED))
+def test_released_revision_is_unchanged(name: str) -> None:
+    assert revision_digest(name) == RELEASED[name], (
+        f"revision {name} was released and must not change; ship a new revision instead"
+    )
