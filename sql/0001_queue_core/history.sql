@@ -1,5 +1,18 @@
 -- Read and append orchestration history.
 
+-- Events of one execution, in event order.
+CREATE FUNCTION __SCHEMA__.fetch_history_with_execution(p_instance_id text, p_execution_id bigint)
+RETURNS TABLE (out_event_data text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT h.event_data
+      FROM __SCHEMA__.history AS h
+     WHERE h.instance_id = p_instance_id
+       AND h.execution_id = p_execution_id
+     ORDER BY h.event_id
+$$;
+
 -- Events of the newest execution of an instance, in event order.
 CREATE FUNCTION __SCHEMA__.fetch_history(p_instance_id text)
 RETURNS TABLE (out_event_data text)
@@ -12,19 +25,6 @@ AS $$
        AND h.execution_id = (SELECT coalesce(max(e.execution_id), 1)
                                FROM __SCHEMA__.executions AS e
                               WHERE e.instance_id = p_instance_id)
-     ORDER BY h.event_id
-$$;
-
--- Events of one execution, in event order.
-CREATE FUNCTION __SCHEMA__.fetch_history_with_execution(p_instance_id text, p_execution_id bigint)
-RETURNS TABLE (out_event_data text)
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT h.event_data
-      FROM __SCHEMA__.history AS h
-     WHERE h.instance_id = p_instance_id
-       AND h.execution_id = p_execution_id
      ORDER BY h.event_id
 $$;
 
