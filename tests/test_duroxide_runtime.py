@@ -32,7 +32,7 @@ def runtime_on_our_schema(database_url: str, hub_schema: str) -> Iterator[tuple[
     try:
         yield runtime, duroxide.Client(provider)
     finally:
-        runtime.shutdown()
+        runtime.shutdown(timeout_ms=2_000)
 
 
 def test_fan_out_orchestrations_complete_on_our_schema(

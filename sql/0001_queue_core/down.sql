@@ -1,15 +1,5 @@
--- taskhub-pg 0001 down: remove everything 0001 created.
-DROP TABLE IF EXISTS
-    __SCHEMA__._duroxide_migrations,
-    __SCHEMA__.kv_delta,
-    __SCHEMA__.kv_store,
-    __SCHEMA__.sessions,
-    __SCHEMA__.instance_locks,
-    __SCHEMA__.worker_queue,
-    __SCHEMA__.orchestrator_queue,
-    __SCHEMA__.history,
-    __SCHEMA__.executions,
-    __SCHEMA__.instances;
+-- taskhub-pg 0001 down: remove everything 0001 created, and give an adopted
+-- schema back as duroxide made it.
 
 DROP FUNCTION IF EXISTS
     __SCHEMA__.append_history(text, bigint, jsonb),
@@ -38,3 +28,46 @@ DROP FUNCTION IF EXISTS
     __SCHEMA__.taskhub_session_lock_key(text),
     __SCHEMA__.taskhub_instance_lock_key(text),
     __SCHEMA__.taskhub_clock_ms(bigint);
+
+-- Functions set aside when this schema was adopted come back.
+SELECT __SCHEMA__.taskhub_restore_functions(
+    ARRAY(SELECT function_name FROM __SCHEMA__.taskhub_set_aside_functions));
+DROP FUNCTION __SCHEMA__.taskhub_restore_functions(text[]);
+DROP FUNCTION __SCHEMA__.taskhub_set_aside_functions(text[]);
+DROP TABLE __SCHEMA__.taskhub_set_aside_functions;
+
+DO $down$
+BEGIN
+    IF to_regclass('__SCHEMA__.taskhub_adopted') IS NOT NULL THEN
+        -- Adopted: the tables and their rows stay; only what we added goes.
+        DROP INDEX IF EXISTS
+            __SCHEMA__.taskhub_instances_parent_idx,
+            __SCHEMA__.taskhub_orch_visible_idx,
+            __SCHEMA__.taskhub_orch_instance_idx,
+            __SCHEMA__.taskhub_orch_lock_idx,
+            __SCHEMA__.taskhub_worker_visible_idx,
+            __SCHEMA__.taskhub_worker_activity_idx,
+            __SCHEMA__.taskhub_worker_session_idx,
+            __SCHEMA__.taskhub_worker_tag_idx,
+            __SCHEMA__.taskhub_worker_lock_idx,
+            __SCHEMA__.taskhub_instance_locks_token_idx,
+            __SCHEMA__.taskhub_instance_locks_until_idx,
+            __SCHEMA__.taskhub_sessions_worker_idx,
+            __SCHEMA__.taskhub_kv_store_execution_idx;
+        DELETE FROM __SCHEMA__._duroxide_migrations WHERE name LIKE '%_provided_by_taskhub_pg';
+        DROP TABLE __SCHEMA__.taskhub_adopted;
+    ELSE
+        DROP TABLE IF EXISTS
+            __SCHEMA__._duroxide_migrations,
+            __SCHEMA__.kv_delta,
+            __SCHEMA__.kv_store,
+            __SCHEMA__.sessions,
+            __SCHEMA__.instance_locks,
+            __SCHEMA__.worker_queue,
+            __SCHEMA__.orchestrator_queue,
+            __SCHEMA__.history,
+            __SCHEMA__.executions,
+            __SCHEMA__.instances;
+    END IF;
+END
+$down$;

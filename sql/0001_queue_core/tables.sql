@@ -1,11 +1,13 @@
 -- taskhub-pg 0001: the task-hub tables.
 --
 -- Columns, types and keys are exactly those of the duroxide 0.2.2 Postgres
--- schema, so the released runtime works unchanged on top of them. Indexes are
--- our own. Times: *_ms, locked_until, locked_at, last_activity_at are Unix
+-- schema, so the released runtime works unchanged on top of them. Tables are
+-- created only where missing: a schema duroxide created is adopted as it is,
+-- rows included. Indexes are our own (taskhub_* names, so that they never
+-- clash with an adopted schema's). Times: *_ms, locked_until, locked_at, last_activity_at are Unix
 -- epoch milliseconds; the other *_at columns are timestamptz.
 
-CREATE TABLE __SCHEMA__.instances (
+CREATE TABLE IF NOT EXISTS __SCHEMA__.instances (
     instance_id           text        NOT NULL PRIMARY KEY,
     orchestration_name    text        NOT NULL,
     orchestration_version text,
@@ -16,10 +18,10 @@ CREATE TABLE __SCHEMA__.instances (
     custom_status         text,
     custom_status_version integer     NOT NULL DEFAULT 0
 );
-CREATE INDEX idx_instances_parent
+CREATE INDEX IF NOT EXISTS taskhub_instances_parent_idx
     ON __SCHEMA__.instances (parent_instance_id) WHERE parent_instance_id IS NOT NULL;
 
-CREATE TABLE __SCHEMA__.executions (
+CREATE TABLE IF NOT EXISTS __SCHEMA__.executions (
     instance_id            text        NOT NULL,
     execution_id           bigint      NOT NULL,
     status                 text        NOT NULL DEFAULT 'Running',
@@ -32,7 +34,7 @@ CREATE TABLE __SCHEMA__.executions (
     PRIMARY KEY (instance_id, execution_id)
 );
 
-CREATE TABLE __SCHEMA__.history (
+CREATE TABLE IF NOT EXISTS __SCHEMA__.history (
     instance_id  text        NOT NULL,
     execution_id bigint      NOT NULL,
     event_id     bigint      NOT NULL,
@@ -44,7 +46,7 @@ CREATE TABLE __SCHEMA__.history (
 
 -- Messages that trigger orchestration turns. A message is claimed by the
 -- instance lease that tags it (lock_token / locked_until mirror instance_locks).
-CREATE TABLE __SCHEMA__.orchestrator_queue (
+CREATE TABLE IF NOT EXISTS __SCHEMA__.orchestrator_queue (
     id            bigserial   PRIMARY KEY,
     instance_id   text        NOT NULL,
     work_item     text        NOT NULL,
@@ -55,15 +57,15 @@ CREATE TABLE __SCHEMA__.orchestrator_queue (
     attempt_count integer     NOT NULL DEFAULT 0
 );
 -- Candidate selection walks this index from the oldest visible message.
-CREATE INDEX idx_orch_visible ON __SCHEMA__.orchestrator_queue (visible_at, id);
+CREATE INDEX IF NOT EXISTS taskhub_orch_visible_idx ON __SCHEMA__.orchestrator_queue (visible_at, id);
 -- Claiming all messages of one instance.
-CREATE INDEX idx_orch_instance ON __SCHEMA__.orchestrator_queue (instance_id, id);
+CREATE INDEX IF NOT EXISTS taskhub_orch_instance_idx ON __SCHEMA__.orchestrator_queue (instance_id, id);
 -- Ack, abandon and renew find the messages a lease tagged.
-CREATE INDEX idx_orch_lock
+CREATE INDEX IF NOT EXISTS taskhub_orch_lock_idx
     ON __SCHEMA__.orchestrator_queue (lock_token) WHERE lock_token IS NOT NULL;
 
 -- Activity executions. One row is one work item with its own lease.
-CREATE TABLE __SCHEMA__.worker_queue (
+CREATE TABLE IF NOT EXISTS __SCHEMA__.worker_queue (
     id            bigserial   PRIMARY KEY,
     work_item     text        NOT NULL,
     visible_at    timestamptz NOT NULL,
@@ -77,39 +79,39 @@ CREATE TABLE __SCHEMA__.worker_queue (
     session_id    text,
     tag           text
 );
-CREATE INDEX idx_worker_visible ON __SCHEMA__.worker_queue (visible_at, id);
+CREATE INDEX IF NOT EXISTS taskhub_worker_visible_idx ON __SCHEMA__.worker_queue (visible_at, id);
 -- Cancellation deletes the rows of scheduled activities by identity.
-CREATE INDEX idx_worker_activity_lookup
+CREATE INDEX IF NOT EXISTS taskhub_worker_activity_idx
     ON __SCHEMA__.worker_queue (instance_id, execution_id, activity_id);
-CREATE INDEX idx_worker_queue_session_id
+CREATE INDEX IF NOT EXISTS taskhub_worker_session_idx
     ON __SCHEMA__.worker_queue (session_id) WHERE session_id IS NOT NULL;
-CREATE INDEX idx_worker_queue_tag
+CREATE INDEX IF NOT EXISTS taskhub_worker_tag_idx
     ON __SCHEMA__.worker_queue (tag) WHERE tag IS NOT NULL;
-CREATE INDEX idx_worker_lock
+CREATE INDEX IF NOT EXISTS taskhub_worker_lock_idx
     ON __SCHEMA__.worker_queue (lock_token) WHERE lock_token IS NOT NULL;
 
 -- The orchestration lease: at most one live lease per instance.
-CREATE TABLE __SCHEMA__.instance_locks (
+CREATE TABLE IF NOT EXISTS __SCHEMA__.instance_locks (
     instance_id  text   NOT NULL PRIMARY KEY,
     lock_token   text   NOT NULL,
     locked_until bigint NOT NULL,
     locked_at    bigint NOT NULL
 );
 -- Ack, abandon and renew look leases up by token.
-CREATE UNIQUE INDEX idx_instance_locks_token ON __SCHEMA__.instance_locks (lock_token);
-CREATE INDEX idx_instance_locks_locked_until ON __SCHEMA__.instance_locks (locked_until);
+CREATE UNIQUE INDEX IF NOT EXISTS taskhub_instance_locks_token_idx ON __SCHEMA__.instance_locks (lock_token);
+CREATE INDEX IF NOT EXISTS taskhub_instance_locks_until_idx ON __SCHEMA__.instance_locks (locked_until);
 
 -- Session affinity: which worker owns a session, and until when.
-CREATE TABLE __SCHEMA__.sessions (
+CREATE TABLE IF NOT EXISTS __SCHEMA__.sessions (
     session_id       text   NOT NULL PRIMARY KEY,
     worker_id        text   NOT NULL,
     locked_until     bigint NOT NULL,
     last_activity_at bigint NOT NULL
 );
-CREATE INDEX idx_sessions_worker ON __SCHEMA__.sessions (worker_id);
+CREATE INDEX IF NOT EXISTS taskhub_sessions_worker_idx ON __SCHEMA__.sessions (worker_id);
 
 -- Key-value state committed at execution boundaries.
-CREATE TABLE __SCHEMA__.kv_store (
+CREATE TABLE IF NOT EXISTS __SCHEMA__.kv_store (
     instance_id        text   NOT NULL,
     key                text   NOT NULL,
     value              text   NOT NULL,
@@ -117,10 +119,10 @@ CREATE TABLE __SCHEMA__.kv_store (
     last_updated_at_ms bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (instance_id, key)
 );
-CREATE INDEX idx_kv_store_execution ON __SCHEMA__.kv_store (instance_id, execution_id);
+CREATE INDEX IF NOT EXISTS taskhub_kv_store_execution_idx ON __SCHEMA__.kv_store (instance_id, execution_id);
 
 -- Key-value changes of the current execution; a NULL value is a deletion.
-CREATE TABLE __SCHEMA__.kv_delta (
+CREATE TABLE IF NOT EXISTS __SCHEMA__.kv_delta (
     instance_id        text   NOT NULL,
     key                text   NOT NULL,
     value              text,
@@ -132,7 +134,7 @@ CREATE TABLE __SCHEMA__.kv_delta (
 -- applies every version it knows that this ledger lacks. taskhub-pg provides
 -- the whole schema, so the ledger records every version duroxide 0.2.2 knows:
 -- the runtime then finds nothing to apply and never replaces our functions.
-CREATE TABLE __SCHEMA__._duroxide_migrations (
+CREATE TABLE IF NOT EXISTS __SCHEMA__._duroxide_migrations (
     version    bigint NOT NULL PRIMARY KEY,
     name       text   NOT NULL,
     applied_at timestamptz DEFAULT CURRENT_TIMESTAMP
@@ -140,4 +142,5 @@ CREATE TABLE __SCHEMA__._duroxide_migrations (
 INSERT INTO __SCHEMA__._duroxide_migrations (version, name)
 SELECT v, format('%s_provided_by_taskhub_pg', lpad(v::text, 4, '0'))
   FROM unnest(ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
-                    18, 19, 20, 21, 23, 25]) AS v;
+                    18, 19, 20, 21, 23, 25]) AS v
+ON CONFLICT (version) DO NOTHING;
