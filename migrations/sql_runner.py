@@ -7,6 +7,7 @@ import re
 from alembic import context, op
 from sqlalchemy import text
 
+from provider.schema_name import quote_schema
 from provider.sql_files import render_sql
 
 # SQLAlchemy's text() treats ":name" as a bind parameter, even inside a $$ body
@@ -14,9 +15,49 @@ from provider.sql_files import render_sql
 _BIND_LIKE = re.compile(r"(?<![:\w\\]):(\w+)(?![:\w])")
 
 
+def _schema() -> str:
+    return str(context.config.attributes["schema"])
+
+
+def _execute(sql: str) -> None:
+    op.execute(text(_BIND_LIKE.sub(r"\\:\1", sql)))
+
+
 def apply_sql_files(relative_paths: list[str]) -> None:
     """Execute each file, in order, against the schema this run targets."""
-    schema = str(context.config.attributes["schema"])
     for relative_path in relative_paths:
-        sql = render_sql(relative_path, schema)
-        op.execute(text(_BIND_LIKE.sub(r"\\:\1", sql)))
+        _execute(render_sql(relative_path, _schema()))
+
+
+def _name_array(names: list[str]) -> str:
+    for name in names:
+        if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
+            raise ValueError(f"not a function name: {name!r}")
+    return "ARRAY[" + ", ".join(f"'{name}'" for name in names) + "]::text[]"
+
+
+def set_aside_functions(names: list[str]) -> None:
+    """Save and drop existing functions with these names (see sql/0001_queue_core/adoption.sql)."""
+    _execute(f"SELECT {quote_schema(_schema())}.taskhub_set_aside_functions({_name_array(names)})")
+
+
+def drop_and_restore_functions(names: list[str]) -> None:
+    """Drop this revision's functions with these names, then re-create those it set aside."""
+    schema = quote_schema(_schema())
+    _execute(
+        f"""DO $drop$
+DECLARE
+    v_fn record;
+BEGIN
+    FOR v_fn IN
+        SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS args
+          FROM pg_proc AS p
+         WHERE p.pronamespace = '{schema}'::regnamespace
+           AND p.proname = ANY ({_name_array(names)})
+    LOOP
+        EXECUTE format('DROP FUNCTION {schema}.%I(%s)', v_fn.proname, v_fn.args);
+    END LOOP;
+END
+$drop$"""
+    )
+    _execute(f"SELECT {schema}.taskhub_restore_functions({_name_array(names)})")

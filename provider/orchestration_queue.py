@@ -1,0 +1,120 @@
+"""The orchestrator queue: enqueue, lease, commit, give back and renew turns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from psycopg.types.json import Jsonb
+
+from provider.procedures import ProcedureClient, json_text, now_ms
+from provider.types import JsonObject, KvEntry, OrchestrationItem, VersionRange
+
+
+def history_rows(events: Sequence[JsonObject]) -> list[JsonObject]:
+    """Events as the procedures store them: id, type and the event's JSON text."""
+    return [
+        {
+            "event_id": event["event_id"],
+            "event_type": str(event.get("type", "Event")),
+            "event_data": json_text(event),
+        }
+        for event in events
+    ]
+
+
+class OrchestrationQueue(ProcedureClient):
+    def enqueue_orchestrator_work(
+        self,
+        instance_id: str,
+        work_item: JsonObject | str,
+        *,
+        delay_ms: int = 0,
+        visible_at: datetime | None = None,
+    ) -> None:
+        """Queue a message for an instance, visible now, after delay_ms, or at visible_at."""
+        if visible_at is None:
+            visible_at = datetime.fromtimestamp((now_ms() + delay_ms) / 1000, tz=UTC)
+        self._call("enqueue_orchestrator_work", [instance_id, json_text(work_item), visible_at])
+
+    def fetch_orchestration_item(
+        self,
+        lock_timeout_ms: int | None = None,
+        *,
+        versions: VersionRange | None = None,
+        caller_now_ms: int | None = None,
+    ) -> OrchestrationItem | None:
+        """Lease the next instance with visible messages, or None when none is free."""
+        rows = self._call(
+            "fetch_orchestration_item",
+            [
+                caller_now_ms if caller_now_ms is not None else now_ms(),
+                lock_timeout_ms or self.config.orchestration_lock_timeout_ms,
+                VersionRange.pack(versions.minimum) if versions else None,
+                VersionRange.pack(versions.maximum) if versions else None,
+            ],
+        )
+        if not rows:
+            return None
+        (instance_id, name, version, execution_id, history, messages, token, attempts, kv) = rows[0]
+        history_error = None
+        if any(not isinstance(event, dict) for event in history):
+            history_error = f"history of {instance_id} holds events that are not valid JSON"
+            history = []
+        return OrchestrationItem(
+            instance_id=instance_id,
+            orchestration_name=name,
+            orchestration_version=version,
+            execution_id=execution_id,
+            history=history,
+            messages=messages,
+            lock_token=token,
+            attempt_count=attempts,
+            kv_snapshot={
+                key: KvEntry(entry["value"], entry["last_updated_at_ms"])
+                for key, entry in (kv or {}).items()
+            },
+            history_error=history_error,
+        )
+
+    def ack_orchestration_item(
+        self,
+        lock_token: str,
+        execution_id: int,
+        *,
+        history_delta: Sequence[JsonObject] = (),
+        worker_items: Sequence[JsonObject] = (),
+        orchestrator_items: Sequence[JsonObject] = (),
+        metadata: JsonObject | None = None,
+        cancelled_activities: Sequence[JsonObject] = (),
+    ) -> None:
+        """Commit a turn atomically and release its lease. Raises LockLost if the lease is gone."""
+        self._call(
+            "ack_orchestration_item",
+            [
+                lock_token,
+                now_ms(),
+                execution_id,
+                Jsonb(history_rows(history_delta)),
+                Jsonb(list(worker_items)),
+                Jsonb(list(orchestrator_items)),
+                Jsonb(metadata or {}),
+                Jsonb(list(cancelled_activities)),
+            ],
+        )
+
+    def abandon_orchestration_item(
+        self, lock_token: str, *, delay_ms: int | None = None, ignore_attempt: bool = False
+    ) -> str:
+        """Release a lease; its messages come back now or after delay_ms. Returns the instance."""
+        return str(
+            self._scalar(
+                "abandon_orchestration_item", [lock_token, now_ms(), delay_ms, ignore_attempt]
+            )
+        )
+
+    def renew_orchestration_item_lock(self, lock_token: str, extend_ms: int) -> int:
+        """Extend a live lease to now + extend_ms; returns its new end (epoch ms)."""
+        return int(
+            self._scalar("taskhub_renew_orchestration_lease", [lock_token, now_ms(), extend_ms])
+        )

@@ -1,0 +1,78 @@
+"""The connection pool and the one way the provider calls a procedure."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import tuple_row
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from provider.config import TaskHubConfig
+from provider.errors import translate
+from provider.types import JsonObject
+
+
+def now_ms() -> int:
+    """This host's clock in Unix epoch milliseconds (the procedures' p_now_ms)."""
+    return time.time_ns() // 1_000_000
+
+
+def json_text(value: JsonObject | str) -> str:
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+class ProcedureClient:
+    """A pool of autocommit connections to one task-hub schema.
+
+    Every call is one procedure call and so one transaction, exactly as the
+    duroxide runtime calls them. Errors come out as LockLost, RetryableError
+    or PermanentError.
+    """
+
+    def __init__(self, config: TaskHubConfig, *, open_pool: bool = True) -> None:
+        self.config = config
+        options = [f"-c application_name={config.application_name}"]
+        if config.statement_timeout_ms is not None:
+            options.append(f"-c statement_timeout={config.statement_timeout_ms}")
+        self._pool = ConnectionPool(
+            config.url,
+            min_size=config.pool_min_size,
+            max_size=config.pool_max_size,
+            kwargs={"autocommit": True, "options": " ".join(options)},
+            open=open_pool,
+            check=ConnectionPool.check_connection,
+            name=f"taskhub:{config.schema}",
+        )
+        self._schema = sql.Identifier(config.schema)
+
+    def close(self) -> None:
+        self._pool.close()
+
+    @contextmanager
+    def _cursor(self, operation: str) -> Iterator[psycopg.Cursor[tuple[Any, ...]]]:
+        try:
+            with self._pool.connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
+                yield cur
+        except (psycopg.Error, PoolTimeout) as error:
+            raise translate(operation, error) from error
+
+    def _call(self, function: str, args: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """SELECT * FROM <schema>.<function>(args...) and return all rows."""
+        query = sql.SQL("SELECT * FROM {}.{}({})").format(
+            self._schema,
+            sql.Identifier(function),
+            sql.SQL(", ").join(sql.Placeholder() * len(args)),
+        )
+        with self._cursor(function) as cur:
+            cur.execute(query, args)
+            return cur.fetchall() if cur.description else []
+
+    def _scalar(self, function: str, args: Sequence[Any]) -> Any:
+        rows = self._call(function, args)
+        return rows[0][0] if rows else None

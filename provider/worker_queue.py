@@ -1,0 +1,114 @@
+"""The worker queue: activity executions, their leases, and session leases."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from provider.procedures import ProcedureClient, json_text, now_ms
+from provider.types import JsonObject, TagFilter, WorkItemLease
+
+
+def completion_instance(completion: JsonObject) -> str:
+    """The instance a completion (ActivityCompleted / ActivityFailed) reports to."""
+    bodies = list(completion.values())
+    instance_id = None
+    if len(bodies) == 1 and isinstance(bodies[0], dict):
+        instance_id = bodies[0].get("instance")
+    if not isinstance(instance_id, str) or not instance_id:
+        raise ValueError(
+            "a completion must be one work item, {Variant: {...}}, naming its instance"
+        )
+    return instance_id
+
+
+class WorkerQueue(ProcedureClient):
+    def enqueue_worker_work(self, work_item: JsonObject) -> None:
+        """Queue an ActivityExecute work item (identity, session and tag are read from it)."""
+        body = work_item.get("ActivityExecute")
+        if not isinstance(body, dict):
+            raise ValueError("worker items must be ActivityExecute work items")
+        self._call(
+            "enqueue_worker_work",
+            [
+                json_text(work_item),
+                now_ms(),
+                body.get("instance"),
+                body.get("execution_id"),
+                body.get("id"),
+                body.get("session_id"),
+                body.get("tag"),
+            ],
+        )
+
+    def fetch_work_item(
+        self,
+        lock_timeout_ms: int | None = None,
+        *,
+        owner_id: str | None = None,
+        session_lock_timeout_ms: int | None = None,
+        tags: TagFilter | None = None,
+        caller_now_ms: int | None = None,
+    ) -> WorkItemLease | None:
+        """Lease the oldest eligible worker item, or None.
+
+        With owner_id, items of sessions this owner holds (or that nobody
+        holds) are eligible too, and taking one claims the session.
+        """
+        tags = tags or TagFilter.default_only()
+        if tags.mode == "none":
+            return None
+        session_lock_ms = None
+        if owner_id:
+            session_lock_ms = session_lock_timeout_ms or self.config.session_lock_timeout_ms
+        rows = self._call(
+            "fetch_work_item",
+            [
+                caller_now_ms if caller_now_ms is not None else now_ms(),
+                lock_timeout_ms or self.config.worker_lock_timeout_ms,
+                owner_id,
+                session_lock_ms,
+                list(tags.tags),
+                tags.mode,
+            ],
+        )
+        if not rows:
+            return None
+        work_item, token, attempts = rows[0]
+        return WorkItemLease(json.loads(work_item), token, attempts)
+
+    def ack_work_item(self, lock_token: str, completion: JsonObject | None = None) -> None:
+        """Delete a leased item and queue its completion for the orchestration.
+
+        A None completion acks a cancelled activity. Raises LockLost if the lease is gone.
+        """
+        instance_id = completion_instance(completion) if completion is not None else None
+        self._call(
+            "ack_worker",
+            [lock_token, instance_id, json_text(completion) if completion else None, now_ms()],
+        )
+
+    def abandon_work_item(
+        self, lock_token: str, *, delay_ms: int | None = None, ignore_attempt: bool = False
+    ) -> None:
+        self._call("abandon_work_item", [lock_token, now_ms(), delay_ms, ignore_attempt])
+
+    def renew_work_item_lock(self, lock_token: str, extend_ms: int) -> int:
+        """Extend a live worker lease to now + extend_ms; returns its new end (epoch ms)."""
+        return int(self._scalar("taskhub_renew_work_item_lease", [lock_token, now_ms(), extend_ms]))
+
+    def renew_session_lock(
+        self, owner_ids: Sequence[str], extend_ms: int, idle_timeout_ms: int
+    ) -> int:
+        """Extend the live, non-idle sessions of these owners; returns how many."""
+        if not owner_ids:
+            return 0
+        return int(
+            self._scalar(
+                "renew_session_lock", [list(owner_ids), now_ms(), extend_ms, idle_timeout_ms]
+            )
+        )
+
+    def cleanup_orphaned_sessions(self) -> int:
+        """Delete expired sessions that no worker item refers to; returns how many."""
+        return int(self._scalar("cleanup_orphaned_sessions", [now_ms()]))
