@@ -7,6 +7,7 @@ item = hub.fetch_orchestration_item()
 
 from provider.config import TaskHubConfig
 from provider.errors import LockLost, PermanentError, RetryableError, TaskHubError
+from provider.metadata import ExecutionMetadata
 from provider.procedures import now_ms
 from provider.task_hub import TaskHub
 from provider.types import (
@@ -30,6 +31,7 @@ __all__ = [
     "CustomStatus",
     "DeleteResult",
     "ExecutionInfo",
+    "ExecutionMetadata",
     "InstanceInfo",
     "InstanceStats",
     "InstanceTree",

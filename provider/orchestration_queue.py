@@ -7,8 +7,35 @@ from datetime import UTC, datetime
 
 from psycopg.types.json import Jsonb
 
+from provider.metadata import ExecutionMetadata, ack_metadata_json
 from provider.procedures import ProcedureClient, json_text, now_ms
 from provider.types import JsonObject, KvEntry, OrchestrationItem, VersionRange
+
+
+def target_instance(work_item: JsonObject) -> str:
+    """The instance an orchestrator-queue message is for."""
+    kinds = list(work_item)
+    kind = kinds[0] if len(kinds) == 1 else None
+    body = work_item.get(kind) if kind else None
+    if not isinstance(body, dict) or kind == "ActivityExecute":
+        raise ValueError(
+            "expected one orchestrator work item, {Variant: {...}}, not ActivityExecute"
+        )
+    key = "parent_instance" if kind in ("SubOrchCompleted", "SubOrchFailed") else "instance"
+    instance_id = body.get(key)
+    if not isinstance(instance_id, str) or not instance_id:
+        raise ValueError(f"{kind} names no {key}")
+    return instance_id
+
+
+def is_orphan_mailbox(item: OrchestrationItem) -> bool:
+    """Only QueueMessage items for an instance that has never started."""
+    return (
+        item.orchestration_name == "Unknown"
+        and not item.history
+        and item.history_error is None
+        and all("QueueMessage" in message for message in item.messages)
+    )
 
 
 def history_rows(events: Sequence[JsonObject]) -> list[JsonObject]:
@@ -37,14 +64,42 @@ class OrchestrationQueue(ProcedureClient):
             visible_at = datetime.fromtimestamp((now_ms() + delay_ms) / 1000, tz=UTC)
         self._call("enqueue_orchestrator_work", [instance_id, json_text(work_item), visible_at])
 
+    def enqueue_for_orchestrator(self, work_item: JsonObject, *, delay_ms: int = 0) -> None:
+        """Queue a message for the instance it names (the parent, for sub-orchestration results)."""
+        instance_id = target_instance(work_item)
+        self.enqueue_orchestrator_work(instance_id, work_item, delay_ms=delay_ms)
+
     def fetch_orchestration_item(
         self,
         lock_timeout_ms: int | None = None,
         *,
-        versions: VersionRange | None = None,
+        versions: VersionRange | Sequence[VersionRange] | None = None,
         caller_now_ms: int | None = None,
     ) -> OrchestrationItem | None:
-        """Lease the next instance with visible messages, or None when none is free."""
+        """Lease the next instance with visible messages, or None when none is free.
+
+        versions: only instances whose current execution is pinned inside the
+        range (or not pinned) are leased. Of a list, the first range is used;
+        an empty list matches nothing.
+        """
+        if versions is not None and not isinstance(versions, VersionRange):
+            if not versions:
+                return None
+            versions = versions[0]
+        while True:
+            item = self._fetch_orchestration_item(lock_timeout_ms, versions, caller_now_ms)
+            if item is None or not is_orphan_mailbox(item):
+                return item
+            # Mailbox messages for an instance that never started: drop them,
+            # so they are not fetched again and again (as duroxide does).
+            self.ack_orchestration_item(item.lock_token, item.execution_id)
+
+    def _fetch_orchestration_item(
+        self,
+        lock_timeout_ms: int | None,
+        versions: VersionRange | None,
+        caller_now_ms: int | None,
+    ) -> OrchestrationItem | None:
         rows = self._call(
             "fetch_orchestration_item",
             [
@@ -85,10 +140,14 @@ class OrchestrationQueue(ProcedureClient):
         history_delta: Sequence[JsonObject] = (),
         worker_items: Sequence[JsonObject] = (),
         orchestrator_items: Sequence[JsonObject] = (),
-        metadata: JsonObject | None = None,
+        metadata: ExecutionMetadata | None = None,
         cancelled_activities: Sequence[JsonObject] = (),
     ) -> None:
-        """Commit a turn atomically and release its lease. Raises LockLost if the lease is gone."""
+        """Commit a turn atomically and release its lease. Raises LockLost if the lease is gone.
+
+        cancelled_activities: {"instance", "execution_id", "activity_id"} of
+        scheduled activities to take off the worker queue.
+        """
         self._call(
             "ack_orchestration_item",
             [
@@ -98,7 +157,7 @@ class OrchestrationQueue(ProcedureClient):
                 Jsonb(history_rows(history_delta)),
                 Jsonb(list(worker_items)),
                 Jsonb(list(orchestrator_items)),
-                Jsonb(metadata or {}),
+                Jsonb(ack_metadata_json(metadata, history_delta)),
                 Jsonb(list(cancelled_activities)),
             ],
         )

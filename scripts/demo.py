@@ -27,7 +27,7 @@ from bench.contention import (
     run_contention,
     seed_hot_instances,
 )
-from provider import TaskHub, migrate, now_ms
+from provider import ExecutionMetadata, TaskHub, migrate, now_ms
 from scripts import devdb
 
 DEMO_DATABASE = "taskhub_demo"
@@ -93,7 +93,7 @@ def stale_clock(hub: TaskHub, conn: psycopg.Connection[Any]) -> None:
     hub.ack_orchestration_item(
         item.lock_token,
         1,
-        metadata={"orchestration_name": "Demo", "orchestration_version": "1.0.0"},
+        metadata=ExecutionMetadata(orchestration_name="Demo", orchestration_version="1.0.0"),
     )
     print("2. Stale caller clock (seed reproduction A): p_now_ms 10 s old, 5 s lock")
     print(f"   lease left when the row came back: {remaining} ms")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from provider import now_ms
+from provider import ExecutionMetadata, now_ms
 
 RUNTIME_VERSION = "0.1.32"
 
@@ -92,10 +92,45 @@ def orchestration_started(
     )
 
 
-def metadata(name: str = "TestOrch", version: str = "1.0.0", **fields: Any) -> dict[str, Any]:
-    return {"orchestration_name": name, "orchestration_version": version, **fields}
+def metadata(name: str = "TestOrch", version: str = "1.0.0", **fields: Any) -> ExecutionMetadata:
+    return ExecutionMetadata(orchestration_name=name, orchestration_version=version, **fields)
 
 
 def history_row(evt: dict[str, Any]) -> dict[str, Any]:
     """One event in the shape the procedures take (event_id, event_type, event_data)."""
     return {"event_id": evt["event_id"], "event_type": "Event", "event_data": json.dumps(evt)}
+
+
+def external_event_item(instance: str, name: str, data: str = "{}") -> dict[str, Any]:
+    return external_raised(instance, name, data)
+
+
+def queue_message(instance: str, name: str, data: str) -> dict[str, Any]:
+    return {"QueueMessage": {"instance": instance, "name": name, "data": data}}
+
+
+def timer_fired(
+    instance: str, timer_id: int, fire_at_ms: int, execution_id: int = 1
+) -> dict[str, Any]:
+    return {
+        "TimerFired": {
+            "instance": instance,
+            "execution_id": execution_id,
+            "id": timer_id,
+            "fire_at_ms": fire_at_ms,
+        }
+    }
+
+
+def continue_as_new(
+    instance: str, orchestration: str = "TestOrch", input: str = "{}", version: str | None = "1.0.0"
+) -> dict[str, Any]:
+    return {
+        "ContinueAsNew": {
+            "instance": instance,
+            "orchestration": orchestration,
+            "input": input,
+            "version": version,
+            "carry_forward_events": [],
+        }
+    }

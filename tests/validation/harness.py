@@ -1,0 +1,111 @@
+"""The notation of duroxide's provider validation suite, over our provider.
+
+S(X)          start_orchestration(X)            StartOrchestration, TestOrch 1.0.0, execution 1
+SE(X, e)      start_execution(X, e)             the same with execution_id e
+OS(id, X, e)  started(X, event_id=id, execution_id=e)
+AE(X, id)     activity_execute(X, id)
+AC(X, id, r)  activity_completed(X, id, r)
+ER(X, n)      external_raised(X, n)
+meta{n,v}     meta_nv()                         name TestOrch, version 1.0.0
+fetchO(t)     provider.fetch_orchestration_item(t)
+fetchW(t)     provider.fetch_work_item(t)
+create_instance(X)  enqueue S(X); fetchO; ack [OS(1, X, 1)] meta{n,v}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from provider import ExecutionMetadata, OrchestrationItem, TaskHub, now_ms
+from tests.support.work_items import (
+    activity_completed,
+    activity_execute,
+    continue_as_new,
+    event,
+    external_raised,
+    queue_message,
+    start_orchestration,
+    timer_fired,
+)
+
+# The suite's lock timeout (SQLite's harness uses 1 s too); fetchO without a
+# timeout uses 30 s as in the suite.
+LT = 1_000
+LONG_LOCK = 30_000
+RUNTIME_VERSION = "0.1.32"
+
+__all__ = [
+    "LONG_LOCK",
+    "LT",
+    "activity_completed",
+    "activity_execute",
+    "continue_as_new",
+    "create_instance",
+    "event",
+    "external_raised",
+    "fetch_o",
+    "meta_nv",
+    "queue_message",
+    "start_execution",
+    "start_orchestration",
+    "started",
+    "timer_fired",
+]
+
+
+def start_execution(instance: str, execution_id: int, **fields: Any) -> dict[str, Any]:
+    item = start_orchestration(instance, **fields)
+    item["StartOrchestration"]["execution_id"] = execution_id
+    return item
+
+
+def started(
+    instance: str,
+    *,
+    event_id: int = 1,
+    execution_id: int = 1,
+    name: str = "TestOrch",
+    version: str = "1.0.0",
+    input: str = "{}",
+    parent_instance: str | None = None,
+    parent_id: int | None = None,
+    duroxide_version: str = RUNTIME_VERSION,
+) -> dict[str, Any]:
+    """OS(id, X, e): an OrchestrationStarted event."""
+    return {
+        "event_id": event_id,
+        "source_event_id": None,
+        "instance_id": instance,
+        "execution_id": execution_id,
+        "timestamp_ms": now_ms(),
+        "duroxide_version": duroxide_version,
+        "type": "OrchestrationStarted",
+        "name": name,
+        "version": version,
+        "input": input,
+        "parent_instance": parent_instance,
+        "parent_id": parent_id,
+    }
+
+
+def meta_nv(**fields: Any) -> ExecutionMetadata:
+    """meta{n,v}: orchestration TestOrch, version 1.0.0, plus any other fields."""
+    fields.setdefault("orchestration_name", "TestOrch")
+    fields.setdefault("orchestration_version", "1.0.0")
+    return ExecutionMetadata(**fields)
+
+
+def fetch_o(provider: TaskHub, lock_ms: int = LONG_LOCK) -> OrchestrationItem:
+    """fetchO that must return an item."""
+    item = provider.fetch_orchestration_item(lock_ms)
+    assert item is not None, "expected an orchestration item"
+    return item
+
+
+def create_instance(provider: TaskHub, instance: str) -> None:
+    provider.enqueue_for_orchestrator(start_orchestration(instance))
+    item = fetch_o(provider)
+    assert item.instance_id == instance
+    provider.ack_orchestration_item(
+        item.lock_token, 1, history_delta=[started(instance)], metadata=meta_nv()
+    )
