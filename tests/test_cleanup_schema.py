@@ -1,0 +1,34 @@
+"""cleanup_schema() (the runtime's teardown) leaves nothing of the hub behind,
+and the schema can be migrated again afterwards."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from provider import migrate
+from tests.conftest import new_schema_name
+
+
+def objects_in(conn: psycopg.Connection[Any], schema: str) -> list[str]:
+    rows = conn.execute(
+        "SELECT relname FROM pg_class WHERE relnamespace = %s::regnamespace"
+        " UNION ALL SELECT proname FROM pg_proc WHERE pronamespace = %s::regnamespace",
+        [schema, schema],
+    ).fetchall()
+    return sorted(str(row[0]) for row in rows)
+
+
+def test_cleanup_schema_removes_every_table_and_function(
+    database_url: str, sql: psycopg.Connection[Any]
+) -> None:
+    schema = new_schema_name("clean")
+    migrate.upgrade(database_url, schema)
+    sql.execute(f'CREATE TABLE "{schema}".application_table (id int)')
+
+    sql.execute(f'SELECT "{schema}".cleanup_schema()')
+
+    assert objects_in(sql, schema) == ["application_table"]
+    migrate.upgrade(database_url, schema)
+    assert "fetch_orchestration_item" in objects_in(sql, schema)
