@@ -1,0 +1,113 @@
+"""duroxide provider validation suite, §3.2 bulk_deletion (4 tests).
+
+delete_instance_bulk deletes ended root instances (with their sub-orchestration
+trees) chosen by an id allowlist, a completed-before cutoff (epoch ms) and a
+limit; running instances are skipped silently.
+"""
+
+from __future__ import annotations
+
+import time
+
+from provider import TaskHub, TaskHubError, now_ms
+from tests.validation.harness import create_instance, fetch_o, meta_nv, start_orchestration, started
+
+
+def create_completed_instance(provider: TaskHub, instance: str, parent: str | None = None) -> None:
+    """Start TestOrch (as a child of `parent`, parent_id 1, if given) and complete it."""
+    parent_id = 1 if parent is not None else None
+    start = start_orchestration(instance)
+    start["StartOrchestration"]["parent_instance"] = parent
+    start["StartOrchestration"]["parent_id"] = parent_id
+    provider.enqueue_for_orchestrator(start)
+    item = fetch_o(provider)
+    provider.ack_orchestration_item(
+        item.lock_token,
+        1,
+        history_delta=[started(instance, parent_instance=parent, parent_id=parent_id)],
+        metadata=meta_nv(status="Completed", output="done", parent_instance_id=parent),
+    )
+
+
+def exists(provider: TaskHub, instance: str) -> bool:
+    try:
+        provider.get_instance_info(instance)
+    except TaskHubError:
+        return False
+    return True
+
+
+def test_delete_instance_bulk_filter_combinations(provider: TaskHub) -> None:
+    ids = [f"bulk-del-filter-{i}" for i in range(5)]
+    for instance in ids:
+        create_completed_instance(provider, instance)
+
+    result = provider.delete_instance_bulk(instance_ids=ids[:2])
+    assert result.instances_deleted == 2
+    assert not exists(provider, ids[0])
+    assert not exists(provider, ids[1])
+    assert exists(provider, ids[2])
+
+    result = provider.delete_instance_bulk(instance_ids=["does-not-exist-1", "does-not-exist-2"])
+    assert result.instances_deleted == 0
+
+    result = provider.delete_instance_bulk()
+    assert result.instances_deleted >= 3
+    assert not any(exists(provider, i) for i in ids[2:])
+
+
+def test_delete_instance_bulk_safety_and_limits(provider: TaskHub) -> None:
+    completed = ["bulk-del-safe-completed-1", "bulk-del-safe-completed-2"]
+    running = ["bulk-del-safe-running-1", "bulk-del-safe-running-2"]
+    for instance in completed:
+        create_completed_instance(provider, instance)
+    for instance in running:
+        create_instance(provider, instance)
+
+    result = provider.delete_instance_bulk(instance_ids=completed + running)
+    assert result.instances_deleted == 2
+    assert all(exists(provider, i) for i in running)
+
+    for i in range(4):
+        create_completed_instance(provider, f"bulk-del-batch-{i}")
+    assert provider.delete_instance_bulk(limit=2).instances_deleted == 2
+    assert provider.delete_instance_bulk(limit=2).instances_deleted == 2
+    assert provider.delete_instance_bulk(limit=2).instances_deleted == 0
+
+
+def test_delete_instance_bulk_completed_before_filter(provider: TaskHub) -> None:
+    ids = ["bulk-del-time-1", "bulk-del-time-2"]
+    before_creation = now_ms()
+    time.sleep(0.010)
+    for instance in ids:
+        create_completed_instance(provider, instance)
+    time.sleep(0.010)
+    after_creation = now_ms()
+
+    result = provider.delete_instance_bulk(instance_ids=ids, completed_before_ms=before_creation)
+    assert result.instances_deleted == 0
+    assert all(exists(provider, i) for i in ids)
+
+    result = provider.delete_instance_bulk(instance_ids=ids, completed_before_ms=after_creation)
+    assert result.instances_deleted == 2
+    assert not any(exists(provider, i) for i in ids)
+
+
+def test_delete_instance_bulk_cascades_to_children(provider: TaskHub) -> None:
+    parent1, child1 = "bulk-del-cascade-parent1", "bulk-del-cascade-child1"
+    parent2 = "bulk-del-cascade-parent2"
+    children2 = [f"bulk-del-cascade-child2{suffix}" for suffix in "abc"]
+    standalone = "bulk-del-cascade-standalone"
+    create_completed_instance(provider, parent1)
+    create_completed_instance(provider, child1, parent1)
+    create_completed_instance(provider, parent2)
+    for child in children2:
+        create_completed_instance(provider, child, parent2)
+    create_completed_instance(provider, standalone)
+    everything = [parent1, child1, parent2, *children2, standalone]
+    assert all(exists(provider, i) for i in everything)
+
+    result = provider.delete_instance_bulk(instance_ids=[parent1, parent2, standalone])
+    # 3 roots + 1 child of parent1 + 3 children of parent2
+    assert result.instances_deleted == 7
+    assert not any(exists(provider, i) for i in everything)
