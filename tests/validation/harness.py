@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from provider import ExecutionMetadata, OrchestrationItem, TaskHub, now_ms
+from provider import ExecutionMetadata, OrchestrationItem, TaskHub, TaskHubError, now_ms
 from tests.support.work_items import (
     activity_completed,
     activity_execute,
@@ -40,14 +40,18 @@ __all__ = [
     "activity_completed",
     "activity_execute",
     "continue_as_new",
+    "create_completed_instance",
     "create_instance",
     "event",
     "external_raised",
     "fetch_o",
+    "finish_instance",
+    "instance_exists",
     "meta_nv",
     "queue_message",
     "start_execution",
     "start_orchestration",
+    "start_with_parent",
     "started",
     "timer_fired",
 ]
@@ -109,3 +113,38 @@ def create_instance(provider: TaskHub, instance: str) -> None:
     provider.ack_orchestration_item(
         item.lock_token, 1, history_delta=[started(instance)], metadata=meta_nv()
     )
+
+
+def start_with_parent(instance: str, parent: str | None, parent_id: int | None) -> dict[str, Any]:
+    """StartOrchestration of TestOrch 1.0.0 with the given parent fields."""
+    item = start_orchestration(instance)
+    item["StartOrchestration"]["parent_instance"] = parent
+    item["StartOrchestration"]["parent_id"] = parent_id
+    return item
+
+
+def finish_instance(
+    provider: TaskHub, instance: str, status: str, output: str, parent: str | None = None
+) -> None:
+    """Start an instance (TestOrch, parent_id 1 if it has a parent) and end it in one turn."""
+    parent_id = 1 if parent is not None else None
+    provider.enqueue_for_orchestrator(start_with_parent(instance, parent, parent_id))
+    item = fetch_o(provider)
+    provider.ack_orchestration_item(
+        item.lock_token,
+        1,
+        history_delta=[started(instance, parent_instance=parent, parent_id=parent_id)],
+        metadata=meta_nv(status=status, output=output, parent_instance_id=parent),
+    )
+
+
+def create_completed_instance(provider: TaskHub, instance: str, parent: str | None = None) -> None:
+    finish_instance(provider, instance, "Completed", "done", parent)
+
+
+def instance_exists(provider: TaskHub, instance: str) -> bool:
+    try:
+        provider.get_instance_info(instance)
+    except TaskHubError:
+        return False
+    return True

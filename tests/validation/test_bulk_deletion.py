@@ -9,32 +9,8 @@ from __future__ import annotations
 
 import time
 
-from provider import TaskHub, TaskHubError, now_ms
-from tests.validation.harness import create_instance, fetch_o, meta_nv, start_orchestration, started
-
-
-def create_completed_instance(provider: TaskHub, instance: str, parent: str | None = None) -> None:
-    """Start TestOrch (as a child of `parent`, parent_id 1, if given) and complete it."""
-    parent_id = 1 if parent is not None else None
-    start = start_orchestration(instance)
-    start["StartOrchestration"]["parent_instance"] = parent
-    start["StartOrchestration"]["parent_id"] = parent_id
-    provider.enqueue_for_orchestrator(start)
-    item = fetch_o(provider)
-    provider.ack_orchestration_item(
-        item.lock_token,
-        1,
-        history_delta=[started(instance, parent_instance=parent, parent_id=parent_id)],
-        metadata=meta_nv(status="Completed", output="done", parent_instance_id=parent),
-    )
-
-
-def exists(provider: TaskHub, instance: str) -> bool:
-    try:
-        provider.get_instance_info(instance)
-    except TaskHubError:
-        return False
-    return True
+from provider import TaskHub, now_ms
+from tests.validation.harness import create_completed_instance, create_instance, instance_exists
 
 
 def test_delete_instance_bulk_filter_combinations(provider: TaskHub) -> None:
@@ -44,16 +20,16 @@ def test_delete_instance_bulk_filter_combinations(provider: TaskHub) -> None:
 
     result = provider.delete_instance_bulk(instance_ids=ids[:2])
     assert result.instances_deleted == 2
-    assert not exists(provider, ids[0])
-    assert not exists(provider, ids[1])
-    assert exists(provider, ids[2])
+    assert not instance_exists(provider, ids[0])
+    assert not instance_exists(provider, ids[1])
+    assert instance_exists(provider, ids[2])
 
     result = provider.delete_instance_bulk(instance_ids=["does-not-exist-1", "does-not-exist-2"])
     assert result.instances_deleted == 0
 
     result = provider.delete_instance_bulk()
     assert result.instances_deleted >= 3
-    assert not any(exists(provider, i) for i in ids[2:])
+    assert not any(instance_exists(provider, i) for i in ids[2:])
 
 
 def test_delete_instance_bulk_safety_and_limits(provider: TaskHub) -> None:
@@ -66,7 +42,7 @@ def test_delete_instance_bulk_safety_and_limits(provider: TaskHub) -> None:
 
     result = provider.delete_instance_bulk(instance_ids=completed + running)
     assert result.instances_deleted == 2
-    assert all(exists(provider, i) for i in running)
+    assert all(instance_exists(provider, i) for i in running)
 
     for i in range(4):
         create_completed_instance(provider, f"bulk-del-batch-{i}")
@@ -86,11 +62,11 @@ def test_delete_instance_bulk_completed_before_filter(provider: TaskHub) -> None
 
     result = provider.delete_instance_bulk(instance_ids=ids, completed_before_ms=before_creation)
     assert result.instances_deleted == 0
-    assert all(exists(provider, i) for i in ids)
+    assert all(instance_exists(provider, i) for i in ids)
 
     result = provider.delete_instance_bulk(instance_ids=ids, completed_before_ms=after_creation)
     assert result.instances_deleted == 2
-    assert not any(exists(provider, i) for i in ids)
+    assert not any(instance_exists(provider, i) for i in ids)
 
 
 def test_delete_instance_bulk_cascades_to_children(provider: TaskHub) -> None:
@@ -105,9 +81,9 @@ def test_delete_instance_bulk_cascades_to_children(provider: TaskHub) -> None:
         create_completed_instance(provider, child, parent2)
     create_completed_instance(provider, standalone)
     everything = [parent1, child1, parent2, *children2, standalone]
-    assert all(exists(provider, i) for i in everything)
+    assert all(instance_exists(provider, i) for i in everything)
 
     result = provider.delete_instance_bulk(instance_ids=[parent1, parent2, standalone])
     # 3 roots + 1 child of parent1 + 3 children of parent2
     assert result.instances_deleted == 7
-    assert not any(exists(provider, i) for i in everything)
+    assert not any(instance_exists(provider, i) for i in everything)

@@ -8,8 +8,6 @@ completion must not bring a deleted instance back.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from provider import ExecutionMetadata, TaskHub, TaskHubError
@@ -17,41 +15,18 @@ from tests.validation.harness import (
     LONG_LOCK,
     activity_completed,
     activity_execute,
+    create_completed_instance,
     create_instance,
     event,
     external_raised,
     fetch_o,
+    finish_instance,
+    instance_exists,
     meta_nv,
     start_orchestration,
+    start_with_parent,
     started,
 )
-
-
-def start_with_parent(instance: str, parent: str | None, parent_id: int | None) -> dict[str, Any]:
-    """StartOrchestration of TestOrch 1.0.0 with the given parent fields."""
-    item = start_orchestration(instance)
-    item["StartOrchestration"]["parent_instance"] = parent
-    item["StartOrchestration"]["parent_id"] = parent_id
-    return item
-
-
-def finish_instance(
-    provider: TaskHub, instance: str, status: str, output: str, parent: str | None = None
-) -> None:
-    """Start an instance (TestOrch, parent_id 1 if it has a parent) and end it in one turn."""
-    parent_id = 1 if parent is not None else None
-    provider.enqueue_for_orchestrator(start_with_parent(instance, parent, parent_id))
-    item = fetch_o(provider)
-    provider.ack_orchestration_item(
-        item.lock_token,
-        1,
-        history_delta=[started(instance, parent_instance=parent, parent_id=parent_id)],
-        metadata=meta_nv(status=status, output=output, parent_instance_id=parent),
-    )
-
-
-def create_completed_instance(provider: TaskHub, instance: str, parent: str | None = None) -> None:
-    finish_instance(provider, instance, "Completed", "done", parent)
 
 
 def create_failed_instance(provider: TaskHub, instance: str) -> None:
@@ -81,14 +56,6 @@ def create_child_instance(provider: TaskHub, instance: str, parent: str) -> None
     )
 
 
-def exists(provider: TaskHub, instance: str) -> bool:
-    try:
-        provider.get_instance_info(instance)
-    except TaskHubError:
-        return False
-    return True
-
-
 def test_delete_terminal_instances(provider: TaskHub) -> None:
     completed, failed, cancelled = (
         "delete-term-completed",
@@ -98,19 +65,19 @@ def test_delete_terminal_instances(provider: TaskHub) -> None:
     create_completed_instance(provider, completed)
     create_failed_instance(provider, failed)
     create_cancelled_instance(provider, cancelled)
-    assert all(exists(provider, i) for i in (completed, failed, cancelled))
+    assert all(instance_exists(provider, i) for i in (completed, failed, cancelled))
 
     result = provider.delete_instance(completed, False)
     assert result.instances_deleted >= 1
     assert result.executions_deleted >= 1
     assert result.events_deleted >= 1
-    assert not exists(provider, completed)
+    assert not instance_exists(provider, completed)
 
     assert provider.delete_instance(failed, False).instances_deleted >= 1
-    assert not exists(provider, failed)
+    assert not instance_exists(provider, failed)
 
     assert provider.delete_instance(cancelled, False).instances_deleted >= 1
-    assert not exists(provider, cancelled)
+    assert not instance_exists(provider, cancelled)
 
 
 def test_delete_running_rejected_force_succeeds(provider: TaskHub) -> None:
@@ -121,10 +88,10 @@ def test_delete_running_rejected_force_succeeds(provider: TaskHub) -> None:
         provider.delete_instance(instance, False)
     assert not rejected.value.retryable
     assert "running" in str(rejected.value).lower()
-    assert exists(provider, instance)
+    assert instance_exists(provider, instance)
 
     assert provider.delete_instance(instance, True).instances_deleted >= 1
-    assert not exists(provider, instance)
+    assert not instance_exists(provider, instance)
 
 
 def test_delete_nonexistent_instance(provider: TaskHub) -> None:
@@ -175,7 +142,7 @@ def test_cascade_delete_hierarchy(provider: TaskHub) -> None:
     create_completed_instance(provider, child2, root)
     create_completed_instance(provider, grandchild, child1)
     tree = (root, child1, child2, grandchild)
-    assert all(exists(provider, i) for i in tree)
+    assert all(instance_exists(provider, i) for i in tree)
 
     with pytest.raises(TaskHubError) as direct:
         provider.delete_instance(child1, False)
@@ -189,7 +156,7 @@ def test_cascade_delete_hierarchy(provider: TaskHub) -> None:
     result = provider.delete_instance(root, False)
     assert result.instances_deleted >= 1
     assert result.executions_deleted >= 4
-    assert not any(exists(provider, i) for i in tree)
+    assert not any(instance_exists(provider, i) for i in tree)
 
 
 def test_force_delete_prevents_ack_recreation(provider: TaskHub) -> None:
@@ -209,7 +176,7 @@ def test_force_delete_prevents_ack_recreation(provider: TaskHub) -> None:
             history_delta=[event(2, instance, "ExternalEvent", name="test-event", data="{}")],
             metadata=ExecutionMetadata(),
         )
-    assert not exists(provider, instance)
+    assert not instance_exists(provider, instance)
 
 
 def test_list_children(provider: TaskHub) -> None:
@@ -272,12 +239,12 @@ def test_delete_instances_atomic(provider: TaskHub) -> None:
     ids = ["atomic-del-1", "atomic-del-2", "atomic-del-3"]
     for instance in ids:
         create_completed_instance(provider, instance)
-    assert all(exists(provider, i) for i in ids)
+    assert all(instance_exists(provider, i) for i in ids)
 
     result = provider.delete_instances_atomic(ids, False)
     assert result.instances_deleted >= 1
     assert result.executions_deleted >= 3
-    assert not any(exists(provider, i) for i in ids)
+    assert not any(instance_exists(provider, i) for i in ids)
 
 
 def test_delete_instances_atomic_force(provider: TaskHub) -> None:
@@ -288,12 +255,12 @@ def test_delete_instances_atomic_force(provider: TaskHub) -> None:
 
     with pytest.raises(TaskHubError):
         provider.delete_instances_atomic(ids, False)
-    assert exists(provider, completed)
-    assert exists(provider, running)
+    assert instance_exists(provider, completed)
+    assert instance_exists(provider, running)
 
     assert provider.delete_instances_atomic(ids, True).instances_deleted >= 1
-    assert not exists(provider, completed)
-    assert not exists(provider, running)
+    assert not instance_exists(provider, completed)
+    assert not instance_exists(provider, running)
 
 
 def test_delete_instances_atomic_orphan_detection(provider: TaskHub) -> None:
@@ -302,19 +269,19 @@ def test_delete_instances_atomic_orphan_detection(provider: TaskHub) -> None:
     child = f"{root}::sub::2"
     create_completed_instance(provider, root)
     create_child_instance(provider, child, root)
-    assert exists(provider, root)
-    assert exists(provider, child)
+    assert instance_exists(provider, root)
+    assert instance_exists(provider, child)
 
     with pytest.raises(TaskHubError) as orphaning:
         provider.delete_instances_atomic([root], False)
     message = str(orphaning.value).lower()
     assert "child" in message or "orphan" in message or "tree" in message
-    assert exists(provider, root)
-    assert exists(provider, child)
+    assert instance_exists(provider, root)
+    assert instance_exists(provider, child)
 
     provider.delete_instances_atomic([root, child], False)
-    assert not exists(provider, root)
-    assert not exists(provider, child)
+    assert not instance_exists(provider, root)
+    assert not instance_exists(provider, child)
 
 
 def test_stale_activity_after_delete_recreate(provider: TaskHub) -> None:
@@ -338,7 +305,7 @@ def test_stale_activity_after_delete_recreate(provider: TaskHub) -> None:
     assert lease is not None
 
     assert provider.delete_instance(instance, True).instances_deleted >= 1
-    assert not exists(provider, instance)
+    assert not instance_exists(provider, instance)
 
     create_instance(provider, instance)
     assert provider.get_instance_info(instance).orchestration_name == "TestOrch"
