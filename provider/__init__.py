@@ -5,8 +5,11 @@ hub = TaskHub.connect("postgresql://...", schema="orders")
 item = hub.fetch_orchestration_item()
 """
 
+from provider.activity_worker import ActivityContext, ActivityWorker
+from provider.cancellation import CancellationToken, WorkCancelled
 from provider.config import TaskHubConfig
 from provider.errors import LockLost, PermanentError, RetryableError, TaskHubError
+from provider.lease_keeper import LeaseKeeper, keep_orchestration_lease
 from provider.metadata import ExecutionMetadata
 from provider.procedures import now_ms
 from provider.task_hub import TaskHub
@@ -28,6 +31,9 @@ from provider.types import (
 )
 
 __all__ = [
+    "ActivityContext",
+    "ActivityWorker",
+    "CancellationToken",
     "CustomStatus",
     "DeleteResult",
     "ExecutionInfo",
@@ -36,6 +42,7 @@ __all__ = [
     "InstanceStats",
     "InstanceTree",
     "KvEntry",
+    "LeaseKeeper",
     "LockLost",
     "OrchestrationItem",
     "PermanentError",
@@ -48,6 +55,8 @@ __all__ = [
     "TaskHubConfig",
     "TaskHubError",
     "VersionRange",
+    "WorkCancelled",
     "WorkItemLease",
+    "keep_orchestration_lease",
     "now_ms",
 ]

@@ -22,6 +22,8 @@ class TaskHubConfig:
     session_lock_timeout_ms: int = 30_000
     pool_min_size: int = 1
     pool_max_size: int = 10
+    # How long a call waits for a connection before failing (retryable).
+    pool_timeout_s: float = 10.0
     # Upper bound on any single call, so that no call can hang a connection.
     statement_timeout_ms: int | None = 30_000
     application_name: str = "taskhub-pg"
@@ -37,5 +39,7 @@ class TaskHubConfig:
                 raise ValueError(f"{name} must be positive")
         if not 1 <= self.pool_min_size <= self.pool_max_size:
             raise ValueError("need 1 <= pool_min_size <= pool_max_size")
+        if self.pool_timeout_s <= 0:
+            raise ValueError("pool_timeout_s must be positive")
         if self.statement_timeout_ms is not None and self.statement_timeout_ms <= 0:
             raise ValueError("statement_timeout_ms must be positive or None")

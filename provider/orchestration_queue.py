@@ -172,8 +172,14 @@ class OrchestrationQueue(ProcedureClient):
             )
         )
 
-    def renew_orchestration_item_lock(self, lock_token: str, extend_ms: int) -> int:
+    def renew_orchestration_item_lock(
+        self, lock_token: str, extend_ms: int, *, timeout_s: float | None = None
+    ) -> int:
         """Extend a live lease to now + extend_ms; returns its new end (epoch ms)."""
         return int(
-            self._scalar("taskhub_renew_orchestration_lease", [lock_token, now_ms(), extend_ms])
+            self._scalar(
+                "taskhub_renew_orchestration_lease",
+                [lock_token, now_ms(), extend_ms],
+                timeout_s=timeout_s,
+            )
         )

@@ -44,9 +44,12 @@ class ProcedureClient:
             config.url,
             min_size=config.pool_min_size,
             max_size=config.pool_max_size,
+            timeout=config.pool_timeout_s,
             kwargs={"autocommit": True, "options": " ".join(options)},
             open=open_pool,
-            check=ConnectionPool.check_connection,
+            # No check on checkout: psycopg_pool backs off a second or more
+            # after a failed check. A dead connection fails its one call as a
+            # RetryableError instead, and the pool replaces it at once.
             name=f"taskhub:{config.schema}",
         )
         self._schema = sql.Identifier(config.schema)
@@ -55,24 +58,39 @@ class ProcedureClient:
         self._pool.close()
 
     @contextmanager
-    def _cursor(self, operation: str) -> Iterator[psycopg.Cursor[tuple[Any, ...]]]:
+    def _cursor(
+        self, operation: str, timeout_s: float | None = None
+    ) -> Iterator[psycopg.Cursor[tuple[Any, ...]]]:
         try:
-            with self._pool.connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
+            with (
+                self._pool.connection(timeout=timeout_s) as conn,
+                conn.cursor(row_factory=tuple_row) as cur,
+            ):
                 yield cur
         except (psycopg.Error, PoolTimeout) as error:
+            if isinstance(error, psycopg.OperationalError):
+                # The server may have dropped every connection (restart, failover,
+                # terminated backends): replace the other dead ones now, so the
+                # caller's retry does not meet them one by one.
+                self._pool.check()
             raise translate(operation, error) from error
 
-    def _call(self, function: str, args: Sequence[Any]) -> list[tuple[Any, ...]]:
-        """SELECT * FROM <schema>.<function>(args...) and return all rows."""
+    def _call(
+        self, function: str, args: Sequence[Any], *, timeout_s: float | None = None
+    ) -> list[tuple[Any, ...]]:
+        """SELECT * FROM <schema>.<function>(args...) and return all rows.
+
+        timeout_s bounds the wait for a pooled connection (default: the pool's).
+        """
         query = sql.SQL("SELECT * FROM {}.{}({})").format(
             self._schema,
             sql.Identifier(function),
             sql.SQL(", ").join(sql.Placeholder() * len(args)),
         )
-        with self._cursor(function) as cur:
+        with self._cursor(function, timeout_s) as cur:
             cur.execute(query, args)
             return cur.fetchall() if cur.description else []
 
-    def _scalar(self, function: str, args: Sequence[Any]) -> Any:
-        rows = self._call(function, args)
+    def _scalar(self, function: str, args: Sequence[Any], *, timeout_s: float | None = None) -> Any:
+        rows = self._call(function, args, timeout_s=timeout_s)
         return rows[0][0] if rows else None

@@ -93,9 +93,17 @@ class WorkerQueue(ProcedureClient):
     ) -> None:
         self._call("abandon_work_item", [lock_token, now_ms(), delay_ms, ignore_attempt])
 
-    def renew_work_item_lock(self, lock_token: str, extend_ms: int) -> int:
+    def renew_work_item_lock(
+        self, lock_token: str, extend_ms: int, *, timeout_s: float | None = None
+    ) -> int:
         """Extend a live worker lease to now + extend_ms; returns its new end (epoch ms)."""
-        return int(self._scalar("taskhub_renew_work_item_lease", [lock_token, now_ms(), extend_ms]))
+        return int(
+            self._scalar(
+                "taskhub_renew_work_item_lease",
+                [lock_token, now_ms(), extend_ms],
+                timeout_s=timeout_s,
+            )
+        )
 
     def renew_session_lock(
         self, owner_ids: Sequence[str], extend_ms: int, idle_timeout_ms: int
@@ -107,6 +115,15 @@ class WorkerQueue(ProcedureClient):
             self._scalar(
                 "renew_session_lock", [list(owner_ids), now_ms(), extend_ms, idle_timeout_ms]
             )
+        )
+
+    def renew_session_lease(self, session_id: str, owner_id: str, extend_ms: int) -> int:
+        """Extend one session held by owner_id; returns its new end (epoch ms).
+
+        Raises LockLost when the session is gone, expired or owned by another worker.
+        """
+        return int(
+            self._scalar("taskhub_renew_session_lease", [session_id, owner_id, now_ms(), extend_ms])
         )
 
     def cleanup_orphaned_sessions(self) -> int:

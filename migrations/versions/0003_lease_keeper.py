@@ -1,0 +1,26 @@
+"""Millisecond renewal of a single session lease, for the provider's lease keeper.
+
+Revision ID: 0003
+Revises: 0002
+Create Date: 2026-11-30
+"""
+
+from __future__ import annotations
+
+from migrations.sql_runner import apply_sql_files, drop_and_restore_functions, set_aside_functions
+
+revision = "0003"
+down_revision = "0002"
+branch_labels = None
+depends_on = None
+
+FUNCTIONS = ["taskhub_renew_session_lease"]
+
+
+def upgrade() -> None:
+    set_aside_functions(FUNCTIONS)
+    apply_sql_files(["0003_lease_keeper/renew_session_lease.sql"])
+
+
+def downgrade() -> None:
+    drop_and_restore_functions(FUNCTIONS)

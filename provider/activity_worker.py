@@ -1,0 +1,353 @@
+"""A worker loop that runs Python activity handlers from the worker queue.
+
+    worker = ActivityWorker(hub, tags=TagFilter.only("python"), concurrency=4)
+
+    @worker.activity("Resize")
+    def resize(ctx: ActivityContext, image: dict) -> dict:
+        for tile in tiles(image):
+            ctx.token.raise_if_cancelled()   # the lease is gone: stop
+            ...
+        return {"ok": True}
+
+    worker.start(); ...; worker.stop()
+
+Every item runs under a LeaseKeeper, so an activity may run far longer than
+the lock timeout; the timeout only decides how fast a crashed worker's items
+come back. An item whose lease is lost is cancelled and never acked. An item
+fetched more than `max_attempts` times is failed as poison instead of run.
+Handlers may be plain functions (cancelled cooperatively through
+`ctx.token`) or coroutine functions (cancelled as asyncio tasks).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from provider.activity_results import (
+    activity_completed,
+    activity_failed,
+    activity_identity,
+    activity_poisoned,
+    decode_input,
+)
+from provider.cancellation import CancellationToken, WorkCancelled
+from provider.errors import LockLost, TaskHubError
+from provider.lease_keeper import LeaseKeeper
+from provider.task_hub import TaskHub
+from provider.types import JsonObject, TagFilter, WorkItemLease
+
+log = logging.getLogger("provider.activity_worker")
+
+Handler = Callable[..., Any]
+UNREGISTERED_RETRY_MS = 1_000
+
+
+@dataclass(frozen=True)
+class ActivityContext:
+    instance_id: str
+    execution_id: int
+    activity_id: int
+    activity_name: str
+    session_id: str | None
+    tag: str | None
+    attempt: int
+    lock_token: str
+    token: CancellationToken
+
+    @property
+    def is_cancelled(self) -> bool:
+        return self.token.cancelled
+
+
+@dataclass
+class WorkerStats:
+    completed: int = 0
+    failed: int = 0
+    poisoned: int = 0
+    lost: int = 0
+    given_back: int = 0
+    renewals: int = 0
+    renewal_errors: int = 0
+
+
+@dataclass
+class _InFlight:
+    """One running item; `state` moves running -> acking | given_back, under `lock`."""
+
+    lease: WorkItemLease
+    token: CancellationToken
+    state: str = "running"
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class ActivityWorker:
+    def __init__(
+        self,
+        hub: TaskHub,
+        *,
+        concurrency: int = 4,
+        tags: TagFilter | None = None,
+        owner_id: str | None = None,
+        lock_timeout_ms: int | None = None,
+        session_lock_timeout_ms: int | None = None,
+        session_idle_timeout_ms: int = 300_000,
+        max_attempts: int = 10,
+        idle_poll_ms: int = 20,
+        max_idle_poll_ms: int = 500,
+        max_error_backoff_ms: int = 5_000,
+    ) -> None:
+        if concurrency < 1 or max_attempts < 1:
+            raise ValueError("concurrency and max_attempts must be at least 1")
+        self.hub = hub
+        self.concurrency = concurrency
+        self.tags = tags or TagFilter.default_only()
+        self.owner_id = owner_id
+        self.lock_timeout_ms = lock_timeout_ms or hub.config.worker_lock_timeout_ms
+        self.session_lock_timeout_ms = session_lock_timeout_ms or hub.config.session_lock_timeout_ms
+        self.session_idle_timeout_ms = session_idle_timeout_ms
+        self.max_attempts = max_attempts
+        self.idle_poll_s = idle_poll_ms / 1000
+        self.max_idle_poll_s = max_idle_poll_ms / 1000
+        self.max_error_backoff_s = max_error_backoff_ms / 1000
+        self.stats = WorkerStats()
+        self._handlers: dict[str, Handler] = {}
+        self._stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._in_flight: dict[str, _InFlight] = {}
+        self._in_flight_lock = threading.Lock()
+
+    # -- registration ---------------------------------------------------------
+
+    def register(self, name: str, handler: Handler) -> None:
+        self._handlers[name] = handler
+
+    def activity(self, name: str) -> Callable[[Handler], Handler]:
+        def decorator(handler: Handler) -> Handler:
+            self.register(name, handler)
+            return handler
+
+        return decorator
+
+    # -- life cycle -----------------------------------------------------------
+
+    def start(self) -> ActivityWorker:
+        self._stopping.clear()
+        self._threads = [
+            threading.Thread(target=self._slot, name=f"activity-slot-{n}", daemon=True)
+            for n in range(self.concurrency)
+        ]
+        if self.owner_id is not None:
+            self._threads.append(
+                threading.Thread(target=self._session_heartbeat, name="sessions", daemon=True)
+            )
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Stop fetching; give every in-flight item back at once; wait for the slots."""
+        self._stopping.set()
+        with self._in_flight_lock:
+            running = list(self._in_flight.values())
+        for item in running:
+            self._give_back(item, "worker shutting down")
+        deadline = time.monotonic() + timeout_s
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    def __enter__(self) -> ActivityWorker:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- the loop -------------------------------------------------------------
+
+    def _slot(self) -> None:
+        idle_s, error_s = self.idle_poll_s, 0.1
+        while not self._stopping.is_set():
+            fetched_at = time.monotonic()
+            try:
+                lease = self.hub.fetch_work_item(
+                    self.lock_timeout_ms,
+                    owner_id=self.owner_id,
+                    session_lock_timeout_ms=self.session_lock_timeout_ms,
+                    tags=self.tags,
+                )
+            except TaskHubError as error:
+                # The database is down or refusing: back off, never spin.
+                log.warning("fetch_work_item failed: %s", error)
+                self._stopping.wait(error_s)
+                error_s = min(error_s * 2, self.max_error_backoff_s)
+                continue
+            error_s = 0.1
+            if lease is None:
+                self._stopping.wait(idle_s)
+                idle_s = min(idle_s * 2, self.max_idle_poll_s)
+                continue
+            idle_s = self.idle_poll_s
+            self._process(lease, fetched_at)
+
+    def _process(self, lease: WorkItemLease, fetched_at: float) -> None:
+        body = activity_identity(lease.work_item)
+        name = str(body.get("name"))
+        if lease.attempt_count > self.max_attempts:
+            log.error(
+                "poison: failing activity instead of running it",
+                extra={
+                    "instance_id": body.get("instance"),
+                    "lock_token": lease.lock_token,
+                    "activity": name,
+                    "attempt_count": lease.attempt_count,
+                },
+            )
+            self._ack(lease, activity_poisoned(body, lease.attempt_count, self.max_attempts))
+            self.stats.poisoned += 1
+            return
+        handler = self._handlers.get(name)
+        if handler is None:
+            log.warning("no handler for activity %s; giving it back", name)
+            self._abandon(lease, delay_ms=UNREGISTERED_RETRY_MS, ignore_attempt=False)
+            return
+
+        item = _InFlight(lease, CancellationToken())
+        with self._in_flight_lock:
+            self._in_flight[lease.lock_token] = item
+        keeper = LeaseKeeper(
+            lambda extend_ms, timeout_s: self.hub.renew_work_item_lock(
+                lease.lock_token, extend_ms, timeout_s=timeout_s
+            ),
+            self.lock_timeout_ms,
+            name=f"{body.get('instance')}:{name}#{body.get('id')}",
+            token=item.token,
+            leased_at=fetched_at,
+        )
+        context = ActivityContext(
+            instance_id=str(body["instance"]),
+            execution_id=int(body["execution_id"]),
+            activity_id=int(body["id"]),
+            activity_name=name,
+            session_id=body.get("session_id"),
+            tag=body.get("tag"),
+            attempt=lease.attempt_count,
+            lock_token=lease.lock_token,
+            token=item.token,
+        )
+        try:
+            with keeper:
+                completion = self._run(handler, context, decode_input(body), body)
+        finally:
+            with self._in_flight_lock:
+                self._in_flight.pop(lease.lock_token, None)
+            self.stats.renewals += keeper.renewals
+            self.stats.renewal_errors += keeper.transient_errors
+
+        with item.lock:
+            if item.state == "given_back":
+                return
+            if keeper.lost or completion is None:
+                # Lease gone: another worker owns the item now. Ack nothing.
+                self.stats.lost += 1
+                return
+            item.state = "acking"
+        if self._ack(lease, completion):
+            if "ActivityCompleted" in completion:
+                self.stats.completed += 1
+            else:
+                self.stats.failed += 1
+
+    def _run(
+        self, handler: Handler, context: ActivityContext, value: Any, body: JsonObject
+    ) -> JsonObject | None:
+        """The completion to ack, or None when the work was cancelled."""
+        try:
+            if inspect.iscoroutinefunction(handler):
+                result = asyncio.run(self._run_async(handler, context, value))
+            else:
+                result = handler(context, value)
+        except (WorkCancelled, asyncio.CancelledError):
+            return None
+        except Exception as error:
+            if context.token.cancelled:
+                return None
+            log.info("activity %s failed: %s", context.activity_name, error)
+            return activity_failed(body, f"{type(error).__name__}: {error}")
+        return None if context.token.cancelled else activity_completed(body, result)
+
+    @staticmethod
+    async def _run_async(handler: Handler, context: ActivityContext, value: Any) -> Any:
+        task = asyncio.ensure_future(handler(context, value))
+        loop = asyncio.get_running_loop()
+
+        def cancel_task() -> None:
+            loop.call_soon_threadsafe(task.cancel)
+
+        context.token.add_callback(cancel_task)
+        try:
+            return await task
+        finally:
+            context.token.remove_callback(cancel_task)
+
+    # -- acks -----------------------------------------------------------------
+
+    def _ack(self, lease: WorkItemLease, completion: JsonObject, attempts: int = 3) -> bool:
+        for attempt in range(attempts):
+            try:
+                self.hub.ack_work_item(lease.lock_token, completion)
+                return True
+            except LockLost as error:
+                log.warning(
+                    "ack refused, lease lost: %s",
+                    error.message,
+                    extra={"lock_token": lease.lock_token},
+                )
+                self.stats.lost += 1
+                return False
+            except TaskHubError as error:
+                if not error.retryable or attempt == attempts - 1:
+                    log.error("ack failed: %s", error, extra={"lock_token": lease.lock_token})
+                    return False
+                time.sleep(0.05 * 2**attempt)
+        return False
+
+    def _abandon(self, lease: WorkItemLease, *, delay_ms: int | None, ignore_attempt: bool) -> None:
+        try:
+            self.hub.abandon_work_item(
+                lease.lock_token, delay_ms=delay_ms, ignore_attempt=ignore_attempt
+            )
+        except TaskHubError as error:
+            log.info("abandon failed (the lease will expire instead): %s", error)
+
+    def _give_back(self, item: _InFlight, reason: str) -> None:
+        with item.lock:
+            if item.state != "running":
+                return
+            item.state = "given_back"
+        item.token.cancel(reason)
+        # It was not this item's fault: the fetch does not count as an attempt.
+        self._abandon(item.lease, delay_ms=None, ignore_attempt=True)
+        self.stats.given_back += 1
+
+    # -- sessions -------------------------------------------------------------
+
+    def _session_heartbeat(self) -> None:
+        assert self.owner_id is not None
+        interval_s = self.session_lock_timeout_ms / 3000
+        last_cleanup = time.monotonic()
+        while not self._stopping.wait(interval_s):
+            try:
+                self.hub.renew_session_lock(
+                    [self.owner_id], self.session_lock_timeout_ms, self.session_idle_timeout_ms
+                )
+                if time.monotonic() - last_cleanup > 60:
+                    self.hub.cleanup_orphaned_sessions()
+                    last_cleanup = time.monotonic()
+            except TaskHubError as error:
+                log.warning("session heartbeat failed: %s", error)
