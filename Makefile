@@ -2,12 +2,13 @@
 #   make run    embedded Postgres + migrations + demo of the lease guarantees
 #   make test   lint, type check and the whole test suite against real Postgres
 #   make stop   stop the development Postgres that `make run` left up
+#   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG)
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test pytest lint clean
+.PHONY: venv run stop test pytest lint bench bench-quick clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +33,17 @@ pytest: venv
 	$(PY) -m pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests ran"; exit 1; fi; exit $$rc
 
 test: lint pytest
+
+# Side-by-side benchmarks against duroxide 0.2.2 (a few minutes); bench-quick is a smoke run.
+$(VENV)/.bench-installed: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	touch $@
+
+bench: $(VENV)/.bench-installed
+	$(PY) -m bench.run
+
+bench-quick: $(VENV)/.bench-installed
+	$(PY) -m bench.run --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -17,47 +17,81 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_id           bigint;
-    v_session      text;
-    v_now_ms       bigint;
+    v_completion jsonb;
+    v_now_ms     bigint;
+    v_acked      boolean;
+    v_session    text;
+    v_seen_until bigint;
 BEGIN
-    PERFORM __SCHEMA__.taskhub_require(p_lock_token IS NOT NULL, 'p_lock_token must not be NULL');
     IF p_completion_json IS NOT NULL THEN
-        PERFORM __SCHEMA__.taskhub_require(p_instance_id <> '',
-            'p_instance_id is required when p_completion_json is provided');
-        PERFORM __SCHEMA__.taskhub_require(
-            __SCHEMA__.taskhub_work_item_kind(__SCHEMA__.taskhub_try_jsonb(p_completion_json)) IS NOT NULL,
-            'p_completion_json must be a JSON work item of the form {"Variant": {...}}');
+        v_completion := __SCHEMA__.taskhub_try_jsonb(p_completion_json);
+    END IF;
+    IF p_lock_token IS NULL THEN
+        RAISE EXCEPTION 'p_lock_token must not be NULL' USING ERRCODE = '22023';
+    ELSIF p_completion_json IS NOT NULL AND (p_instance_id IS NULL OR p_instance_id = '') THEN
+        RAISE EXCEPTION 'p_instance_id is required when p_completion_json is provided'
+            USING ERRCODE = '22023';
+    ELSIF p_completion_json IS NOT NULL
+          AND jsonb_typeof(v_completion -> 'ActivityCompleted') IS DISTINCT FROM 'object'
+          AND jsonb_typeof(v_completion -> 'ActivityFailed') IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION 'p_completion_json must be an ActivityCompleted or ActivityFailed work item'
+            USING ERRCODE = '22023';
     END IF;
 
-    SELECT lease.item_id, lease.session_id, lease.now_ms INTO v_id, v_session, v_now_ms
-      FROM __SCHEMA__.taskhub_lock_worker_lease(
-               p_lock_token, p_now_ms, 'Worker queue item not found or already processed') AS lease;
-
-    DELETE FROM __SCHEMA__.worker_queue AS q WHERE q.id = v_id;
-
-    IF p_completion_json IS NOT NULL THEN
+    -- One statement: lock the item if its lease is live (an expired row fails
+    -- the test on the snapshot and is not waited for), delete it, and queue
+    -- the completion for the orchestration.
+    v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+    WITH leased AS (
+        SELECT q.id
+          FROM __SCHEMA__.worker_queue AS q
+         WHERE q.lock_token = p_lock_token
+           AND q.locked_until > v_now_ms
+           FOR UPDATE
+    ), done AS (
+        DELETE FROM __SCHEMA__.worker_queue AS q
+         USING leased
+         WHERE q.id = leased.id
+        RETURNING q.session_id
+    ), completion AS (
         INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, created_at)
-        VALUES (p_instance_id, p_completion_json, to_timestamp(v_now_ms / 1000.0),
-                to_timestamp(v_now_ms / 1000.0));
+        SELECT p_instance_id, p_completion_json, to_timestamp(v_now_ms / 1000.0),
+               to_timestamp(v_now_ms / 1000.0)
+          FROM done
+         WHERE p_completion_json IS NOT NULL
+    )
+    SELECT true, done.session_id INTO v_acked, v_session FROM done;
+
+    IF v_acked IS NULL THEN
+        SELECT q.locked_until INTO v_seen_until
+          FROM __SCHEMA__.worker_queue AS q
+         WHERE q.lock_token = p_lock_token;
+        RAISE EXCEPTION 'Worker queue item not found or already processed'
+            USING ERRCODE = 'TH001',
+                  DETAIL = CASE WHEN v_seen_until IS NULL
+                                THEN 'No worker item holds this token: it was acked, cancelled, or taken over after it expired.'
+                                ELSE format('The lease expired %s ms ago.', v_now_ms - v_seen_until) END;
     END IF;
 
-    PERFORM __SCHEMA__.taskhub_touch_session(v_session, v_now_ms);
+    IF v_session IS NOT NULL THEN
+        PERFORM __SCHEMA__.taskhub_touch_session(v_session, v_now_ms);
+    END IF;
 END;
 $$;
 
 -- Record activity on a live session (best effort: a session row that is busy
--- elsewhere is left alone rather than waited for).
+-- elsewhere is left alone rather than waited for). Internal helper.
 CREATE FUNCTION __SCHEMA__.taskhub_touch_session(p_session_id text, p_now_ms bigint)
 RETURNS void
-LANGUAGE sql
-SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql
 AS $$
+BEGIN
     UPDATE __SCHEMA__.sessions AS s
        SET last_activity_at = p_now_ms
      WHERE s.session_id IN (SELECT live.session_id
                               FROM __SCHEMA__.sessions AS live
                              WHERE live.session_id = p_session_id
                                AND live.locked_until > p_now_ms
-                               FOR UPDATE SKIP LOCKED)
+                               FOR UPDATE SKIP LOCKED);
+END;
 $$;

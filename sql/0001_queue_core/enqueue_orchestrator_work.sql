@@ -15,14 +15,15 @@ RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    v_item jsonb := __SCHEMA__.taskhub_try_jsonb(p_work_item);
 BEGIN
-    PERFORM __SCHEMA__.taskhub_require(p_instance_id <> '', 'p_instance_id must be a non-empty text');
-    PERFORM __SCHEMA__.taskhub_require(p_visible_at IS NOT NULL, 'p_visible_at must not be NULL');
-    PERFORM __SCHEMA__.taskhub_require(
-        __SCHEMA__.taskhub_work_item_kind(v_item) IS NOT NULL,
-        'p_work_item must be a JSON work item of the form {"Variant": {...}}');
+    IF p_instance_id IS NULL OR p_instance_id = '' THEN
+        RAISE EXCEPTION 'p_instance_id must be a non-empty text' USING ERRCODE = '22023';
+    ELSIF p_visible_at IS NULL THEN
+        RAISE EXCEPTION 'p_visible_at must not be NULL' USING ERRCODE = '22023';
+    ELSIF __SCHEMA__.taskhub_work_item_kind(__SCHEMA__.taskhub_try_jsonb(p_work_item)) IS NULL THEN
+        RAISE EXCEPTION 'p_work_item must be a JSON work item of the form {"Variant": {...}}'
+            USING ERRCODE = '22023';
+    END IF;
 
     INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, created_at)
     VALUES (p_instance_id, p_work_item, p_visible_at, clock_timestamp());

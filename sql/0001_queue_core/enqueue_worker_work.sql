@@ -17,13 +17,15 @@ AS $$
 DECLARE
     v_now_ts timestamptz := to_timestamp(__SCHEMA__.taskhub_clock_ms(NULL) / 1000.0);
 BEGIN
-    PERFORM __SCHEMA__.taskhub_require(
-        __SCHEMA__.taskhub_work_item_kind(__SCHEMA__.taskhub_try_jsonb(p_work_item)) = 'ActivityExecute',
-        'p_work_item must be a JSON ActivityExecute work item');
-    PERFORM __SCHEMA__.taskhub_require(p_session_id IS NULL OR p_session_id <> '',
-        'p_session_id must be NULL or non-empty');
-    PERFORM __SCHEMA__.taskhub_require(p_tag IS NULL OR p_tag <> '',
-        'p_tag must be NULL or non-empty');
+    IF jsonb_typeof(__SCHEMA__.taskhub_try_jsonb(p_work_item) -> 'ActivityExecute')
+       IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION 'p_work_item must be a JSON ActivityExecute work item'
+            USING ERRCODE = '22023';
+    ELSIF p_session_id = '' THEN
+        RAISE EXCEPTION 'p_session_id must be NULL or non-empty' USING ERRCODE = '22023';
+    ELSIF p_tag = '' THEN
+        RAISE EXCEPTION 'p_tag must be NULL or non-empty' USING ERRCODE = '22023';
+    END IF;
 
     INSERT INTO __SCHEMA__.worker_queue
            (work_item, visible_at, created_at, instance_id, execution_id, activity_id, session_id, tag)

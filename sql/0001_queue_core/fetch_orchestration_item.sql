@@ -6,7 +6,7 @@
 --     lock is taken with SKIP LOCKED: a contended candidate is skipped.
 --   * Concurrent dispatchers spread over instances. The oldest candidate is
 --     tried first (so an idle hub is served oldest-first); when it is taken,
---     the remaining candidates are tried in random order.
+--     the others are tried from a random starting point.
 --   * It never returns an expired lease. The clock is read after the locks are
 --     held; that one value decides which messages are visible, whether an old
 --     lease has expired, and where the new lease ends. If reading the history
@@ -37,22 +37,24 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     c_max_candidates constant integer := 8;
-    c_scan_rows      constant integer := 64;   -- queue rows read to find the candidates
+    c_scan_rows      constant integer := 16;   -- queue rows read to find the candidates
     v_filtered  boolean := p_min_version_packed IS NOT NULL OR p_max_version_packed IS NOT NULL;
     v_min       bigint  := coalesce(p_min_version_packed, 0);
     v_max       bigint  := coalesce(p_max_version_packed, 9223372036854775807);
     v_scan_ms   bigint;
     v_candidates text[] := '{}';
-    v_try_order  integer[];
+    v_count      integer;
+    v_offset     integer;
     v_instance   text;
     v_now_ms     bigint;
     v_now_ts     timestamptz;
     v_held_until bigint;
-    v_visible_count integer;
-    v_claim_ids  bigint[];
+    v_leased     bigint;
+    v_known      boolean;
     v_token      text;
     v_locked_until bigint;
     v_messages   jsonb;
+    v_messages_text text;
     v_attempts   integer;
     v_name       text;
     v_version    text;
@@ -69,16 +71,18 @@ BEGIN
     -- 1. Candidates: the oldest visible messages of instances without a live
     --    lease (and, with a version range, whose current execution is pinned
     --    inside it). Nothing is locked; everything is re-checked under lock.
+    --    The lease test is a per-row subquery, not a join, so the plan walks
+    --    the (visible_at, id) index from the oldest message and stops after
+    --    c_scan_rows rows instead of reading the whole queue.
     v_scan_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
     FOR v_row IN
         SELECT q.instance_id
           FROM __SCHEMA__.orchestrator_queue AS q
          WHERE q.visible_at <= to_timestamp(v_scan_ms / 1000.0)
            AND (q.lock_token IS NULL OR q.locked_until <= v_scan_ms)
-           AND NOT EXISTS (SELECT 1
-                             FROM __SCHEMA__.instance_locks AS il
-                            WHERE il.instance_id = q.instance_id
-                              AND il.locked_until > v_scan_ms)
+           AND coalesce((SELECT il.locked_until
+                           FROM __SCHEMA__.instance_locks AS il
+                          WHERE il.instance_id = q.instance_id), 0) <= v_scan_ms
            AND (NOT v_filtered OR NOT EXISTS (
                    SELECT 1
                      FROM __SCHEMA__.instances AS i
@@ -104,13 +108,14 @@ BEGIN
         RETURN;
     END IF;
 
-    -- 2. Try order: the oldest first, then the others at random.
-    v_try_order := ARRAY[1] || ARRAY(SELECT i
-                                       FROM generate_series(2, cardinality(v_candidates)) AS i
-                                      ORDER BY random());
+    -- 2. Try order: the oldest first, then the others from a random starting
+    --    point, so that dispatchers who lost the oldest spread out.
+    v_count := cardinality(v_candidates);
+    v_offset := floor(random() * greatest(v_count - 1, 1))::integer;
 
-    FOR v_idx IN 1 .. cardinality(v_try_order) LOOP
-        v_instance := v_candidates[v_try_order[v_idx]];
+    FOR v_idx IN 1 .. v_count LOOP
+        v_instance := v_candidates[CASE WHEN v_idx = 1 THEN 1
+                                        ELSE 2 + (v_idx - 2 + v_offset) % (v_count - 1) END];
 
         -- Another fetcher is on this instance: skip it, never wait.
         CONTINUE WHEN NOT pg_try_advisory_xact_lock(
@@ -138,79 +143,118 @@ BEGIN
         END IF;
 
         -- The current execution must still be inside the version range.
-        CONTINUE WHEN v_filtered AND EXISTS (
-            SELECT 1
-              FROM __SCHEMA__.instances AS i
-              JOIN __SCHEMA__.executions AS e
-                ON e.instance_id = i.instance_id
-               AND e.execution_id = i.current_execution_id
-             WHERE i.instance_id = v_instance
-               AND e.duroxide_version_major IS NOT NULL
-               AND e.duroxide_version_major::bigint * 1000000
-                   + coalesce(e.duroxide_version_minor, 0) * 1000
-                   + coalesce(e.duroxide_version_patch, 0)
-                   NOT BETWEEN v_min AND v_max);
+        IF v_filtered THEN
+            CONTINUE WHEN EXISTS (
+                SELECT 1
+                  FROM __SCHEMA__.instances AS i
+                  JOIN __SCHEMA__.executions AS e
+                    ON e.instance_id = i.instance_id
+                   AND e.execution_id = i.current_execution_id
+                 WHERE i.instance_id = v_instance
+                   AND e.duroxide_version_major IS NOT NULL
+                   AND e.duroxide_version_major::bigint * 1000000
+                       + coalesce(e.duroxide_version_minor, 0) * 1000
+                       + coalesce(e.duroxide_version_patch, 0)
+                       NOT BETWEEN v_min AND v_max);
+        END IF;
 
-        -- Lock every visible, unleased message of the instance without waiting.
-        -- If some of them are row-locked by another transaction, leave the
-        -- whole instance: a turn must see its messages in order, none skipped.
+        -- 3. Claim, in one statement: lock every visible, unleased message of
+        --    the instance without waiting; only if all of them could be locked
+        --    (a turn must see its messages in order, none skipped) write the
+        --    lease and tag the messages with it. Returns the claimed messages.
+        v_token := 'lock_' || gen_random_uuid();
+        v_locked_until := v_now_ms + p_lock_timeout_ms;
         WITH visible AS (
             SELECT q.id
               FROM __SCHEMA__.orchestrator_queue AS q
              WHERE q.instance_id = v_instance
                AND q.visible_at <= v_now_ts
                AND (q.lock_token IS NULL OR q.locked_until <= v_now_ms)
-        ), lockable AS (
+        ), lockable AS MATERIALIZED (
             SELECT q.id
               FROM __SCHEMA__.orchestrator_queue AS q
              WHERE q.id IN (SELECT id FROM visible)
                FOR UPDATE SKIP LOCKED
+        ), whole AS (
+            SELECT (SELECT count(*) FROM visible) AS visible_count,
+                   (SELECT count(*) FROM lockable) AS lockable_count
+        ), lease AS (
+            INSERT INTO __SCHEMA__.instance_locks AS il
+                   (instance_id, lock_token, locked_until, locked_at)
+            SELECT v_instance, v_token, v_locked_until, v_now_ms
+              FROM whole
+             WHERE whole.visible_count > 0 AND whole.visible_count = whole.lockable_count
+            ON CONFLICT (instance_id) DO UPDATE
+               SET lock_token   = EXCLUDED.lock_token,
+                   locked_until = EXCLUDED.locked_until,
+                   locked_at    = EXCLUDED.locked_at
+            RETURNING 1
+        ), claimed AS (
+            UPDATE __SCHEMA__.orchestrator_queue AS q
+               SET lock_token    = v_token,
+                   locked_until  = v_locked_until,
+                   attempt_count = q.attempt_count + 1
+              FROM whole
+             WHERE q.id IN (SELECT id FROM lockable)
+               AND whole.visible_count = whole.lockable_count
+            RETURNING q.id, q.work_item, q.attempt_count
         )
-        SELECT (SELECT count(*) FROM visible),
-               ARRAY(SELECT id FROM lockable ORDER BY id)
-          INTO v_visible_count, v_claim_ids;
-        CONTINUE WHEN v_visible_count = 0 OR cardinality(v_claim_ids) <> v_visible_count;
-
-        -- 3. Claim: the lease, then its messages.
-        v_token := 'lock_' || gen_random_uuid();
-        v_locked_until := v_now_ms + p_lock_timeout_ms;
-
-        INSERT INTO __SCHEMA__.instance_locks AS il (instance_id, lock_token, locked_until, locked_at)
-        VALUES (v_instance, v_token, v_locked_until, v_now_ms)
-        ON CONFLICT (instance_id) DO UPDATE
-           SET lock_token   = EXCLUDED.lock_token,
-               locked_until = EXCLUDED.locked_until,
-               locked_at    = EXCLUDED.locked_at;
-
-        UPDATE __SCHEMA__.orchestrator_queue AS q
-           SET lock_token    = v_token,
-               locked_until  = v_locked_until,
-               attempt_count = q.attempt_count + 1
-         WHERE q.id = ANY (v_claim_ids);
+        SELECT '[' || string_agg(c.work_item, ',' ORDER BY c.id) || ']', max(c.attempt_count),
+               (SELECT count(*) FROM lease)
+          INTO v_messages_text, v_attempts, v_leased
+          FROM claimed AS c;
+        CONTINUE WHEN v_leased = 0;
 
         -- 4. What the turn needs: messages, instance metadata, history, KV.
         --    A message or event that is not valid JSON is passed on as a JSON
         --    string, so the runtime sees it (and can poison it) instead of the
         --    whole fetch failing forever on one bad row.
-        SELECT jsonb_agg(coalesce(__SCHEMA__.taskhub_try_jsonb(q.work_item), to_jsonb(q.work_item))
-                         ORDER BY q.id),
-               max(q.attempt_count)
-          INTO v_messages, v_attempts
-          FROM __SCHEMA__.orchestrator_queue AS q
-         WHERE q.id = ANY (v_claim_ids);
+        v_messages := __SCHEMA__.taskhub_try_jsonb(v_messages_text);
+        IF v_messages IS NULL THEN
+            SELECT jsonb_agg(coalesce(__SCHEMA__.taskhub_try_jsonb(q.work_item),
+                                      to_jsonb(q.work_item)) ORDER BY q.id)
+              INTO v_messages
+              FROM __SCHEMA__.orchestrator_queue AS q
+             WHERE q.lock_token = v_token;
+        END IF;
 
-        SELECT i.orchestration_name, coalesce(i.orchestration_version, 'unknown'),
-               i.current_execution_id
-          INTO v_name, v_version, v_execution
-          FROM __SCHEMA__.instances AS i
-         WHERE i.instance_id = v_instance;
+        -- The instance as the runtime knows it, the current execution's
+        -- history (one parse, below) and the committed KV state.
+        SELECT meta.name, meta.version, meta.execution, meta.known, hist.events, kv.snapshot
+          INTO v_name, v_version, v_execution, v_known, v_history_text, v_kv
+          FROM (SELECT i.orchestration_name AS name,
+                       coalesce(i.orchestration_version, 'unknown') AS version,
+                       coalesce(i.current_execution_id,
+                                (SELECT max(e.execution_id) FROM __SCHEMA__.executions AS e
+                                  WHERE e.instance_id = v_instance),
+                                1) AS execution,
+                       i.instance_id IS NOT NULL AS known
+                  FROM (SELECT 1) AS one
+                  LEFT JOIN __SCHEMA__.instances AS i ON i.instance_id = v_instance) AS meta,
+               LATERAL (SELECT '[' || string_agg(h.event_data, ',' ORDER BY h.event_id) || ']'
+                               AS events
+                          FROM __SCHEMA__.history AS h
+                         WHERE h.instance_id = v_instance
+                           AND h.execution_id = meta.execution) AS hist,
+               LATERAL (SELECT coalesce(jsonb_object_agg(s.key, jsonb_build_object(
+                                   'value', s.value,
+                                   'last_updated_at_ms', s.last_updated_at_ms)), '{}'::jsonb)
+                               AS snapshot
+                          FROM __SCHEMA__.kv_store AS s
+                         WHERE s.instance_id = v_instance) AS kv;
 
-        IF NOT FOUND THEN
+        v_history := __SCHEMA__.taskhub_try_jsonb(coalesce(v_history_text, '[]'));
+        IF v_history IS NULL THEN
+            SELECT jsonb_agg(to_jsonb(h.event_data) ORDER BY h.event_id)
+              INTO v_history
+              FROM __SCHEMA__.history AS h
+             WHERE h.instance_id = v_instance
+               AND h.execution_id = v_execution;
+        END IF;
+
+        IF NOT v_known THEN
             -- First turn (or metadata never written): the start message names
-            -- the orchestration; the newest execution row, if any, is current.
-            SELECT coalesce(max(e.execution_id), 1) INTO v_execution
-              FROM __SCHEMA__.executions AS e
-             WHERE e.instance_id = v_instance;
+            -- the orchestration, else the execution's OrchestrationStarted event.
             SELECT coalesce(m -> k ->> 'orchestration', 'Unknown'),
                    coalesce(m -> k ->> 'version', 'unknown')
               INTO v_name, v_version
@@ -222,12 +266,8 @@ BEGIN
             IF NOT FOUND THEN
                 SELECT coalesce(ev ->> 'name', 'Unknown'), coalesce(ev ->> 'version', 'unknown')
                   INTO v_name, v_version
-                  FROM __SCHEMA__.history AS h,
-                       LATERAL (SELECT __SCHEMA__.taskhub_try_jsonb(h.event_data) AS ev) AS parsed
-                 WHERE h.instance_id = v_instance
-                   AND h.execution_id = v_execution
-                   AND ev ->> 'type' = 'OrchestrationStarted'
-                 ORDER BY h.event_id
+                  FROM jsonb_array_elements(v_history) AS ev
+                 WHERE ev ->> 'type' = 'OrchestrationStarted'
                  LIMIT 1;
                 IF NOT FOUND THEN
                     v_name := 'Unknown';
@@ -235,31 +275,6 @@ BEGIN
                 END IF;
             END IF;
         END IF;
-
-        -- One parse of the whole history. A corrupt row turns it into an array
-        -- of strings, which the runtime reports as a history error (and can
-        -- poison) instead of the fetch failing forever.
-        SELECT '[' || string_agg(h.event_data, ',' ORDER BY h.event_id) || ']'
-          INTO v_history_text
-          FROM __SCHEMA__.history AS h
-         WHERE h.instance_id = v_instance
-           AND h.execution_id = v_execution;
-        v_history := __SCHEMA__.taskhub_try_jsonb(coalesce(v_history_text, '[]'));
-        IF v_history IS NULL THEN
-            SELECT jsonb_agg(to_jsonb(h.event_data) ORDER BY h.event_id)
-              INTO v_history
-              FROM __SCHEMA__.history AS h
-             WHERE h.instance_id = v_instance
-               AND h.execution_id = v_execution;
-        END IF;
-
-        SELECT coalesce(jsonb_object_agg(kv.key, jsonb_build_object(
-                            'value', kv.value,
-                            'last_updated_at_ms', kv.last_updated_at_ms)),
-                        '{}'::jsonb)
-          INTO v_kv
-          FROM __SCHEMA__.kv_store AS kv
-         WHERE kv.instance_id = v_instance;
 
         -- A history so large that reading it outlasted the lease: renew it
         -- rather than hand out a lease that is already over.
@@ -270,11 +285,19 @@ BEGIN
              WHERE il.instance_id = v_instance;
             UPDATE __SCHEMA__.orchestrator_queue AS q
                SET locked_until = v_locked_until
-             WHERE q.id = ANY (v_claim_ids);
+             WHERE q.lock_token = v_token;
         END IF;
 
-        RETURN QUERY SELECT v_instance, v_name, v_version, v_execution, v_history,
-                            v_messages, v_token, v_attempts, v_kv;
+        out_instance_id := v_instance;
+        out_orchestration_name := v_name;
+        out_orchestration_version := v_version;
+        out_execution_id := v_execution;
+        out_history := v_history;
+        out_messages := v_messages;
+        out_lock_token := v_token;
+        out_attempt_count := v_attempts;
+        out_kv_snapshot := v_kv;
+        RETURN NEXT;
         RETURN;
     END LOOP;
 

@@ -1,4 +1,8 @@
 -- taskhub-pg 0001: helpers shared by the procedures.
+--
+-- They are internal: called from the task-hub procedures, which pin
+-- search_path, so they do not pin it again (a SET clause costs every call a
+-- GUC save/restore and keeps SQL helpers from being inlined).
 
 -- The one clock of every lease decision: the database server's clock, with the
 -- caller's clock as a floor. The floor keeps a lease written here consistent
@@ -8,10 +12,9 @@
 CREATE FUNCTION __SCHEMA__.taskhub_clock_ms(p_caller_ms bigint)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_server_ms bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+    v_server_ms bigint := (extract(epoch FROM pg_catalog.clock_timestamp()) * 1000)::bigint;
 BEGIN
     IF p_caller_ms > v_server_ms + 300000 THEN
         RAISE EXCEPTION 'p_now_ms (%) is more than 300 s ahead of the database clock (%)',
@@ -28,25 +31,22 @@ $$;
 CREATE FUNCTION __SCHEMA__.taskhub_instance_lock_key(p_instance_id text)
 RETURNS bigint
 LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT hashtextextended('taskhub:__SCHEMA_NAME__:instance:' || p_instance_id, 0)
+    SELECT pg_catalog.hashtextextended('taskhub:__SCHEMA_NAME__:instance:' || p_instance_id, 0)
 $$;
 
 -- Same for a worker session, so concurrent claims of one session never wait.
 CREATE FUNCTION __SCHEMA__.taskhub_session_lock_key(p_session_id text)
 RETURNS bigint
 LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT hashtextextended('taskhub:__SCHEMA_NAME__:session:' || p_session_id, 0)
+    SELECT pg_catalog.hashtextextended('taskhub:__SCHEMA_NAME__:session:' || p_session_id, 0)
 $$;
 
 -- Bad input is refused before anything is written.
 CREATE FUNCTION __SCHEMA__.taskhub_require(p_condition boolean, p_message text)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF p_condition IS NOT TRUE THEN
@@ -59,7 +59,6 @@ $$;
 CREATE FUNCTION __SCHEMA__.taskhub_try_jsonb(p_text text)
 RETURNS jsonb
 LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     RETURN p_text::jsonb;
@@ -73,13 +72,18 @@ $$;
 CREATE FUNCTION __SCHEMA__.taskhub_work_item_kind(p_item jsonb)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_keys text[];
 BEGIN
     IF jsonb_typeof(p_item) IS DISTINCT FROM 'object' THEN
         RETURN NULL;
+    END IF;
+    -- The object's only key, read from its text form ({"Variant": {...}}):
+    -- cheaper than a query over its keys, which is the fallback.
+    v_keys := ARRAY[split_part(substr(p_item::text, 3), '"', 1)];
+    IF jsonb_typeof(p_item -> v_keys[1]) = 'object' AND p_item - v_keys[1] = '{}'::jsonb THEN
+        RETURN v_keys[1];
     END IF;
     v_keys := ARRAY(SELECT jsonb_object_keys(p_item));
     IF cardinality(v_keys) <> 1 OR jsonb_typeof(p_item -> v_keys[1]) <> 'object' THEN
@@ -94,12 +98,9 @@ $$;
 CREATE FUNCTION __SCHEMA__.taskhub_target_instance(p_item jsonb)
 RETURNS text
 LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT CASE k
-        WHEN 'SubOrchCompleted' THEN p_item -> k ->> 'parent_instance'
-        WHEN 'SubOrchFailed'    THEN p_item -> k ->> 'parent_instance'
-        ELSE p_item -> k ->> 'instance'
-    END
-    FROM (SELECT __SCHEMA__.taskhub_work_item_kind(p_item) AS k) AS kind
+    SELECT CASE WHEN p_item ? 'SubOrchCompleted' OR p_item ? 'SubOrchFailed'
+                THEN pg_catalog.jsonb_path_query_first(p_item, '$.*.parent_instance')
+                ELSE pg_catalog.jsonb_path_query_first(p_item, '$.*.instance')
+           END #>> '{}'
 $$;

@@ -14,7 +14,6 @@ CREATE FUNCTION __SCHEMA__.taskhub_apply_kv_mutations(
 )
 RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_change jsonb;

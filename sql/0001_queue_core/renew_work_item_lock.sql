@@ -43,7 +43,9 @@ BEGIN
 
     v_locked_until := v_now_ms + p_extend_ms;
     UPDATE __SCHEMA__.worker_queue AS q SET locked_until = v_locked_until WHERE q.id = v_id;
-    PERFORM __SCHEMA__.taskhub_touch_session(v_session, v_now_ms);
+    IF v_session IS NOT NULL THEN
+        PERFORM __SCHEMA__.taskhub_touch_session(v_session, v_now_ms);
+    END IF;
     RETURN v_locked_until;
 END;
 $$;

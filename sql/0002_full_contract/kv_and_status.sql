@@ -4,43 +4,55 @@
 -- (so a client can poll for changes). No row otherwise.
 CREATE FUNCTION __SCHEMA__.get_custom_status(p_instance_id text, p_last_seen_version bigint)
 RETURNS TABLE (out_custom_status text, out_custom_status_version bigint)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
     SELECT i.custom_status, i.custom_status_version::bigint
       FROM __SCHEMA__.instances AS i
      WHERE i.instance_id = p_instance_id
-       AND i.custom_status_version > coalesce(p_last_seen_version, 0)
+       AND i.custom_status_version > coalesce(p_last_seen_version, 0);
+END;
 $$;
 
 -- The live value of one key: the current execution's change wins over the
 -- committed value; a removed key is not found. Always exactly one row.
 CREATE FUNCTION __SCHEMA__.get_kv_value(p_instance text, p_key text)
 RETURNS TABLE (out_value text, out_found boolean)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
     SELECT CASE WHEN d.instance_id IS NOT NULL THEN d.value ELSE s.value END,
            CASE WHEN d.instance_id IS NOT NULL THEN d.value IS NOT NULL
                 ELSE s.instance_id IS NOT NULL END
       FROM (SELECT 1) AS one
       LEFT JOIN __SCHEMA__.kv_delta AS d ON d.instance_id = p_instance AND d.key = p_key
-      LEFT JOIN __SCHEMA__.kv_store AS s ON s.instance_id = p_instance AND s.key = p_key
+      LEFT JOIN __SCHEMA__.kv_store AS s ON s.instance_id = p_instance AND s.key = p_key;
+END;
 $$;
 
 -- All live keys of an instance (committed values overlaid by the current
 -- execution's changes, removed keys left out).
 CREATE FUNCTION __SCHEMA__.get_kv_all_values(p_instance text)
 RETURNS TABLE (out_key text, out_value text)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
     SELECT coalesce(d.key, s.key), CASE WHEN d.key IS NOT NULL THEN d.value ELSE s.value END
       FROM (SELECT * FROM __SCHEMA__.kv_store WHERE instance_id = p_instance) AS s
       FULL JOIN (SELECT * FROM __SCHEMA__.kv_delta WHERE instance_id = p_instance) AS d
         ON d.key = s.key
      WHERE CASE WHEN d.key IS NOT NULL THEN d.value IS NOT NULL ELSE true END
-     ORDER BY 1
+     ORDER BY 1;
+END;
 $$;
 
 -- Size figures of one instance's current execution and KV state.

@@ -3,35 +3,47 @@
 -- All instance ids, newest first.
 CREATE FUNCTION __SCHEMA__.list_instances()
 RETURNS TABLE (instance_id text)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT i.instance_id FROM __SCHEMA__.instances AS i ORDER BY i.created_at DESC, i.instance_id
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT i.instance_id FROM __SCHEMA__.instances AS i ORDER BY i.created_at DESC, i.instance_id;
+END;
 $$;
 
 -- Instances whose current execution has this status, newest first.
 CREATE FUNCTION __SCHEMA__.list_instances_by_status(p_status text)
 RETURNS TABLE (instance_id text)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
     SELECT i.instance_id
       FROM __SCHEMA__.instances AS i
       JOIN __SCHEMA__.executions AS e
         ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id
      WHERE e.status = p_status
-     ORDER BY i.created_at DESC, i.instance_id
+     ORDER BY i.created_at DESC, i.instance_id;
+END;
 $$;
 
 -- Execution ids of an instance, oldest first.
 CREATE FUNCTION __SCHEMA__.list_executions(p_instance_id text)
 RETURNS TABLE (execution_id bigint)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
     SELECT e.execution_id FROM __SCHEMA__.executions AS e
      WHERE e.instance_id = p_instance_id
-     ORDER BY e.execution_id
+     ORDER BY e.execution_id;
+END;
 $$;
 
 -- The current execution id; 'Instance not found: <id>' when there is none.
@@ -69,16 +81,20 @@ RETURNS TABLE (
     output                text,
     parent_instance_id    text
 )
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
     SELECT i.instance_id, i.orchestration_name, coalesce(i.orchestration_version, 'unknown'),
            i.current_execution_id, i.created_at, i.updated_at, e.status, e.output,
            i.parent_instance_id
       FROM __SCHEMA__.instances AS i
       LEFT JOIN __SCHEMA__.executions AS e
         ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id
-     WHERE i.instance_id = p_instance_id
+     WHERE i.instance_id = p_instance_id;
+END;
 $$;
 
 -- One execution with its number of history events.
@@ -91,15 +107,19 @@ RETURNS TABLE (
     completed_at timestamptz,
     event_count  bigint
 )
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
     SELECT e.execution_id, e.status, e.output, e.started_at, e.completed_at,
            (SELECT count(*) FROM __SCHEMA__.history AS h
              WHERE h.instance_id = e.instance_id AND h.execution_id = e.execution_id)
       FROM __SCHEMA__.executions AS e
      WHERE e.instance_id = p_instance_id
-       AND e.execution_id = p_execution_id
+       AND e.execution_id = p_execution_id;
+END;
 $$;
 
 -- Totals over the whole hub; statuses are those of current executions.
@@ -112,9 +132,12 @@ RETURNS TABLE (
     failed_instances    bigint,
     total_events        bigint
 )
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
     SELECT (SELECT count(*) FROM __SCHEMA__.instances),
            (SELECT count(*) FROM __SCHEMA__.executions),
            count(*) FILTER (WHERE e.status = 'Running'),
@@ -123,7 +146,8 @@ AS $$
            (SELECT count(*) FROM __SCHEMA__.history)
       FROM __SCHEMA__.instances AS i
       JOIN __SCHEMA__.executions AS e
-        ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id
+        ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id;
+END;
 $$;
 
 -- Messages ready to be fetched now: visible and not held by a live lease.
@@ -148,12 +172,16 @@ $$;
 -- Direct children (sub-orchestrations) of an instance, oldest first.
 CREATE FUNCTION __SCHEMA__.list_children(p_instance_id text)
 RETURNS TABLE (child_instance_id text)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
     SELECT i.instance_id FROM __SCHEMA__.instances AS i
      WHERE i.parent_instance_id = p_instance_id
-     ORDER BY i.created_at, i.instance_id
+     ORDER BY i.created_at, i.instance_id;
+END;
 $$;
 
 -- The parent of an instance (NULL for a root); 'Instance not found: <id>' if unknown.

@@ -1,0 +1,49 @@
+"""Small shared pieces of the benchmarks: clocks, latency summaries, threads."""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass
+class Latencies:
+    samples_ms: list[float] = field(default_factory=list)
+
+    def add(self, started: float) -> None:
+        self.samples_ms.append((time.perf_counter() - started) * 1000)
+
+    def extend(self, other: Latencies) -> None:
+        self.samples_ms += other.samples_ms
+
+    def quantile(self, q: float) -> float:
+        if not self.samples_ms:
+            return 0.0
+        ordered = sorted(self.samples_ms)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples_ms) if self.samples_ms else 0.0
+
+    @property
+    def maximum(self) -> float:
+        return max(self.samples_ms, default=0.0)
+
+
+def run_threads(count: int, body: Callable[[int], None]) -> float:
+    """Run body(0..count-1) in threads; the wall time in seconds."""
+    threads = [threading.Thread(target=body, args=(n,), daemon=True) for n in range(count)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - started

@@ -1,0 +1,58 @@
+"""The schemas a test or a benchmark can run against.
+
+* `taskhub`: created by our Alembic migrations (the product).
+* `duroxide-0.2.2`: created by the released duroxide runtime, with its
+  shipped procedures (the defects we fix).
+* `taskhub-caller-clock`: our schema with one deliberate defect put back: the
+  lease clock is the caller's p_now_ms, as in duroxide-pg before 0.2.2. Clock
+  tests must fail on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import psycopg
+
+from provider import migrate
+
+
+@dataclass(frozen=True)
+class Flavour:
+    name: str
+    prefix: str
+    build: Callable[[str, str], None]
+
+    def create_schema(self, url: str, schema: str) -> str:
+        self.build(url, schema)
+        return schema
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _taskhub(url: str, schema: str) -> None:
+    migrate.upgrade(url, schema)
+
+
+def _duroxide(url: str, schema: str) -> None:
+    import duroxide
+
+    # Connecting runs duroxide's own migration runner, which creates the schema.
+    duroxide.PostgresProvider.connect_with_schema(url, schema)
+
+
+def _taskhub_with_caller_clock(url: str, schema: str) -> None:
+    migrate.upgrade(url, schema)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            f'CREATE OR REPLACE FUNCTION "{schema}".taskhub_clock_ms(p_caller_ms bigint) '
+            "RETURNS bigint LANGUAGE sql AS 'SELECT p_caller_ms'"
+        )
+
+
+TASKHUB = Flavour("taskhub", "th", _taskhub)
+DUROXIDE_0_2_2 = Flavour("duroxide-0.2.2", "dx", _duroxide)
+TASKHUB_CALLER_CLOCK = Flavour("taskhub-caller-clock", "tc", _taskhub_with_caller_clock)
+ALL = {flavour.name: flavour for flavour in (TASKHUB, DUROXIDE_0_2_2, TASKHUB_CALLER_CLOCK)}
