@@ -35,16 +35,16 @@ DECLARE
     v_owner_until   bigint;
     v_token         text;
 BEGIN
-    PERFORM __SCHEMA__.taskhub_require(p_lock_timeout_ms > 0, 'p_lock_timeout_ms must be positive');
-    PERFORM __SCHEMA__.taskhub_require(
-        p_session_lock_timeout_ms IS NULL OR p_session_lock_timeout_ms > 0,
-        'p_session_lock_timeout_ms must be NULL or positive');
-    PERFORM __SCHEMA__.taskhub_require(p_owner_id IS NULL OR p_owner_id <> '',
-        'p_owner_id must be NULL or non-empty');
-    PERFORM __SCHEMA__.taskhub_require(
-        v_mode IN ('default_only', 'tags', 'default_and', 'any', 'none'),
-        format('p_tag_mode must be one of default_only, tags, default_and, any, none (got %L)',
-               p_tag_mode));
+    IF p_lock_timeout_ms IS NULL OR p_lock_timeout_ms <= 0 THEN
+        RAISE EXCEPTION 'p_lock_timeout_ms must be positive' USING ERRCODE = '22023';
+    ELSIF p_session_lock_timeout_ms <= 0 THEN
+        RAISE EXCEPTION 'p_session_lock_timeout_ms must be NULL or positive' USING ERRCODE = '22023';
+    ELSIF p_owner_id = '' THEN
+        RAISE EXCEPTION 'p_owner_id must be NULL or non-empty' USING ERRCODE = '22023';
+    ELSIF v_mode NOT IN ('default_only', 'tags', 'default_and', 'any', 'none') THEN
+        RAISE EXCEPTION 'p_tag_mode must be one of default_only, tags, default_and, any, none (got %)',
+            quote_literal(p_tag_mode) USING ERRCODE = '22023';
+    END IF;
     IF v_mode = 'none' THEN
         RETURN;
     END IF;
