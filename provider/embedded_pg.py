@@ -143,6 +143,23 @@ class EmbeddedPostgres:
             )
         return self.url
 
+    def restart(self) -> None:
+        """Restart the server (fast shutdown: open connections are cut)."""
+        self._run(
+            [
+                str(self.bin_dir / "pg_ctl"),
+                "-D",
+                str(self.data_dir),
+                "-l",
+                str(self.log_file),  # else the server keeps our stdout pipe open
+                "-m",
+                "fast",
+                "-w",
+                "restart",
+            ],
+            "pg_ctl restart",
+        )
+
     def stop(self) -> None:
         if self.is_initialised() and self.is_running():
             self._run(

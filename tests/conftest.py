@@ -34,22 +34,33 @@ def _with_database(url: str, database: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def server_url() -> Iterator[str]:
-    """A libpq URL of a PostgreSQL server the tests may create databases on."""
-    if url := os.environ.get("DATABASE_URL"):
-        yield url.replace("postgresql+psycopg://", "postgresql://")
-        return
-    if docker_engine_answers():
-        from testcontainers.postgres import PostgresContainer
-
-        with PostgresContainer("postgres:15", driver=None) as container:
-            yield container.get_connection_url()
+def embedded_cluster() -> Iterator[EmbeddedPostgres | None]:
+    """The private cluster the tests started, or None when the server is not ours
+    (DATABASE_URL or testcontainers): fault tests that restart it skip then."""
+    if os.environ.get("DATABASE_URL") or docker_engine_answers():
+        yield None
         return
     cluster = EmbeddedPostgres.create()
     try:
-        yield cluster.start()
+        cluster.start()
+        yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def server_url(embedded_cluster: EmbeddedPostgres | None) -> Iterator[str]:
+    """A libpq URL of a PostgreSQL server the tests may create databases on."""
+    if embedded_cluster is not None:
+        yield embedded_cluster.url
+        return
+    if url := os.environ.get("DATABASE_URL"):
+        yield url.replace("postgresql+psycopg://", "postgresql://")
+        return
+    from testcontainers.postgres import PostgresContainer
+
+    with PostgresContainer("postgres:15", driver=None) as container:
+        yield container.get_connection_url()
 
 
 @pytest.fixture(scope="session")

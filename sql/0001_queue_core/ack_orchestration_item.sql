@@ -48,6 +48,14 @@ BEGIN
     IF v_problem IS NULL
        AND (v_history <> '[]' OR v_workers <> '[]' OR v_orch <> '[]') THEN
         SELECT CASE
+            WHEN EXISTS (SELECT 1
+                           FROM (SELECT e FROM jsonb_array_elements(v_history) AS e
+                                 UNION ALL SELECT w FROM jsonb_array_elements(v_workers) AS w
+                                 UNION ALL SELECT o FROM jsonb_array_elements(v_orch) AS o)
+                                AS element (e)
+                          WHERE pg_column_size(e) > __SCHEMA__.taskhub_max_payload_bytes())
+            THEN format('an event or work item is larger than %s bytes',
+                        __SCHEMA__.taskhub_max_payload_bytes())
             WHEN EXISTS (SELECT 1 FROM jsonb_array_elements(v_history) AS e
                           WHERE jsonb_typeof(e) <> 'object'
                              OR jsonb_typeof(e -> 'event_id') IS DISTINCT FROM 'number'

@@ -31,6 +31,9 @@ BEGIN
     ELSIF p_completion_json IS NOT NULL AND (p_instance_id IS NULL OR p_instance_id = '') THEN
         RAISE EXCEPTION 'p_instance_id is required when p_completion_json is provided'
             USING ERRCODE = '22023';
+    ELSIF octet_length(p_completion_json) > __SCHEMA__.taskhub_max_payload_bytes() THEN
+        RAISE EXCEPTION 'p_completion_json is larger than % bytes',
+            __SCHEMA__.taskhub_max_payload_bytes() USING ERRCODE = '54000';
     ELSIF p_completion_json IS NOT NULL
           AND jsonb_typeof(v_completion -> 'ActivityCompleted') IS DISTINCT FROM 'object'
           AND jsonb_typeof(v_completion -> 'ActivityFailed') IS DISTINCT FROM 'object' THEN

@@ -27,7 +27,9 @@ DROP FUNCTION IF EXISTS
     __SCHEMA__.taskhub_require(boolean, text),
     __SCHEMA__.taskhub_session_lock_key(text),
     __SCHEMA__.taskhub_instance_lock_key(text),
-    __SCHEMA__.taskhub_clock_ms(bigint);
+    __SCHEMA__.taskhub_clock_ms(bigint),
+    __SCHEMA__.taskhub_max_payload_bytes(),
+    __SCHEMA__.taskhub_max_id_bytes();
 
 -- Functions set aside when this schema was adopted come back.
 SELECT __SCHEMA__.taskhub_restore_functions(

@@ -18,6 +18,12 @@ AS $$
 BEGIN
     IF p_instance_id IS NULL OR p_instance_id = '' THEN
         RAISE EXCEPTION 'p_instance_id must be a non-empty text' USING ERRCODE = '22023';
+    ELSIF octet_length(p_instance_id) > __SCHEMA__.taskhub_max_id_bytes() THEN
+        RAISE EXCEPTION 'p_instance_id is longer than % bytes', __SCHEMA__.taskhub_max_id_bytes()
+            USING ERRCODE = '54000';
+    ELSIF octet_length(p_work_item) > __SCHEMA__.taskhub_max_payload_bytes() THEN
+        RAISE EXCEPTION 'p_work_item is larger than % bytes', __SCHEMA__.taskhub_max_payload_bytes()
+            USING ERRCODE = '54000';
     ELSIF p_visible_at IS NULL THEN
         RAISE EXCEPTION 'p_visible_at must not be NULL' USING ERRCODE = '22023';
     ELSIF __SCHEMA__.taskhub_work_item_kind(__SCHEMA__.taskhub_try_jsonb(p_work_item)) IS NULL THEN

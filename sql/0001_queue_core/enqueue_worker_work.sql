@@ -17,7 +17,15 @@ AS $$
 DECLARE
     v_now_ts timestamptz := to_timestamp(__SCHEMA__.taskhub_clock_ms(NULL) / 1000.0);
 BEGIN
-    IF jsonb_typeof(__SCHEMA__.taskhub_try_jsonb(p_work_item) -> 'ActivityExecute')
+    IF octet_length(p_work_item) > __SCHEMA__.taskhub_max_payload_bytes() THEN
+        RAISE EXCEPTION 'p_work_item is larger than % bytes', __SCHEMA__.taskhub_max_payload_bytes()
+            USING ERRCODE = '54000';
+    ELSIF octet_length(p_instance_id) > __SCHEMA__.taskhub_max_id_bytes()
+          OR octet_length(p_session_id) > __SCHEMA__.taskhub_max_id_bytes()
+          OR octet_length(p_tag) > __SCHEMA__.taskhub_max_id_bytes() THEN
+        RAISE EXCEPTION 'p_instance_id, p_session_id and p_tag must not exceed % bytes',
+            __SCHEMA__.taskhub_max_id_bytes() USING ERRCODE = '54000';
+    ELSIF jsonb_typeof(__SCHEMA__.taskhub_try_jsonb(p_work_item) -> 'ActivityExecute')
        IS DISTINCT FROM 'object' THEN
         RAISE EXCEPTION 'p_work_item must be a JSON ActivityExecute work item'
             USING ERRCODE = '22023';

@@ -18,6 +18,8 @@ from provider import ActivityContext, ActivityWorker, TagFilter, TaskHub, now_ms
 RUNS_TABLE = """
 CREATE TABLE IF NOT EXISTS "{schema}".activity_runs (
     pid          integer NOT NULL,
+    instance_id  text    NOT NULL,
+    activity_id  bigint  NOT NULL,
     lock_token   text    NOT NULL,
     attempt      integer NOT NULL,
     started_ms   bigint  NOT NULL,
@@ -30,9 +32,10 @@ CREATE TABLE IF NOT EXISTS "{schema}".activity_runs (
 def record_start(url: str, schema: str, ctx: ActivityContext) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(
-            f'INSERT INTO "{schema}".activity_runs (pid, lock_token, attempt, started_ms)'
-            " VALUES (%s, %s, %s, %s)",
-            [os.getpid(), ctx.lock_token, ctx.attempt, now_ms()],
+            f'INSERT INTO "{schema}".activity_runs'
+            " (pid, instance_id, activity_id, lock_token, attempt, started_ms)"
+            " VALUES (%s, %s, %s, %s, %s, %s)",
+            [os.getpid(), ctx.instance_id, ctx.activity_id, ctx.lock_token, ctx.attempt, now_ms()],
         )
 
 

@@ -1,0 +1,323 @@
+"""Bad input catalogue: every procedure, fed NULLs, wrong shapes, garbage or
+expired tokens, non-positive timeouts, malformed or oversized JSON and hostile
+ids, answers with a clear error (or, where the input is harmless, does
+nothing), changes no row, and leaves the hub serving other work."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from provider import TaskHub, now_ms
+from tests.support.work_items import (
+    activity_completed,
+    activity_execute,
+    metadata,
+    orchestration_started,
+    start_orchestration,
+)
+
+TABLES = [
+    "instances",
+    "executions",
+    "history",
+    "orchestrator_queue",
+    "worker_queue",
+    "instance_locks",
+    "sessions",
+    "kv_store",
+    "kv_delta",
+]
+# SQLSTATEs that count as a clear refusal: invalid parameter / text / JSON
+# (22xxx), lease lost (TH001), not found (P0002), wrong state (55000),
+# over a limit (54000).
+CLEAR_ERROR_CLASSES = ("22", "TH", "P0", "55", "54")
+BIG = "x" * (9 * 1024 * 1024)
+
+
+class Hub:
+    """A hub with an instance, a leased turn, a leased activity and a session."""
+
+    def __init__(self, hub: TaskHub, conn: psycopg.Connection[Any]) -> None:
+        self.hub, self.conn, self.schema = hub, conn, hub.config.schema
+        hub.enqueue_orchestrator_work("kept", start_orchestration("kept"))
+        item = hub.fetch_orchestration_item(30_000)
+        assert item is not None
+        hub.ack_orchestration_item(
+            item.lock_token,
+            1,
+            history_delta=[
+                orchestration_started("kept"),
+                {"event_id": 2, "type": "KeyValueSet", "key": "k", "value": "v"},
+            ],
+            metadata=metadata(),
+        )
+        hub.enqueue_orchestrator_work("kept", start_orchestration("kept"))
+        leased = hub.fetch_orchestration_item(60_000)
+        assert leased is not None
+        self.orchestration_token = leased.lock_token
+        hub.enqueue_worker_work(activity_execute("kept", 7, session_id="sess"))
+        lease = hub.fetch_work_item(60_000, owner_id="owner")
+        assert lease is not None
+        self.worker_token = lease.lock_token
+
+    def snapshot(self) -> dict[str, str]:
+        return {
+            table: str(
+                self.conn.execute(
+                    f"SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), ''))"
+                    f' FROM "{self.schema}".{table} AS t'
+                ).fetchone()
+            )
+            for table in TABLES
+        }
+
+    def call(self, function: str, *args: Any) -> list[tuple[Any, ...]]:
+        placeholders = ", ".join(["%s"] * len(args))
+        return self.conn.execute(
+            f'SELECT * FROM "{self.schema}".{function}({placeholders})', list(args)
+        ).fetchall()
+
+
+@pytest.fixture
+def prepared(hub: TaskHub, sql: psycopg.Connection[Any]) -> Iterator[Hub]:
+    yield Hub(hub, sql)
+
+
+def now() -> int:
+    return now_ms()
+
+
+ITEM = json.dumps(start_orchestration("other"))
+WORK = json.dumps(activity_execute("other", 1))
+DONE = json.dumps(activity_completed("kept", 7))
+
+# (function, args) -> must raise a clear error and change nothing.
+REFUSED: list[tuple[str, Callable[[Hub], tuple[Any, ...]]]] = [
+    ("enqueue_orchestrator_work", lambda h: (None, ITEM, "now")),
+    ("enqueue_orchestrator_work", lambda h: ("", ITEM, "now")),
+    ("enqueue_orchestrator_work", lambda h: ("x", None, "now")),
+    ("enqueue_orchestrator_work", lambda h: ("x", "not json", "now")),
+    ("enqueue_orchestrator_work", lambda h: ("x", '{"Unknown": 1}', "now")),
+    ("enqueue_orchestrator_work", lambda h: ("x", "[1, 2]", "now")),
+    ("enqueue_orchestrator_work", lambda h: ("x", ITEM, None)),
+    ("enqueue_orchestrator_work", lambda h: ("y" * 2000, ITEM, "now")),
+    (
+        "enqueue_orchestrator_work",
+        lambda h: ("x", json.dumps({"ExternalRaised": {"data": BIG}}), "now"),
+    ),
+    ("fetch_orchestration_item", lambda h: (now(), None)),
+    ("fetch_orchestration_item", lambda h: (now(), 0)),
+    ("fetch_orchestration_item", lambda h: (now(), -1000)),
+    ("fetch_orchestration_item", lambda h: (now(), 1000, 5, 1)),
+    ("fetch_orchestration_item", lambda h: (now() + 86_400_000, 1000)),
+    ("ack_orchestration_item", lambda h: (None, now(), 1, "[]", "[]", "[]", "{}")),
+    ("ack_orchestration_item", lambda h: ("lock_garbage", now(), 1, "[]", "[]", "[]", "{}")),
+    ("ack_orchestration_item", lambda h: (h.orchestration_token, now(), 0, "[]", "[]", "[]", "{}")),
+    (
+        "ack_orchestration_item",
+        lambda h: (h.orchestration_token, now(), 1, '{"a": 1}', "[]", "[]", "{}"),
+    ),
+    (
+        "ack_orchestration_item",
+        lambda h: (
+            h.orchestration_token,
+            now(),
+            1,
+            '[{"event_id": -1, "event_data": "{}"}]',
+            "[]",
+            "[]",
+            "{}",
+        ),
+    ),
+    (
+        "ack_orchestration_item",
+        lambda h: (
+            h.orchestration_token,
+            now(),
+            1,
+            '[{"event_id": 9, "event_data": 5}]',
+            "[]",
+            "[]",
+            "{}",
+        ),
+    ),
+    (
+        "ack_orchestration_item",
+        lambda h: (h.orchestration_token, now(), 1, "[]", f"[{ITEM}]", "[]", "{}"),
+    ),
+    (
+        "ack_orchestration_item",
+        lambda h: (h.orchestration_token, now(), 1, "[]", "[]", "[42]", "{}"),
+    ),
+    ("ack_orchestration_item", lambda h: (h.orchestration_token, now(), 1, "[]", "[]", "[]", "[]")),
+    (
+        "ack_orchestration_item",
+        lambda h: (h.orchestration_token, now(), 1, "[]", "[]", "[]", "{}", "{}"),
+    ),
+    (
+        "ack_orchestration_item",
+        lambda h: (
+            h.orchestration_token,
+            now(),
+            1,
+            json.dumps([{"event_id": 9, "event_data": BIG}]),
+            "[]",
+            "[]",
+            "{}",
+        ),
+    ),
+    ("abandon_orchestration_item", lambda h: ("lock_garbage", now())),
+    ("abandon_orchestration_item", lambda h: (None, now())),
+    ("abandon_orchestration_item", lambda h: (h.orchestration_token, now(), -5)),
+    ("renew_orchestration_item_lock", lambda h: ("lock_garbage", now(), 30)),
+    ("renew_orchestration_item_lock", lambda h: (h.orchestration_token, now(), 0)),
+    ("renew_orchestration_item_lock", lambda h: (h.orchestration_token, now(), -30)),
+    ("renew_orchestration_item_lock", lambda h: (h.orchestration_token, now(), None)),
+    ("enqueue_worker_work", lambda h: (None, now())),
+    ("enqueue_worker_work", lambda h: ("{bad json", now())),
+    ("enqueue_worker_work", lambda h: (ITEM, now())),
+    ("enqueue_worker_work", lambda h: (WORK, now(), "other", 1, 1, "")),
+    ("enqueue_worker_work", lambda h: (WORK, now(), "other", 1, 1, None, "")),
+    ("enqueue_worker_work", lambda h: (WORK, now(), "other", 1, 1, "s" * 2000)),
+    ("fetch_work_item", lambda h: (now(), 0)),
+    ("fetch_work_item", lambda h: (now(), None)),
+    ("fetch_work_item", lambda h: (now(), 1000, "owner", -1)),
+    ("fetch_work_item", lambda h: (now(), 1000, "", None)),
+    ("fetch_work_item", lambda h: (now(), 1000, None, None, None, "everything")),
+    ("ack_worker", lambda h: (None,)),
+    ("ack_worker", lambda h: ("lock_garbage", "kept", DONE, now())),
+    ("ack_worker", lambda h: (h.worker_token, None, DONE, now())),
+    ("ack_worker", lambda h: (h.worker_token, "kept", "{not json", now())),
+    ("ack_worker", lambda h: (h.worker_token, "kept", ITEM, now())),
+    (
+        "ack_worker",
+        lambda h: (
+            h.worker_token,
+            "kept",
+            json.dumps({"ActivityCompleted": {"result": BIG}}),
+            now(),
+        ),
+    ),
+    ("abandon_work_item", lambda h: ("lock_garbage", now())),
+    ("abandon_work_item", lambda h: (h.worker_token, now(), -1)),
+    ("renew_work_item_lock", lambda h: ("lock_garbage", now(), 30)),
+    ("renew_work_item_lock", lambda h: (h.worker_token, now(), 0)),
+    ("renew_session_lock", lambda h: (["owner"], now(), -1, 1000)),
+    ("renew_session_lock", lambda h: (["owner"], now(), 1000, -1)),
+    ("append_history", lambda h: ("kept", 1, '[{"event_id": 0, "event_data": "{}"}]')),
+    ("append_history", lambda h: ("kept", 1, '{"event_id": 3}')),
+    ("append_history", lambda h: ("", 1, '[{"event_id": 3, "event_data": "{}"}]')),
+    ("append_history", lambda h: ("kept", 0, '[{"event_id": 3, "event_data": "{}"}]')),
+    ("get_parent_id", lambda h: ("nobody",)),
+    ("latest_execution_id", lambda h: ("nobody",)),
+    ("prune_executions", lambda h: ("nobody",)),
+    ("prune_executions", lambda h: ("kept", -1)),
+    ("delete_instances_atomic", lambda h: (["kept"], False)),
+]
+
+# Harmless: no error required, but nothing may change.
+NO_OPS: list[tuple[str, Callable[[Hub], tuple[Any, ...]]]] = [
+    ("fetch_work_item", lambda h: (now(), 1000, None, None, None, "none")),
+    ("renew_session_lock", lambda h: (None, now(), 1000, 1000)),
+    ("renew_session_lock", lambda h: ([], now(), 1000, 1000)),
+    ("append_history", lambda h: ("kept", 1, None)),
+    ("fetch_history", lambda h: (None,)),
+    ("fetch_history", lambda h: ("'; DROP TABLE instances; --",)),
+    ("get_instance_info", lambda h: ("ünïcödé 🎉 \\ ' \"",)),
+    ("get_kv_value", lambda h: (None, None)),
+    ("get_kv_all_values", lambda h: ("nobody",)),
+    ("get_custom_status", lambda h: ("kept", None)),
+    ("get_instance_stats", lambda h: ("x" * 10_000,)),
+    ("list_children", lambda h: (None,)),
+    ("delete_instances_atomic", lambda h: (None, False)),
+    ("delete_instances_atomic", lambda h: (["nobody", None], None)),
+    ("get_queue_depths", lambda h: (None,)),
+]
+
+
+def case_id(case: tuple[str, Callable[[Hub], tuple[Any, ...]]]) -> str:
+    return case[0]
+
+
+def call(h: Hub, function: str, args: tuple[Any, ...]) -> None:
+    values = [None if arg == "now" else arg for arg in args]
+    if "now" in args:
+        values[args.index("now")] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    h.call(function, *values)
+
+
+@pytest.mark.parametrize("case", REFUSED, ids=[f"{c[0]}-{n}" for n, c in enumerate(REFUSED)])
+def test_bad_input_is_refused_clearly_and_changes_nothing(
+    prepared: Hub, case: tuple[str, Callable[[Hub], tuple[Any, ...]]]
+) -> None:
+    function, arguments = case
+    before = prepared.snapshot()
+    with pytest.raises(psycopg.Error) as refused:
+        call(prepared, function, arguments(prepared))
+    error = refused.value
+    assert error.sqlstate is not None and error.sqlstate.startswith(CLEAR_ERROR_CLASSES), (
+        error.sqlstate,
+        str(error),
+    )
+    assert error.diag.message_primary
+    assert prepared.snapshot() == before
+
+
+@pytest.mark.parametrize("case", NO_OPS, ids=[f"{c[0]}-{n}" for n, c in enumerate(NO_OPS)])
+def test_harmless_input_changes_nothing(
+    prepared: Hub, case: tuple[str, Callable[[Hub], tuple[Any, ...]]]
+) -> None:
+    function, arguments = case
+    before = prepared.snapshot()
+    call(prepared, function, arguments(prepared))
+    assert prepared.snapshot() == before
+
+
+def test_after_the_catalogue_the_hub_still_serves_work(prepared: Hub) -> None:
+    for function, arguments in REFUSED:
+        with pytest.raises(psycopg.Error):
+            call(prepared, function, arguments(prepared))
+    hub = prepared.hub
+    hub.ack_work_item(prepared.worker_token, activity_completed("kept", 7))
+    hub.ack_orchestration_item(prepared.orchestration_token, 1)
+    hub.enqueue_orchestrator_work("fresh", start_orchestration("fresh"))
+    served = {hub.fetch_orchestration_item(30_000).instance_id for _ in range(2)}  # type: ignore[union-attr]
+    assert served == {"kept", "fresh"}
+
+
+@pytest.mark.parametrize(
+    "instance",
+    ["'; DROP TABLE instances; --", 'quo"te\\back', "ünïcödé 🎉", "z" * 1000],
+    ids=["sql", "quotes", "unicode", "long"],
+)
+def test_hostile_instance_ids_are_stored_verbatim(hub: TaskHub, instance: str) -> None:
+    hub.enqueue_orchestrator_work(instance, start_orchestration(instance))
+    item = hub.fetch_orchestration_item(30_000)
+    assert item is not None and item.instance_id == instance
+    hub.ack_orchestration_item(
+        item.lock_token, 1, history_delta=[orchestration_started(instance)], metadata=metadata()
+    )
+    assert hub.get_instance_info(instance).instance_id == instance
+    assert hub.read_history(instance)[0]["instance_id"] == instance
+
+
+def test_malformed_rows_written_behind_our_back_do_not_block_the_queue(
+    hub: TaskHub, hub_schema: str, sql: psycopg.Connection[Any]
+) -> None:
+    sql.execute(
+        f'INSERT INTO "{hub_schema}".orchestrator_queue'
+        " (instance_id, work_item, visible_at, created_at)"
+        " VALUES ('broken', '{not json', now() - interval '1 minute', now())"
+    )
+    hub.enqueue_orchestrator_work("healthy", start_orchestration("healthy"))
+    first = hub.fetch_orchestration_item(30_000)
+    second = hub.fetch_orchestration_item(30_000)
+    assert first is not None and second is not None
+    assert first.instance_id == "broken" and [str(m) for m in first.messages] == ["{not json"]
+    assert second.instance_id == "healthy"
