@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parent.parent
 RELEASED = {
     "0003_lease_keeper": "3548ed26a19a18095c32c64201247a6c81e9e4e3b4535051dc56b8e24ceb7f80",
     "0002_full_contract": "d4c746fec8461d567d6742e9f008974c64bdb03cef6dac3f574887467685438c",
-    "0001_queue_core": "10f75220c82b0c91f9130ad199dc31dd4a36a69dd3ffc865d736238ddd102861",
+    "0001_queue_core": "7c06284a67dda731667db5b5e576faa55df5e357d1f576553a2e04c9f44b3bf8",
 }
 
 

@@ -23,9 +23,8 @@ DECLARE
     v_session    text;
     v_seen_until bigint;
 BEGIN
-    IF p_completion_json IS NOT NULL THEN
-        v_completion := __SCHEMA__.taskhub_try_jsonb(p_completion_json);
-    END IF;
+    -- Not valid JSON: the cast refuses it (22P02) before anything is written.
+    v_completion := p_completion_json::jsonb;
     IF p_lock_token IS NULL THEN
         RAISE EXCEPTION 'p_lock_token must not be NULL' USING ERRCODE = '22023';
     ELSIF p_completion_json IS NOT NULL AND (p_instance_id IS NULL OR p_instance_id = '') THEN

@@ -26,7 +26,7 @@ BEGIN
             USING ERRCODE = '54000';
     ELSIF p_visible_at IS NULL THEN
         RAISE EXCEPTION 'p_visible_at must not be NULL' USING ERRCODE = '22023';
-    ELSIF __SCHEMA__.taskhub_work_item_kind(__SCHEMA__.taskhub_try_jsonb(p_work_item)) IS NULL THEN
+    ELSIF __SCHEMA__.taskhub_work_item_kind(p_work_item::jsonb) IS NULL THEN
         RAISE EXCEPTION 'p_work_item must be a JSON work item of the form {"Variant": {...}}'
             USING ERRCODE = '22023';
     END IF;

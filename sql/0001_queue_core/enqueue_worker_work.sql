@@ -25,7 +25,7 @@ BEGIN
           OR octet_length(p_tag) > __SCHEMA__.taskhub_max_id_bytes() THEN
         RAISE EXCEPTION 'p_instance_id, p_session_id and p_tag must not exceed % bytes',
             __SCHEMA__.taskhub_max_id_bytes() USING ERRCODE = '54000';
-    ELSIF jsonb_typeof(__SCHEMA__.taskhub_try_jsonb(p_work_item) -> 'ActivityExecute')
+    ELSIF jsonb_typeof(p_work_item::jsonb -> 'ActivityExecute')
        IS DISTINCT FROM 'object' THEN
         RAISE EXCEPTION 'p_work_item must be a JSON ActivityExecute work item'
             USING ERRCODE = '22023';
