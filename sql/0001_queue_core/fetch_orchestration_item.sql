@@ -12,7 +12,9 @@
 --     lease has expired, and where the new lease ends. If reading the history
 --     took longer than the lease itself, the lease is renewed before returning.
 --   * It is bounded: one scan picks at most c_max_candidates instances; after
---     trying them it returns no row.
+--     trying them it returns no row. And no message loops forever: one handed
+--     out dead_letter_after_attempts times without an ack is moved to
+--     dead_letters instead (see taskhub_settings).
 --
 -- Returns no row when nothing was leased.
 CREATE FUNCTION __SCHEMA__.fetch_orchestration_item(
@@ -50,6 +52,8 @@ DECLARE
     v_now_ts     timestamptz;
     v_held_until bigint;
     v_leased     bigint;
+    v_buried     bigint;
+    v_cap        integer := __SCHEMA__.taskhub_dead_letter_cap();
     v_known      boolean;
     v_token      text;
     v_locked_until bigint;
@@ -171,19 +175,38 @@ BEGIN
                AND q.visible_at <= v_now_ts
                AND (q.lock_token IS NULL OR q.locked_until <= v_now_ms)
         ), lockable AS MATERIALIZED (
-            SELECT q.id
+            SELECT q.id, q.attempt_count
               FROM __SCHEMA__.orchestrator_queue AS q
              WHERE q.id IN (SELECT id FROM visible)
                FOR UPDATE SKIP LOCKED
         ), whole AS (
             SELECT (SELECT count(*) FROM visible) AS visible_count,
-                   (SELECT count(*) FROM lockable) AS lockable_count
+                   (SELECT count(*) FROM lockable) AS lockable_count,
+                   (SELECT count(*) FROM lockable WHERE attempt_count < v_cap) AS live_count
+        ), buried AS (
+            -- Handed out too often without an ack: to dead_letters, never again.
+            DELETE FROM __SCHEMA__.orchestrator_queue AS q
+             USING lockable, whole
+             WHERE q.id = lockable.id
+               AND lockable.attempt_count >= v_cap
+               AND whole.visible_count = whole.lockable_count
+            RETURNING q.id, q.instance_id, q.work_item, q.attempt_count, q.created_at
+        ), dead AS (
+            INSERT INTO __SCHEMA__.dead_letters
+                   (source_queue, original_id, instance_id, work_item, attempt_count, reason,
+                    original_created_at)
+            SELECT 'orchestrator', b.id, b.instance_id, b.work_item, b.attempt_count,
+                   format('handed out %s times without an ack (dead_letter_after_attempts = %s)',
+                          b.attempt_count, v_cap),
+                   b.created_at
+              FROM buried AS b
+            RETURNING 1
         ), lease AS (
             INSERT INTO __SCHEMA__.instance_locks AS il
                    (instance_id, lock_token, locked_until, locked_at)
             SELECT v_instance, v_token, v_locked_until, v_now_ms
               FROM whole
-             WHERE whole.visible_count > 0 AND whole.visible_count = whole.lockable_count
+             WHERE whole.live_count > 0 AND whole.visible_count = whole.lockable_count
             ON CONFLICT (instance_id) DO UPDATE
                SET lock_token   = EXCLUDED.lock_token,
                    locked_until = EXCLUDED.locked_until,
@@ -195,13 +218,13 @@ BEGIN
                    locked_until  = v_locked_until,
                    attempt_count = q.attempt_count + 1
               FROM whole
-             WHERE q.id IN (SELECT id FROM lockable)
+             WHERE q.id IN (SELECT id FROM lockable WHERE attempt_count < v_cap)
                AND whole.visible_count = whole.lockable_count
             RETURNING q.id, q.work_item, q.attempt_count
         )
         SELECT '[' || string_agg(c.work_item, ',' ORDER BY c.id) || ']', max(c.attempt_count),
-               (SELECT count(*) FROM lease)
-          INTO v_messages_text, v_attempts, v_leased
+               (SELECT count(*) FROM lease), (SELECT count(*) FROM dead)
+          INTO v_messages_text, v_attempts, v_leased, v_buried
           FROM claimed AS c;
         CONTINUE WHEN v_leased = 0;
 

@@ -9,6 +9,8 @@
 --     claimed with pg_try_advisory_xact_lock; a contended session is skipped
 --     and the next eligible item is tried, up to c_max_candidates items.
 --   * The lease is computed from the clock read after the row lock.
+--   * An item handed out dead_letter_after_attempts times without an ack is
+--     moved to dead_letters instead of being handed out again.
 CREATE FUNCTION __SCHEMA__.fetch_work_item(
     p_now_ms                  bigint,
     p_lock_timeout_ms         bigint,
@@ -34,6 +36,8 @@ DECLARE
     v_owner         text;
     v_owner_until   bigint;
     v_token         text;
+    v_attempts      integer;
+    v_cap           integer := __SCHEMA__.taskhub_dead_letter_cap();
 BEGIN
     IF p_lock_timeout_ms IS NULL OR p_lock_timeout_ms <= 0 THEN
         RAISE EXCEPTION 'p_lock_timeout_ms must be positive' USING ERRCODE = '22023';
@@ -54,7 +58,7 @@ BEGIN
     FOR v_attempt IN 1 .. c_max_candidates LOOP
         v_scan_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
 
-        SELECT q.id, q.session_id INTO v_id, v_session
+        SELECT q.id, q.session_id, q.attempt_count INTO v_id, v_session, v_attempts
           FROM __SCHEMA__.worker_queue AS q
          WHERE q.visible_at <= to_timestamp(v_scan_ms / 1000.0)
            AND (q.lock_token IS NULL OR q.locked_until <= v_scan_ms)
@@ -76,6 +80,22 @@ BEGIN
         END IF;
 
         v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+
+        -- Handed out too often without an ack: to dead_letters, never again.
+        IF v_attempts >= v_cap THEN
+            WITH buried AS (
+                DELETE FROM __SCHEMA__.worker_queue AS q WHERE q.id = v_id RETURNING q.*
+            )
+            INSERT INTO __SCHEMA__.dead_letters
+                   (source_queue, original_id, instance_id, work_item, attempt_count, reason,
+                    original_created_at, execution_id, activity_id, session_id, tag)
+            SELECT 'worker', b.id, b.instance_id, b.work_item, b.attempt_count,
+                   format('handed out %s times without an ack (dead_letter_after_attempts = %s)',
+                          b.attempt_count, v_cap),
+                   b.created_at, b.execution_id, b.activity_id, b.session_id, b.tag
+              FROM buried AS b;
+            CONTINUE;
+        END IF;
 
         IF v_session IS NOT NULL THEN
             -- Claim the session without waiting: another fetcher claiming it

@@ -144,3 +144,36 @@ SELECT v, format('%s_provided_by_taskhub_pg', lpad(v::text, 4, '0'))
   FROM unnest(ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
                     18, 19, 20, 21, 23, 25]) AS v
 ON CONFLICT (version) DO NOTHING;
+
+-- taskhub-pg settings an operator may change with plain SQL.
+CREATE TABLE IF NOT EXISTS __SCHEMA__.taskhub_settings (
+    name        text PRIMARY KEY,
+    value       text NOT NULL,
+    description text NOT NULL
+);
+INSERT INTO __SCHEMA__.taskhub_settings (name, value, description)
+VALUES ('dead_letter_after_attempts', '50',
+        'A message handed out this many times is moved to dead_letters instead of being handed '
+        'out again. Keep it well above the runtime''s max_attempts (10 by default), so that the '
+        'runtime''s own poison handling comes first.')
+ON CONFLICT (name) DO NOTHING;
+
+-- Messages that were handed out too often: kept here, with why and since
+-- when, until an operator requeues (taskhub_requeue_dead_letter) or deletes them.
+CREATE TABLE IF NOT EXISTS __SCHEMA__.dead_letters (
+    id                  bigserial   PRIMARY KEY,
+    source_queue        text        NOT NULL CHECK (source_queue IN ('orchestrator', 'worker')),
+    original_id         bigint      NOT NULL,
+    instance_id         text,
+    work_item           text        NOT NULL,
+    attempt_count       integer     NOT NULL,
+    reason              text        NOT NULL,
+    original_created_at timestamptz NOT NULL,
+    dead_at             timestamptz NOT NULL DEFAULT now(),
+    execution_id        bigint,
+    activity_id         bigint,
+    session_id          text,
+    tag                 text
+);
+CREATE INDEX IF NOT EXISTS taskhub_dead_letters_instance_idx
+    ON __SCHEMA__.dead_letters (instance_id);

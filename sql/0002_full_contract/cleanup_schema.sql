@@ -14,7 +14,8 @@ BEGIN
         __SCHEMA__.orchestrator_queue, __SCHEMA__.worker_queue, __SCHEMA__.instance_locks,
         __SCHEMA__.sessions, __SCHEMA__.kv_store, __SCHEMA__.kv_delta,
         __SCHEMA__._duroxide_migrations, __SCHEMA__.taskhub_set_aside_functions,
-        __SCHEMA__.taskhub_adopted, __SCHEMA__.taskhub_pg_alembic_version
+        __SCHEMA__.taskhub_adopted, __SCHEMA__.taskhub_pg_alembic_version,
+        __SCHEMA__.taskhub_settings, __SCHEMA__.dead_letters
         CASCADE;
     FOR v_fn IN
         SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS args

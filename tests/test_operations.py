@@ -1,0 +1,160 @@
+"""Operations: dead letters end every endless loop, the psql runbook in
+docs/ops.md answers what is stuck, who holds it, since when and how to
+release it, and the worker's logs tie a poison decision to its failed ack."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from provider import ActivityWorker, TagFilter, TaskHub
+from tests.support.work_items import (
+    activity_execute,
+    metadata,
+    orchestration_started,
+    start_orchestration,
+)
+
+RUNBOOK = Path(__file__).resolve().parent.parent / "docs" / "ops.md"
+
+
+def set_cap(sql: psycopg.Connection[Any], schema: str, cap: int) -> None:
+    sql.execute(
+        f'UPDATE "{schema}".taskhub_settings SET value = %s'
+        " WHERE name = 'dead_letter_after_attempts'",
+        [str(cap)],
+    )
+
+
+def dead_letters(sql: psycopg.Connection[Any], schema: str) -> list[tuple[Any, ...]]:
+    return sql.execute(
+        f'SELECT source_queue, instance_id, attempt_count, reason FROM "{schema}".dead_letters'
+    ).fetchall()
+
+
+def test_an_orchestration_message_never_acked_ends_in_dead_letters(
+    hub: TaskHub, hub_schema: str, sql: psycopg.Connection[Any]
+) -> None:
+    set_cap(sql, hub_schema, 5)
+    hub.enqueue_orchestrator_work("looping", start_orchestration("looping"))
+    # The seed report's loop: every turn's ack fails, the message comes back.
+    for attempt in range(1, 6):
+        item = hub.fetch_orchestration_item(30_000)
+        assert item is not None and item.attempt_count == attempt
+        hub.abandon_orchestration_item(item.lock_token)
+    assert hub.fetch_orchestration_item(30_000) is None
+    ((queue, instance, attempts, reason),) = dead_letters(sql, hub_schema)
+    assert (queue, instance, attempts) == ("orchestrator", "looping", 5)
+    assert "handed out 5 times" in reason
+
+
+def test_a_worker_item_never_acked_ends_in_dead_letters_and_can_be_requeued(
+    hub: TaskHub, hub_schema: str, sql: psycopg.Connection[Any]
+) -> None:
+    set_cap(sql, hub_schema, 3)
+    hub.enqueue_worker_work(activity_execute("looping", 4, session_id="s", tag="gpu"))
+    for _ in range(3):
+        lease = hub.fetch_work_item(30_000, owner_id="w", tags=TagFilter.any())
+        assert lease is not None
+        hub.abandon_work_item(lease.lock_token)
+    assert hub.fetch_work_item(30_000, owner_id="w", tags=TagFilter.any()) is None
+    assert [row[:3] for row in dead_letters(sql, hub_schema)] == [("worker", "looping", 3)]
+
+    row = sql.execute(
+        f'SELECT "{hub_schema}".taskhub_requeue_dead_letter(id) FROM "{hub_schema}".dead_letters'
+    ).fetchone()
+    assert row is not None
+    again = hub.fetch_work_item(30_000, owner_id="w", tags=TagFilter.any())
+    assert again is not None and again.attempt_count == 1
+    assert again.work_item["ActivityExecute"]["tag"] == "gpu"
+    assert dead_letters(sql, hub_schema) == []
+
+
+@pytest.fixture
+def busy_hub(hub: TaskHub, hub_schema: str, sql: psycopg.Connection[Any]) -> str:
+    """A hub with a leased turn and activity, a session, a dead letter, a
+    stuck instance and a poison candidate."""
+    hub.enqueue_orchestrator_work("leased-instance", start_orchestration("leased-instance"))
+    assert hub.fetch_orchestration_item(60_000) is not None
+    hub.enqueue_worker_work(activity_execute("leased-instance", 1, session_id="sess-1"))
+    assert hub.fetch_work_item(60_000, owner_id="worker-a") is not None
+
+    hub.enqueue_orchestrator_work("quiet", start_orchestration("quiet"))
+    item = hub.fetch_orchestration_item(60_000)
+    assert item is not None and item.instance_id == "quiet"
+    hub.ack_orchestration_item(
+        item.lock_token, 1, history_delta=[orchestration_started("quiet")], metadata=metadata()
+    )
+
+    set_cap(sql, hub_schema, 1)
+    hub.enqueue_orchestrator_work("stuck-instance", start_orchestration("stuck-instance"))
+    item = hub.fetch_orchestration_item(60_000)
+    assert item is not None and item.instance_id == "stuck-instance"
+    hub.abandon_orchestration_item(item.lock_token)
+    assert hub.fetch_orchestration_item(60_000) is None  # moved to dead_letters
+    set_cap(sql, hub_schema, 50)
+
+    hub.enqueue_orchestrator_work("hot", start_orchestration("hot"))
+    sql.execute(
+        f'UPDATE "{hub_schema}".orchestrator_queue SET attempt_count = 42'
+        " WHERE instance_id = 'hot'"
+    )
+    return hub_schema
+
+
+def runbook_queries() -> list[str]:
+    return re.findall(r"```sql\n(.*?)```", RUNBOOK.read_text(), flags=re.S)
+
+
+def test_every_runbook_query_runs_and_answers(busy_hub: str, sql: psycopg.Connection[Any]) -> None:
+    queries = runbook_queries()
+    assert len(queries) >= 9
+    answers: dict[str, list[tuple[Any, ...]]] = {}
+    for query in queries:
+        cur = sql.execute(query.replace("orders.", f'"{busy_hub}".'))
+        answers[query] = cur.fetchall() if cur.description else []
+
+    def answer(fragment: str) -> list[tuple[Any, ...]]:
+        (rows,) = [rows for query, rows in answers.items() if fragment in query]
+        return rows
+
+    health = {row[0]: row for row in answer("taskhub_queue_health")}
+    assert set(health) == {"orchestrator", "worker"} and health["orchestrator"][6] == 1
+    assert any(row[2] == "hot" and row[3] == 42 for row in answer("taskhub_poison_candidates"))
+    assert [row[0] for row in answer("taskhub_stuck_instances")] == ["quiet"]
+    leases = answer("taskhub_current_leases")
+    assert {(row[0], row[1]) for row in leases} == {
+        ("orchestration", "leased-instance"),
+        ("activity", "leased-instance"),
+    }
+    assert all(row[5] > 0 for row in leases)
+    assert [row[:2] for row in answer("taskhub_session_owners")] == [("sess-1", "worker-a")]
+    # The runbook requeued the dead letter and released the lease.
+    assert answer("taskhub_requeue_dead_letter")[0][0] is not None
+    assert answer("taskhub_release_orchestration_lease") == [(True,)]
+    left = sql.execute(f'SELECT count(*) FROM "{busy_hub}".instance_locks').fetchone()
+    assert left == (0,)
+
+
+def test_poison_decision_and_failed_ack_carry_the_same_ids(
+    hub: TaskHub, hub_schema: str, sql: psycopg.Connection[Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    hub.enqueue_worker_work(activity_execute("poisoned", 9, name="Explode"))
+    sql.execute(f'UPDATE "{hub_schema}".worker_queue SET attempt_count = 5')
+    lease = hub.fetch_work_item(30_000)
+    assert lease is not None
+    # The item is taken away (cancelled) before the worker acks its failure.
+    sql.execute(f'DELETE FROM "{hub_schema}".worker_queue')
+    worker = ActivityWorker(hub, max_attempts=3)
+    with caplog.at_level(logging.INFO, logger="provider.activity_worker"):
+        worker._process(lease, time.monotonic())
+    records = [r for r in caplog.records if getattr(r, "lock_token", None) == lease.lock_token]
+    assert len(records) == 2
+    assert {getattr(r, "instance_id", None) for r in records} == {"poisoned"}
+    assert "poison" in records[0].getMessage() and "ack" in records[1].getMessage()
