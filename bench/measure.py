@@ -23,6 +23,13 @@ class Latencies:
     def extend(self, other: Latencies) -> None:
         self.samples_ms += other.samples_ms
 
+    @classmethod
+    def merged(cls, parts: list[Latencies]) -> Latencies:
+        whole = cls()
+        for part in parts:
+            whole.extend(part)
+        return whole
+
     def quantile(self, q: float) -> float:
         if not self.samples_ms:
             return 0.0

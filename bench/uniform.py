@@ -76,9 +76,7 @@ def run(url: str, schema: str, s: UniformSettings) -> dict[str, float]:
                     errors[n] += 1
 
     elapsed = run_threads(s.dispatchers, dispatcher)
-    merged = Latencies()
-    for each in latencies:
-        merged.extend(each)
+    merged = Latencies.merged(latencies)
     return {
         "turns_per_s": sum(turns) / elapsed,
         "fetch_p50_ms": merged.median,

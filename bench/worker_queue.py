@@ -84,9 +84,7 @@ def run(url: str, schema: str, s: WorkerSettings) -> dict[str, float]:
                     errors[n] += 1
 
     elapsed = run_threads(s.workers, worker)
-    merged = Latencies()
-    for each in latencies:
-        merged.extend(each)
+    merged = Latencies.merged(latencies)
     return {
         "activities_per_s": sum(done) / elapsed,
         "completed": float(sum(done)),

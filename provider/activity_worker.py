@@ -194,7 +194,13 @@ class ActivityWorker:
                 idle_s = min(idle_s * 2, self.max_idle_poll_s)
                 continue
             idle_s = self.idle_poll_s
-            self._process(lease, fetched_at)
+            try:
+                self._process(lease, fetched_at)
+            except Exception:
+                # An item this worker cannot even read (written behind the
+                # provider's back): leave it; its lease expires and the fetch
+                # path moves it to dead_letters. The slot keeps serving.
+                log.exception("cannot process worker item", extra={"lock_token": lease.lock_token})
 
     def _process(self, lease: WorkItemLease, fetched_at: float) -> None:
         body = activity_identity(lease.work_item)

@@ -11,6 +11,9 @@ from provider.metadata import ExecutionMetadata, ack_metadata_json
 from provider.procedures import ProcedureClient, json_text, now_ms
 from provider.types import JsonObject, KvEntry, OrchestrationItem, VersionRange
 
+# A fetch that keeps meeting orphan mailboxes gives up after this many.
+MAX_ORPHAN_DROPS_PER_FETCH = 8
+
 
 def target_instance(work_item: JsonObject) -> str:
     """The instance an orchestrator-queue message is for."""
@@ -86,13 +89,14 @@ class OrchestrationQueue(ProcedureClient):
             if not versions:
                 return None
             versions = versions[0]
-        while True:
+        for _ in range(MAX_ORPHAN_DROPS_PER_FETCH):
             item = self._fetch_orchestration_item(lock_timeout_ms, versions, caller_now_ms)
             if item is None or not is_orphan_mailbox(item):
                 return item
             # Mailbox messages for an instance that never started: drop them,
             # so they are not fetched again and again (as duroxide does).
             self.ack_orchestration_item(item.lock_token, item.execution_id)
+        return None
 
     def _fetch_orchestration_item(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from provider.errors import PermanentError
 from provider.procedures import ProcedureClient, json_text, now_ms
 from provider.types import JsonObject, TagFilter, WorkItemLease
 
@@ -75,7 +76,14 @@ class WorkerQueue(ProcedureClient):
         if not rows:
             return None
         work_item, token, attempts = rows[0]
-        return WorkItemLease(json.loads(work_item), token, attempts)
+        try:
+            return WorkItemLease(json.loads(work_item), token, attempts)
+        except json.JSONDecodeError as error:
+            # Written behind our back (enqueue refuses it): the lease expires and
+            # the fetch path moves it to dead_letters after enough attempts.
+            raise PermanentError(
+                "fetch_work_item", f"worker item {token} is not valid JSON: {error}"
+            ) from error
 
     def ack_work_item(self, lock_token: str, completion: JsonObject | None = None) -> None:
         """Delete a leased item and queue its completion for the orchestration.

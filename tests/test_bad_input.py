@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from provider import TaskHub, now_ms
+from provider import ActivityWorker, TaskHub, now_ms
 from tests.support.work_items import (
     activity_completed,
     activity_execute,
@@ -321,3 +321,21 @@ def test_malformed_rows_written_behind_our_back_do_not_block_the_queue(
     assert first is not None and second is not None
     assert first.instance_id == "broken" and [str(m) for m in first.messages] == ["{not json"]
     assert second.instance_id == "healthy"
+
+
+def test_the_worker_loop_survives_an_item_it_cannot_read(
+    hub: TaskHub, hub_schema: str, sql: psycopg.Connection[Any]
+) -> None:
+    sql.execute(
+        f'INSERT INTO "{hub_schema}".worker_queue (work_item, visible_at, created_at)'
+        " VALUES ('{not json', now() - interval '1 minute', now())"
+    )
+    hub.enqueue_worker_work(activity_execute("readable", 1, name="Echo"))
+    worker = ActivityWorker(hub, concurrency=1, idle_poll_ms=10, max_error_backoff_ms=50)
+    worker.register("Echo", lambda ctx, value: value)
+    with worker:
+        deadline = time.monotonic() + 10
+        while worker.stats.completed == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert all(thread.is_alive() for thread in worker._threads)
+    assert worker.stats.completed == 1

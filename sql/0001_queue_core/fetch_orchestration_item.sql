@@ -53,7 +53,6 @@ DECLARE
     v_held_until bigint;
     v_leased     bigint;
     v_buried     bigint;
-    v_cap        integer := __SCHEMA__.taskhub_dead_letter_cap();
     v_known      boolean;
     v_token      text;
     v_locked_until bigint;
@@ -168,7 +167,9 @@ BEGIN
         --    lease and tag the messages with it. Returns the claimed messages.
         v_token := 'lock_' || gen_random_uuid();
         v_locked_until := v_now_ms + p_lock_timeout_ms;
-        WITH visible AS (
+        WITH cap AS (
+            SELECT __SCHEMA__.taskhub_dead_letter_cap() AS attempts
+        ), visible AS (
             SELECT q.id
               FROM __SCHEMA__.orchestrator_queue AS q
              WHERE q.instance_id = v_instance
@@ -182,13 +183,14 @@ BEGIN
         ), whole AS (
             SELECT (SELECT count(*) FROM visible) AS visible_count,
                    (SELECT count(*) FROM lockable) AS lockable_count,
-                   (SELECT count(*) FROM lockable WHERE attempt_count < v_cap) AS live_count
+                   (SELECT count(*) FROM lockable, cap
+                     WHERE lockable.attempt_count < cap.attempts) AS live_count
         ), buried AS (
             -- Handed out too often without an ack: to dead_letters, never again.
             DELETE FROM __SCHEMA__.orchestrator_queue AS q
-             USING lockable, whole
+             USING lockable, whole, cap
              WHERE q.id = lockable.id
-               AND lockable.attempt_count >= v_cap
+               AND lockable.attempt_count >= cap.attempts
                AND whole.visible_count = whole.lockable_count
             RETURNING q.id, q.instance_id, q.work_item, q.attempt_count, q.created_at
         ), dead AS (
@@ -197,9 +199,9 @@ BEGIN
                     original_created_at)
             SELECT 'orchestrator', b.id, b.instance_id, b.work_item, b.attempt_count,
                    format('handed out %s times without an ack (dead_letter_after_attempts = %s)',
-                          b.attempt_count, v_cap),
+                          b.attempt_count, cap.attempts),
                    b.created_at
-              FROM buried AS b
+              FROM buried AS b, cap
             RETURNING 1
         ), lease AS (
             INSERT INTO __SCHEMA__.instance_locks AS il
@@ -218,7 +220,8 @@ BEGIN
                    locked_until  = v_locked_until,
                    attempt_count = q.attempt_count + 1
               FROM whole
-             WHERE q.id IN (SELECT id FROM lockable WHERE attempt_count < v_cap)
+             WHERE q.id IN (SELECT lockable.id FROM lockable, cap
+                             WHERE lockable.attempt_count < cap.attempts)
                AND whole.visible_count = whole.lockable_count
             RETURNING q.id, q.work_item, q.attempt_count
         )

@@ -37,7 +37,6 @@ DECLARE
     v_owner_until   bigint;
     v_token         text;
     v_attempts      integer;
-    v_cap           integer := __SCHEMA__.taskhub_dead_letter_cap();
 BEGIN
     IF p_lock_timeout_ms IS NULL OR p_lock_timeout_ms <= 0 THEN
         RAISE EXCEPTION 'p_lock_timeout_ms must be positive' USING ERRCODE = '22023';
@@ -82,7 +81,8 @@ BEGIN
         v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
 
         -- Handed out too often without an ack: to dead_letters, never again.
-        IF v_attempts >= v_cap THEN
+        -- (The setting is only read for items fetched before.)
+        IF v_attempts > 0 AND v_attempts >= __SCHEMA__.taskhub_dead_letter_cap() THEN
             WITH buried AS (
                 DELETE FROM __SCHEMA__.worker_queue AS q WHERE q.id = v_id RETURNING q.*
             )
@@ -91,7 +91,7 @@ BEGIN
                     original_created_at, execution_id, activity_id, session_id, tag)
             SELECT 'worker', b.id, b.instance_id, b.work_item, b.attempt_count,
                    format('handed out %s times without an ack (dead_letter_after_attempts = %s)',
-                          b.attempt_count, v_cap),
+                          b.attempt_count, __SCHEMA__.taskhub_dead_letter_cap()),
                    b.created_at, b.execution_id, b.activity_id, b.session_id, b.tag
               FROM buried AS b;
             CONTINUE;
