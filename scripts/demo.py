@@ -174,11 +174,10 @@ def main() -> None:
     print()
     print("5. Look around with psql (the server stays up; `make stop` stops it):")
     print(f"   psql '{url}'")
-    print(f"   SELECT * FROM {SCHEMA}.instance_locks;")
-    print(
-        f"   SELECT instance_id, count(*), max(attempt_count) FROM {SCHEMA}.orchestrator_queue"
-        " GROUP BY 1;"
-    )
+    print(f"   SELECT * FROM {SCHEMA}.taskhub_queue_health;")
+    print(f"   SELECT * FROM {SCHEMA}.taskhub_current_leases;")
+    print(f"   SELECT * FROM {SCHEMA}.taskhub_poison_candidates;")
+    print("   (docs/ops.md is the runbook)")
     print(f"   \\df {SCHEMA}.*")
 
 
