@@ -37,15 +37,18 @@ class ProcedureClient:
 
     def __init__(self, config: TaskHubConfig, *, open_pool: bool = True) -> None:
         self.config = config
-        options = [f"-c application_name={config.application_name}"]
+        connection: dict[str, Any] = {
+            "autocommit": True,
+            "application_name": config.application_name,
+        }
         if config.statement_timeout_ms is not None:
-            options.append(f"-c statement_timeout={config.statement_timeout_ms}")
+            connection["options"] = f"-c statement_timeout={config.statement_timeout_ms}"
         self._pool = ConnectionPool(
             config.url,
             min_size=config.pool_min_size,
             max_size=config.pool_max_size,
             timeout=config.pool_timeout_s,
-            kwargs={"autocommit": True, "options": " ".join(options)},
+            kwargs=connection,
             open=open_pool,
             # No check on checkout: psycopg_pool backs off a second or more
             # after a failed check. A dead connection fails its one call as a
