@@ -11,7 +11,7 @@ revision's file.
 
 from __future__ import annotations
 
-from migrations.sql_runner import apply_sql_files
+from provider.migration_steps import apply_sql_files
 
 revision = ${repr(up_revision)}
 down_revision = ${repr(down_revision)}

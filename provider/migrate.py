@@ -1,20 +1,24 @@
-"""Run the Alembic migrations from Python (tests, `make run`, deploy scripts)."""
+"""Run the Alembic migrations from Python: tests, `make run`, deploy jobs and
+`python -m provider`. Works from the repository and from an installed wheel."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import sys
+from typing import TextIO
 
 from alembic import command
 from alembic.config import Config
+from alembic.script import ScriptDirectory
 
+from provider.resources import migrations_dir
 from provider.schema_name import validate_schema_name
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
-
-def alembic_config(url: str, schema: str) -> Config:
-    config = Config(str(REPO_ROOT / "alembic.ini"))
-    config.attributes["url"] = url
+def alembic_config(url: str | None, schema: str, output: TextIO | None = None) -> Config:
+    config = Config(output_buffer=output or sys.stdout)
+    config.set_main_option("script_location", str(migrations_dir()))
+    if url:
+        config.attributes["url"] = url
     config.attributes["schema"] = validate_schema_name(schema)
     return config
 
@@ -25,3 +29,14 @@ def upgrade(url: str, schema: str = "public", revision: str = "head") -> None:
 
 def downgrade(url: str, schema: str = "public", revision: str = "base") -> None:
     command.downgrade(alembic_config(url, schema), revision)
+
+
+def offline_script(schema: str, revision: str = "head", output: TextIO | None = None) -> None:
+    """Write the SQL script of `upgrade` (for a DBA to apply with psql)."""
+    command.upgrade(alembic_config(None, schema, output), revision, sql=True)
+
+
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(alembic_config(None, "public")).get_current_head()
+    assert head is not None
+    return head

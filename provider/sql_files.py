@@ -7,16 +7,13 @@ literals (replaced by the bare, validated name).
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from provider.resources import sql_dir
 from provider.schema_name import quote_schema, validate_schema_name
-
-SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 
 
 def render_sql(relative_path: str, schema: str) -> str:
     """The text of one SQL file with the schema substituted."""
-    text = (SQL_DIR / relative_path).read_text(encoding="utf-8")
+    text = (sql_dir() / relative_path).read_text(encoding="utf-8")
     return text.replace("__SCHEMA_NAME__", validate_schema_name(schema)).replace(
         "__SCHEMA__", quote_schema(schema)
     )

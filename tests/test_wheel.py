@@ -1,0 +1,88 @@
+"""The wheel carries the migrations: from a fresh virtualenv outside the
+repository, `python -m provider` upgrades a schema, prints the offline script
+and reports status."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.conftest import new_schema_name
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run(*args: str, cwd: Path) -> str:
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def installed_python(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    work = tmp_path_factory.mktemp("wheel")
+    run(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        str(REPO),
+        "--no-deps",
+        "-q",
+        "-w",
+        str(work),
+        cwd=work,
+    )
+    (wheel,) = work.glob("taskhub_pg-*.whl")
+    run(sys.executable, "-m", "venv", str(work / "venv"), cwd=work)
+    python = work / "venv" / "bin" / "python"
+    run(str(python), "-m", "pip", "install", "-q", str(wheel), cwd=work)
+    outside = work / "elsewhere"
+    outside.mkdir()
+    return python, outside
+
+
+def test_the_installed_wheel_migrates_and_reports_status(
+    installed_python: tuple[Path, Path], database_url: str, sql: psycopg.Connection[object]
+) -> None:
+    python, outside = installed_python
+    schema = new_schema_name("wheel")
+
+    run(
+        str(python),
+        "-m",
+        "provider",
+        "upgrade",
+        "--url",
+        database_url,
+        "--schema",
+        schema,
+        cwd=outside,
+    )
+    row = sql.execute(
+        "SELECT to_regprocedure(%s) IS NOT NULL",
+        [f'"{schema}".fetch_orchestration_item(bigint, bigint, bigint, bigint)'],
+    ).fetchone()
+    assert row == (True,)
+
+    status = run(
+        str(python),
+        "-m",
+        "provider",
+        "status",
+        "--url",
+        database_url,
+        "--schema",
+        schema,
+        cwd=outside,
+    )
+    assert "current:  0004" in status and "pending:  none" in status
+    assert "orchestrator" in status and "dead letters 0" in status
+
+    script = run(str(python), "-m", "provider", "sql", "--schema", "dba_hub", cwd=outside)
+    assert 'CREATE FUNCTION "dba_hub".fetch_orchestration_item' in script
+    assert "pg_advisory_xact_lock" in script
