@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import random
-import statistics
 import threading
 import time
 from dataclasses import dataclass, field
@@ -21,11 +20,9 @@ from typing import Any
 
 import psycopg
 
+from bench.measure import Latencies, now_ms
+
 NOW_MS_SQL = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True)
@@ -54,7 +51,7 @@ class ContentionResult:
     deadlocks: int = 0
     timeouts: int = 0
     other_errors: list[str] = field(default_factory=list)
-    fetch_latencies_ms: list[float] = field(default_factory=list)
+    fetch_latency: Latencies = field(default_factory=Latencies)
     max_attempt_count: int = 0
 
     @property
@@ -66,10 +63,7 @@ class ContentionResult:
         return self.turns / self.elapsed_s if self.elapsed_s else 0.0
 
     def latency_ms(self, quantile: float) -> float:
-        if not self.fetch_latencies_ms:
-            return 0.0
-        ordered = sorted(self.fetch_latencies_ms)
-        return ordered[min(len(ordered) - 1, int(quantile * len(ordered)))]
+        return self.fetch_latency.quantile(quantile)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -77,7 +71,7 @@ class ContentionResult:
             "turns_per_s": round(self.turns_per_second, 1),
             "fetch_p50_ms": round(self.latency_ms(0.50), 2),
             "fetch_p99_ms": round(self.latency_ms(0.99), 2),
-            "fetch_max_ms": round(max(self.fetch_latencies_ms, default=0.0), 2),
+            "fetch_max_ms": round(self.fetch_latency.maximum, 2),
             "expired_leases": self.expired_leases,
             "min_lease_remaining_ms": self.min_lease_remaining_ms,
             "ack_failures": self.ack_failures,
@@ -180,7 +174,7 @@ class _Dispatcher(threading.Thread):
                 try:
                     started = time.perf_counter()
                     row = conn.execute(fetch, [now_ms(), self.s.lock_timeout_ms]).fetchone()
-                    r.fetch_latencies_ms.append((time.perf_counter() - started) * 1000)
+                    r.fetch_latency.add(started)
                     if row is None:
                         r.empty_fetches += 1
                         time.sleep(self.s.empty_poll_sleep_ms / 1000)
@@ -262,7 +256,7 @@ def run_contention(url: str, schema: str, s: ContentionSettings) -> ContentionRe
         total.deadlocks += r.deadlocks
         total.timeouts += r.timeouts
         total.other_errors += r.other_errors
-        total.fetch_latencies_ms += r.fetch_latencies_ms
+        total.fetch_latency.extend(r.fetch_latency)
         total.max_attempt_count = max(total.max_attempt_count, r.max_attempt_count)
         if r.min_lease_remaining_ms is not None:
             total.min_lease_remaining_ms = min(
@@ -277,7 +271,3 @@ def run_contention(url: str, schema: str, s: ContentionSettings) -> ContentionRe
         ).fetchone()
         total.max_attempt_count = max(total.max_attempt_count, int(row[0]) if row else 0)
     return total
-
-
-def median(values: list[float]) -> float:
-    return statistics.median(values) if values else 0.0

@@ -129,7 +129,7 @@ def contended(plan: Plan) -> Callable[[str, str], Metrics]:
             "turns_per_s": result.turns_per_second,
             "fetch_p50_ms": result.latency_ms(0.5),
             "fetch_p99_ms": result.latency_ms(0.99),
-            "fetch_max_ms": max(result.fetch_latencies_ms, default=0.0),
+            "fetch_max_ms": result.fetch_latency.maximum,
             "expired_leases": float(result.expired_leases),
             "ack_failures": float(result.ack_failures),
             "errors": float(result.errors),

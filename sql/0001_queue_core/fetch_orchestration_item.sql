@@ -67,9 +67,12 @@ DECLARE
     v_kv         jsonb;
     v_row        record;
 BEGIN
-    PERFORM __SCHEMA__.taskhub_require(p_lock_timeout_ms > 0, 'p_lock_timeout_ms must be positive');
-    PERFORM __SCHEMA__.taskhub_require(v_min <= v_max,
-        'p_min_version_packed must not exceed p_max_version_packed');
+    IF p_lock_timeout_ms IS NULL OR p_lock_timeout_ms <= 0 THEN
+        RAISE EXCEPTION 'p_lock_timeout_ms must be positive' USING ERRCODE = '22023';
+    ELSIF v_min > v_max THEN
+        RAISE EXCEPTION 'p_min_version_packed must not exceed p_max_version_packed'
+            USING ERRCODE = '22023';
+    END IF;
 
     -- 1. Candidates: the oldest visible messages of instances without a live
     --    lease (and, with a version range, whose current execution is pinned

@@ -44,9 +44,3 @@ def open_transaction(url: str) -> Iterator[psycopg.Connection[Any]]:
             yield conn
         finally:
             conn.rollback()
-
-
-def server_now_ms(conn: psycopg.Connection[Any]) -> int:
-    row = conn.execute(f"SELECT {SERVER_NOW_MS}").fetchone()
-    assert row is not None
-    return int(row[0])

@@ -101,10 +101,6 @@ def history_row(evt: dict[str, Any]) -> dict[str, Any]:
     return {"event_id": evt["event_id"], "event_type": "Event", "event_data": json.dumps(evt)}
 
 
-def external_event_item(instance: str, name: str, data: str = "{}") -> dict[str, Any]:
-    return external_raised(instance, name, data)
-
-
 def queue_message(instance: str, name: str, data: str) -> dict[str, Any]:
     return {"QueueMessage": {"instance": instance, "name": name, "data": data}}
 
