@@ -5,7 +5,10 @@ Every run (online or `--sql`) is one transaction that:
      concurrent deploy jobs running `upgrade` queue up instead of colliding;
   2. creates the target schema if needed;
   3. runs the revisions, recording them in <schema>.taskhub_pg_alembic_version;
-  4. after a downgrade to base, drops that version table and the schema if it
+  4. grants `-x runtime_role=R` what a runtime needs (`-x runtime_ddl=none`
+     withholds the CREATE the duroxide runtime's connect needs), and re-grants
+     the runtime roles granted before, so objects of new revisions are covered;
+  5. after a downgrade to base, drops that version table and the schema if it
      is left empty, so nothing stays behind.
 """
 
@@ -17,6 +20,7 @@ from typing import Any
 from alembic import context
 from sqlalchemy import create_engine, pool
 
+from provider import runtime_role
 from provider.schema_name import quote_schema, validate_schema_name
 
 VERSION_TABLE = "taskhub_pg_alembic_version"
@@ -48,6 +52,17 @@ def _database_url() -> str:
     return str(url)
 
 
+def _runtime_role_statement() -> str:
+    role = x_args.get("runtime_role") or config.attributes.get("runtime_role")
+    if not role:
+        return runtime_role.refresh_statement(SCHEMA)
+    mode = x_args.get("runtime_ddl") or config.attributes.get("runtime_ddl") or "guarded"
+    try:
+        return runtime_role.grant_statement(SCHEMA, role, mode)
+    except runtime_role.InvalidRuntimeRole as error:
+        raise SystemExit(f"taskhub-pg: {error}") from None
+
+
 SCHEMA = _target_schema()
 config.attributes["schema"] = SCHEMA
 QUOTED = quote_schema(SCHEMA)
@@ -72,6 +87,8 @@ END
 $cleanup$
 """
 
+RUNTIME_ROLES = _runtime_role_statement()
+
 CONFIGURE: dict[str, Any] = {
     "version_table": VERSION_TABLE,
     "version_table_schema": SCHEMA,
@@ -85,6 +102,7 @@ def _run_in_transaction() -> None:
         context.execute(MIGRATION_LOCK)
         context.execute(CREATE_SCHEMA)
         context.run_migrations()
+        context.execute(RUNTIME_ROLES)
         context.execute(CLEAN_UP_AT_BASE)
 
 

@@ -1,8 +1,9 @@
 """Command line of taskhub-pg, usable from a virtualenv that installed the wheel.
 
     python -m provider upgrade --url URL --schema NAME [--revision head]
+                               [--runtime-role ROLE [--runtime-ddl guarded|none]]
     python -m provider downgrade --url URL --schema NAME --revision REV
-    python -m provider sql --schema NAME            # the offline script, for psql
+    python -m provider sql --schema NAME [--runtime-role ROLE]   # the offline script, for psql
     python -m provider status --url URL --schema NAME
 
 The URL defaults to DATABASE_URL.
@@ -18,6 +19,7 @@ import psycopg
 from psycopg import sql
 
 from provider import migrate
+from provider.runtime_role import RUNTIME_DDL_MODES, InvalidRuntimeRole, validate_role_name
 from provider.schema_name import InvalidSchemaName, validate_schema_name
 
 VERSION_TABLE = "taskhub_pg_alembic_version"
@@ -55,7 +57,32 @@ def status(url: str, schema: str) -> int:
                     f"  {queue:<13} ready {ready}, scheduled {scheduled}, leased {leased},"
                     f" max attempts {attempts}, dead letters {dead}"
                 )
+        roles_table = conn.execute(
+            "SELECT to_regclass(%s)", [f'"{schema}".taskhub_runtime_roles']
+        ).fetchone()
+        if roles_table and roles_table[0]:
+            roles = conn.execute(
+                sql.SQL(
+                    "SELECT role_name, runtime_ddl FROM {}.taskhub_runtime_roles ORDER BY 1"
+                ).format(sql.Identifier(schema))
+            ).fetchall()
+            described = ", ".join(f"{name} (runtime_ddl {mode})" for name, mode in roles)
+            print(f"runtime roles: {described or 'none'}")
     return 0
+
+
+def _add_runtime_role_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--runtime-role",
+        help="grant this role exactly what the runtime needs (see docs/ops.md)",
+    )
+    command.add_argument(
+        "--runtime-ddl",
+        choices=RUNTIME_DDL_MODES,
+        default="guarded",
+        help="guarded: CREATE for the duroxide runtime's connect, real DDL refused;"
+        " none: no CREATE (enough for the taskhub provider)",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,23 +98,39 @@ def main(argv: list[str] | None = None) -> int:
                 default="head" if name == "upgrade" else None,
                 required=name == "downgrade",
             )
+        if name == "upgrade":
+            _add_runtime_role_arguments(command)
     offline = commands.add_parser("sql")
     offline.add_argument("--schema", default="public")
     offline.add_argument("--revision", default="head")
+    _add_runtime_role_arguments(offline)
     args = parser.parse_args(argv)
 
     try:
         validate_schema_name(args.schema)
-    except InvalidSchemaName as error:
+        if getattr(args, "runtime_role", None):
+            validate_role_name(args.runtime_role)
+    except (InvalidSchemaName, InvalidRuntimeRole) as error:
         parser.error(str(error))
     if args.command == "sql":
-        migrate.offline_script(args.schema, args.revision)
+        migrate.offline_script(
+            args.schema,
+            args.revision,
+            runtime_role=args.runtime_role,
+            runtime_ddl=args.runtime_ddl,
+        )
         return 0
     if not args.url:
         parser.error("--url is required (or set DATABASE_URL)")
     url = args.url.replace("postgresql+psycopg://", "postgresql://")
     if args.command == "upgrade":
-        migrate.upgrade(url, args.schema, args.revision)
+        migrate.upgrade(
+            url,
+            args.schema,
+            args.revision,
+            runtime_role=args.runtime_role,
+            runtime_ddl=args.runtime_ddl,
+        )
     elif args.command == "downgrade":
         migrate.downgrade(url, args.schema, args.revision)
     else:

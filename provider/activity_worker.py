@@ -40,11 +40,11 @@ from provider.activity_results import (
 from provider.cancellation import CancellationToken, WorkCancelled
 from provider.errors import LockLost, TaskHubError
 from provider.lease_keeper import LeaseKeeper
+from provider.logs import fields
 from provider.task_hub import TaskHub
 from provider.types import JsonObject, TagFilter, WorkItemLease
-from provider.worker_queue import completion_instance
 
-log = logging.getLogger("provider.activity_worker")
+log = logging.getLogger(__name__)
 
 Handler = Callable[..., Any]
 UNREGISTERED_RETRY_MS = 1_000
@@ -118,6 +118,7 @@ class ActivityWorker:
         self.max_idle_poll_s = max_idle_poll_ms / 1000
         self.max_error_backoff_s = max_error_backoff_ms / 1000
         self.stats = WorkerStats()
+        self._schema = hub.config.schema
         self._handlers: dict[str, Handler] = {}
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -150,6 +151,11 @@ class ActivityWorker:
             )
         for thread in self._threads:
             thread.start()
+        log.info(
+            "activity worker started with %d slots",
+            self.concurrency,
+            extra=fields("worker.started", schema=self._schema, owner_id=self.owner_id),
+        )
         return self
 
     def stop(self, timeout_s: float = 10.0) -> None:
@@ -162,6 +168,11 @@ class ActivityWorker:
         deadline = time.monotonic() + timeout_s
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
+        log.info(
+            "activity worker stopped; %d in-flight items given back",
+            len(running),
+            extra=fields("worker.stopped", schema=self._schema, owner_id=self.owner_id),
+        )
 
     def __enter__(self) -> ActivityWorker:
         return self.start()
@@ -184,7 +195,18 @@ class ActivityWorker:
                 )
             except TaskHubError as error:
                 # The database is down or refusing: back off, never spin.
-                log.warning("fetch_work_item failed: %s", error)
+                log.warning(
+                    "fetch_work_item failed, retrying in %.1f s: %s",
+                    error_s,
+                    error,
+                    extra=fields(
+                        "worker.fetch_failed",
+                        schema=self._schema,
+                        owner_id=self.owner_id,
+                        sqlstate=error.sqlstate,
+                        error_class=type(error).__name__,
+                    ),
+                )
                 self._stopping.wait(error_s)
                 error_s = min(error_s * 2, self.max_error_backoff_s)
                 continue
@@ -200,27 +222,37 @@ class ActivityWorker:
                 # An item this worker cannot even read (written behind the
                 # provider's back): leave it; its lease expires and the fetch
                 # path moves it to dead_letters. The slot keeps serving.
-                log.exception("cannot process worker item", extra={"lock_token": lease.lock_token})
+                log.exception(
+                    "cannot process worker item",
+                    extra=fields(
+                        "worker.item_unreadable",
+                        schema=self._schema,
+                        lock_token=lease.lock_token,
+                        attempt_count=lease.attempt_count,
+                    ),
+                )
 
     def _process(self, lease: WorkItemLease, fetched_at: float) -> None:
         body = activity_identity(lease.work_item)
         name = str(body.get("name"))
         if lease.attempt_count > self.max_attempts:
             log.error(
-                "poison: failing activity instead of running it",
-                extra={
-                    "instance_id": body.get("instance"),
-                    "lock_token": lease.lock_token,
-                    "activity": name,
-                    "attempt_count": lease.attempt_count,
-                },
+                "poison: failing activity %s instead of running it (attempt %d of at most %d)",
+                name,
+                lease.attempt_count,
+                self.max_attempts,
+                extra=self._item_fields("worker.poison", lease),
             )
             self._ack(lease, activity_poisoned(body, lease.attempt_count, self.max_attempts))
             self.stats.poisoned += 1
             return
         handler = self._handlers.get(name)
         if handler is None:
-            log.warning("no handler for activity %s; giving it back", name)
+            log.warning(
+                "no handler for activity %s; giving it back",
+                name,
+                extra=self._item_fields("worker.no_handler", lease),
+            )
             self._abandon(lease, delay_ms=UNREGISTERED_RETRY_MS, ignore_attempt=False)
             return
 
@@ -235,6 +267,7 @@ class ActivityWorker:
             name=f"{body.get('instance')}:{name}#{body.get('id')}",
             token=item.token,
             leased_at=fetched_at,
+            log_ids=self._item_ids(lease),
         )
         context = ActivityContext(
             instance_id=str(body["instance"]),
@@ -284,7 +317,20 @@ class ActivityWorker:
         except Exception as error:
             if context.token.cancelled:
                 return None
-            log.info("activity %s failed: %s", context.activity_name, error)
+            log.info(
+                "activity %s failed: %s",
+                context.activity_name,
+                error,
+                extra=fields(
+                    "worker.activity_failed",
+                    schema=self._schema,
+                    instance_id=context.instance_id,
+                    activity_id=context.activity_id,
+                    activity=context.activity_name,
+                    lock_token=context.lock_token,
+                    attempt_count=context.attempt,
+                ),
+            )
             return activity_failed(body, f"{type(error).__name__}: {error}")
         return None if context.token.cancelled else activity_completed(body, result)
 
@@ -304,21 +350,48 @@ class ActivityWorker:
 
     # -- acks -----------------------------------------------------------------
 
+    def _item_ids(self, lease: WorkItemLease) -> dict[str, object]:
+        """The ids every record about one worker item carries."""
+        body = lease.work_item.get("ActivityExecute")
+        body = body if isinstance(body, dict) else {}
+        ids = {
+            "schema": self._schema,
+            "owner_id": self.owner_id,
+            "instance_id": body.get("instance"),
+            "activity_id": body.get("id"),
+            "activity": body.get("name"),
+            "lock_token": lease.lock_token,
+            "attempt_count": lease.attempt_count,
+        }
+        return {name: value for name, value in ids.items() if value is not None}
+
+    def _item_fields(self, event: str, lease: WorkItemLease, **more: object) -> dict[str, object]:
+        return fields(event, **self._item_ids(lease), **more)
+
     def _ack(self, lease: WorkItemLease, completion: JsonObject, attempts: int = 3) -> bool:
-        # The same ids as the poison decision, so that a decision and its
-        # failed ack read as one event in the logs.
-        ids = {"instance_id": completion_instance(completion), "lock_token": lease.lock_token}
         for attempt in range(attempts):
             try:
                 self.hub.ack_work_item(lease.lock_token, completion)
                 return True
             except LockLost as error:
-                log.warning("ack refused, lease lost: %s", error.message, extra=ids)
+                # The same ids as the poison decision, so that a decision and
+                # its failed ack read as one event in the logs.
+                log.warning(
+                    "ack refused, lease lost: %s",
+                    error.message,
+                    extra=self._item_fields("worker.ack_refused", lease, sqlstate=error.sqlstate),
+                )
                 self.stats.lost += 1
                 return False
             except TaskHubError as error:
                 if not error.retryable or attempt == attempts - 1:
-                    log.error("ack failed: %s", error, extra=ids)
+                    log.error(
+                        "ack failed: %s",
+                        error,
+                        extra=self._item_fields(
+                            "worker.ack_failed", lease, sqlstate=error.sqlstate
+                        ),
+                    )
                     return False
                 time.sleep(0.05 * 2**attempt)
         return False
@@ -329,7 +402,11 @@ class ActivityWorker:
                 lease.lock_token, delay_ms=delay_ms, ignore_attempt=ignore_attempt
             )
         except TaskHubError as error:
-            log.info("abandon failed (the lease will expire instead): %s", error)
+            log.info(
+                "abandon failed (the lease will expire instead): %s",
+                error,
+                extra=self._item_fields("worker.abandon_failed", lease, sqlstate=error.sqlstate),
+            )
 
     def _give_back(self, item: _InFlight, reason: str) -> None:
         with item.lock:
@@ -356,4 +433,13 @@ class ActivityWorker:
                     self.hub.cleanup_orphaned_sessions()
                     last_cleanup = time.monotonic()
             except TaskHubError as error:
-                log.warning("session heartbeat failed: %s", error)
+                log.warning(
+                    "session heartbeat failed, retrying: %s",
+                    error,
+                    extra=fields(
+                        "worker.session_heartbeat_failed",
+                        schema=self._schema,
+                        owner_id=self.owner_id,
+                        sqlstate=error.sqlstate,
+                    ),
+                )

@@ -17,9 +17,10 @@ from collections.abc import Callable
 
 from provider.cancellation import CancellationToken
 from provider.errors import LockLost, TaskHubError
+from provider.logs import fields
 from provider.orchestration_queue import OrchestrationQueue
 
-log = logging.getLogger("provider.lease_keeper")
+log = logging.getLogger(__name__)
 
 # Renew(extend_ms, timeout_s): extend the lease; returns its new end (epoch ms).
 # timeout_s bounds the wait for a connection, so that a renewal never blocks
@@ -45,12 +46,16 @@ class LeaseKeeper:
         leased_at: float | None = None,
         renew_every_ms: int | None = None,
         safety_margin_ms: int | None = None,
+        log_ids: dict[str, object] | None = None,
     ) -> None:
+        """log_ids: the ids (instance_id, lock_token, ...) this keeper's log
+        records carry, so they join the records of the work it protects."""
         if lock_timeout_ms <= 0:
             raise ValueError("lock_timeout_ms must be positive")
         self._renew = renew
         self.lock_timeout_ms = lock_timeout_ms
         self.name = name
+        self.log_ids = log_ids or {}
         self.token = token or CancellationToken()
         self._on_lost = on_lost
         self._interval_s = (renew_every_ms or lock_timeout_ms // 3) / 1000
@@ -111,12 +116,16 @@ class LeaseKeeper:
                     backoff, max(0.0, self._remaining_s() - self._margin_s)
                 )
                 log.warning(
-                    "lease renewal failed, retrying",
-                    extra={
-                        "lease": self.name,
-                        "error": str(error),
-                        "remaining_ms": int(self._remaining_s() * 1000),
-                    },
+                    "lease renewal failed, retrying: %s",
+                    error,
+                    extra=fields(
+                        "lease.renewal_failed",
+                        lease=self.name,
+                        **self.log_ids,
+                        sqlstate=error.sqlstate,
+                        error_class=type(error).__name__,
+                        remaining_ms=int(self._remaining_s() * 1000),
+                    ),
                 )
                 continue
             self.renewals += 1
@@ -126,7 +135,11 @@ class LeaseKeeper:
 
     def _lose(self, reason: str) -> None:
         self.lost_reason = reason
-        log.warning("cancelling work: %s", reason, extra={"lease": self.name})
+        log.warning(
+            "cancelling work: %s",
+            reason,
+            extra=fields("lease.lost", lease=self.name, **self.log_ids),
+        )
         self.token.cancel(reason)
         if self._on_lost is not None:
             self._on_lost(reason)
@@ -147,4 +160,5 @@ def keep_orchestration_lease(
         lock_timeout_ms,
         name=f"orchestration:{lock_token}",
         leased_at=leased_at,
+        log_ids={"schema": hub.config.schema, "lock_token": lock_token},
     )

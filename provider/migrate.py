@@ -23,17 +23,43 @@ def alembic_config(url: str | None, schema: str, output: TextIO | None = None) -
     return config
 
 
-def upgrade(url: str, schema: str = "public", revision: str = "head") -> None:
-    command.upgrade(alembic_config(url, schema), revision)
+def _with_runtime_role(config: Config, runtime_role: str | None, runtime_ddl: str) -> Config:
+    if runtime_role:
+        config.attributes["runtime_role"] = runtime_role
+        config.attributes["runtime_ddl"] = runtime_ddl
+    return config
+
+
+def upgrade(
+    url: str,
+    schema: str = "public",
+    revision: str = "head",
+    *,
+    runtime_role: str | None = None,
+    runtime_ddl: str = "guarded",
+) -> None:
+    """Migrate; with runtime_role, also grant that role what a runtime needs
+    (see sql/0005_least_privilege/runtime_roles.sql)."""
+    command.upgrade(
+        _with_runtime_role(alembic_config(url, schema), runtime_role, runtime_ddl), revision
+    )
 
 
 def downgrade(url: str, schema: str = "public", revision: str = "base") -> None:
     command.downgrade(alembic_config(url, schema), revision)
 
 
-def offline_script(schema: str, revision: str = "head", output: TextIO | None = None) -> None:
+def offline_script(
+    schema: str,
+    revision: str = "head",
+    output: TextIO | None = None,
+    *,
+    runtime_role: str | None = None,
+    runtime_ddl: str = "guarded",
+) -> None:
     """Write the SQL script of `upgrade` (for a DBA to apply with psql)."""
-    command.upgrade(alembic_config(None, schema, output), revision, sql=True)
+    config = _with_runtime_role(alembic_config(None, schema, output), runtime_role, runtime_ddl)
+    command.upgrade(config, revision, sql=True)
 
 
 def head_revision() -> str:

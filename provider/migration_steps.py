@@ -43,6 +43,12 @@ def set_aside_functions(names: list[str]) -> None:
 
 def drop_and_restore_functions(names: list[str]) -> None:
     """Drop this revision's functions with these names, then re-create those it set aside."""
+    drop_functions(names)
+    _execute(f"SELECT {quote_schema(_schema())}.taskhub_restore_functions({_name_array(names)})")
+
+
+def drop_functions(names: list[str]) -> None:
+    """Drop every function of the schema with one of these names."""
     schema = quote_schema(_schema())
     _execute(
         f"""DO $drop$
@@ -60,4 +66,3 @@ BEGIN
 END
 $drop$"""
     )
-    _execute(f"SELECT {schema}.taskhub_restore_functions({_name_array(names)})")

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from psycopg.types.json import Jsonb
 
+from provider.logs import fields
 from provider.metadata import ExecutionMetadata, ack_metadata_json
 from provider.procedures import ProcedureClient, json_text, now_ms
 from provider.types import JsonObject, KvEntry, OrchestrationItem, VersionRange
+
+log = logging.getLogger(__name__)
 
 # A fetch that keeps meeting orphan mailboxes gives up after this many.
 MAX_ORPHAN_DROPS_PER_FETCH = 8
@@ -116,9 +120,34 @@ class OrchestrationQueue(ProcedureClient):
         if not rows:
             return None
         (instance_id, name, version, execution_id, history, messages, token, attempts, kv) = rows[0]
+        if attempts > 1:
+            # Handed out before and not acked: a crash, a lost lease, or the
+            # start of a poison loop. The same ids as the ack that follows.
+            log.info(
+                "orchestration item handed out again (attempt %d)",
+                attempts,
+                extra=fields(
+                    "orchestration.redelivered",
+                    schema=self.config.schema,
+                    instance_id=instance_id,
+                    execution_id=execution_id,
+                    lock_token=token,
+                    attempt_count=attempts,
+                ),
+            )
         history_error = None
         if any(not isinstance(event, dict) for event in history):
             history_error = f"history of {instance_id} holds events that are not valid JSON"
+            log.warning(
+                "%s",
+                history_error,
+                extra=fields(
+                    "orchestration.history_unreadable",
+                    schema=self.config.schema,
+                    instance_id=instance_id,
+                    lock_token=token,
+                ),
+            )
             history = []
         return OrchestrationItem(
             instance_id=instance_id,

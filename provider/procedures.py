@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -14,8 +15,11 @@ from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from provider.config import TaskHubConfig
-from provider.errors import translate
+from provider.errors import LockLost, TaskHubError, translate
+from provider.logs import fields
 from provider.types import JsonObject
+
+log = logging.getLogger(__name__)
 
 
 def now_ms() -> int:
@@ -64,6 +68,7 @@ class ProcedureClient:
     def _cursor(
         self, operation: str, timeout_s: float | None = None
     ) -> Iterator[psycopg.Cursor[tuple[Any, ...]]]:
+        started = time.monotonic()
         try:
             with (
                 self._pool.connection(timeout=timeout_s) as conn,
@@ -76,7 +81,31 @@ class ProcedureClient:
                 # terminated backends): replace the other dead ones now, so the
                 # caller's retry does not meet them one by one.
                 self._pool.check()
-            raise translate(operation, error) from error
+            failure = translate(operation, error)
+            self._log_call(operation, started, failure)
+            raise failure from error
+        if log.isEnabledFor(logging.DEBUG):
+            self._log_call(operation, started, None)
+
+    def _log_call(self, operation: str, started: float, failure: TaskHubError | None) -> None:
+        """A lost lease is the caller's business (DEBUG); a refused call is
+        INFO; a database in trouble (retryable) is a WARNING."""
+        record = fields(
+            "procedure.failed" if failure else "procedure.called",
+            schema=self.config.schema,
+            operation=operation,
+            duration_ms=round((time.monotonic() - started) * 1000, 2),
+            sqlstate=failure.sqlstate if failure else None,
+            error_class=type(failure).__name__ if failure else None,
+        )
+        if failure is None:
+            log.debug("%s returned", operation, extra=record)
+        elif isinstance(failure, LockLost):
+            log.debug("%s", failure, extra=record)
+        elif failure.retryable:
+            log.warning("%s", failure, extra=record)
+        else:
+            log.info("%s", failure, extra=record)
 
     def _call(
         self, function: str, args: Sequence[Any], *, timeout_s: float | None = None

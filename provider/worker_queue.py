@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 
 from provider.errors import PermanentError
+from provider.logs import fields
 from provider.procedures import ProcedureClient, json_text, now_ms
 from provider.types import JsonObject, TagFilter, WorkItemLease
+
+log = logging.getLogger(__name__)
 
 
 def completion_instance(completion: JsonObject) -> str:
@@ -77,13 +81,32 @@ class WorkerQueue(ProcedureClient):
             return None
         work_item, token, attempts = rows[0]
         try:
-            return WorkItemLease(json.loads(work_item), token, attempts)
+            lease = WorkItemLease(json.loads(work_item), token, attempts)
         except json.JSONDecodeError as error:
             # Written behind our back (enqueue refuses it): the lease expires and
             # the fetch path moves it to dead_letters after enough attempts.
             raise PermanentError(
                 "fetch_work_item", f"worker item {token} is not valid JSON: {error}"
             ) from error
+        if attempts > 1:
+            # Handed out before and not acked: a crash, a lost lease, or the
+            # start of a poison loop. The same ids as the worker's records.
+            body = lease.work_item.get("ActivityExecute")
+            body = body if isinstance(body, dict) else {}
+            log.info(
+                "worker item handed out again (attempt %d)",
+                attempts,
+                extra=fields(
+                    "work_item.redelivered",
+                    schema=self.config.schema,
+                    instance_id=body.get("instance"),
+                    activity_id=body.get("id"),
+                    activity=body.get("name"),
+                    lock_token=token,
+                    attempt_count=attempts,
+                ),
+            )
+        return lease
 
     def ack_work_item(self, lock_token: str, completion: JsonObject | None = None) -> None:
         """Delete a leased item and queue its completion for the orchestration.

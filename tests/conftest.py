@@ -23,6 +23,7 @@ from provider import TaskHub, migrate
 from provider.embedded_pg import EmbeddedPostgres
 from tests.support.docker import docker_engine_answers
 from tests.support.flavours import ALL, DUROXIDE_0_2_2, TASKHUB, Flavour
+from tests.support.roles import LoginRole, login_role
 
 TEST_DATABASE = "taskhub_test"
 
@@ -95,15 +96,24 @@ def make_hub(database_url: str) -> Iterator[Callable[..., TaskHub]]:
     """Factory of TaskHub clients; every client is closed after the test."""
     hubs: list[TaskHub] = []
 
-    def factory(schema: str, **settings: object) -> TaskHub:
+    def factory(schema: str, url: str | None = None, **settings: object) -> TaskHub:
+        """A client of `schema`, connecting as the tests' admin unless `url` says otherwise."""
         settings.setdefault("statement_timeout_ms", 5_000)
-        hub = TaskHub.connect(database_url, schema, **settings)
+        hub = TaskHub.connect(url or database_url, schema, **settings)
         hubs.append(hub)
         return hub
 
     yield factory
     for hub in hubs:
         hub.close()
+
+
+@pytest.fixture(scope="session")
+def runtime_login(database_url: str) -> Iterator[LoginRole]:
+    """A login role with no privileges of its own, for least-privilege runs:
+    migrations grant it what a runtime needs (runtime_role=...)."""
+    with login_role(database_url) as role:
+        yield role
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import psycopg
 
 from provider import migrate
 from tests.conftest import new_schema_name
+from tests.support.roles import LoginRole
 
 
 def objects_in(conn: psycopg.Connection[Any], schema: str) -> list[str]:
@@ -21,14 +22,21 @@ def objects_in(conn: psycopg.Connection[Any], schema: str) -> list[str]:
 
 
 def test_cleanup_schema_removes_every_table_and_function(
-    database_url: str, sql: psycopg.Connection[Any]
+    database_url: str, sql: psycopg.Connection[Any], runtime_login: LoginRole
 ) -> None:
     schema = new_schema_name("clean")
-    migrate.upgrade(database_url, schema)
+    migrate.upgrade(database_url, schema, runtime_role=runtime_login.name)
+    guard = sql.execute(f'SELECT "{schema}".taskhub_runtime_ddl_guard_name()').fetchone()
     sql.execute(f'CREATE TABLE "{schema}".application_table (id int)')
 
     sql.execute(f'SELECT "{schema}".cleanup_schema()')
 
     assert objects_in(sql, schema) == ["application_table"]
+    # The runtime role's grants and the schema's DDL guard went with it.
+    assert sql.execute(
+        "SELECT has_schema_privilege(%s, %s, 'USAGE'),"
+        " (SELECT count(*) FROM pg_event_trigger WHERE evtname = %s)",
+        [runtime_login.name, schema, guard[0] if guard else None],
+    ).fetchone() == (False, 0)
     migrate.upgrade(database_url, schema)
     assert "fetch_orchestration_item" in objects_in(sql, schema)

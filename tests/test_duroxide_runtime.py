@@ -19,6 +19,7 @@ import pytest
 
 from provider import migrate
 from tests.conftest import new_schema_name
+from tests.support.roles import LoginRole
 
 WAIT_MS = 30_000
 
@@ -139,11 +140,20 @@ def register(runtime: Any) -> None:
         return value
 
 
-@pytest.fixture(scope="module")
-def runtime(database_url: str) -> Iterator[RuntimeOnOurSchema]:
+@pytest.fixture(scope="module", params=["as_owner", "as_runtime_role"])
+def runtime(
+    request: pytest.FixtureRequest, database_url: str, runtime_login: LoginRole
+) -> Iterator[RuntimeOnOurSchema]:
+    """The runtime logs in as the schema's owner, or as a least-privilege role
+    that `runtime_role=` granted only what a runtime needs."""
     schema = new_schema_name("rt")
-    migrate.upgrade(database_url, schema)
-    provider = duroxide.PostgresProvider.connect_with_schema(database_url, schema)
+    if request.param == "as_owner":
+        migrate.upgrade(database_url, schema)
+        login_url = database_url
+    else:
+        migrate.upgrade(database_url, schema, runtime_role=runtime_login.name)
+        login_url = runtime_login.url
+    provider = duroxide.PostgresProvider.connect_with_schema(login_url, schema)
     runtime = duroxide.Runtime(
         provider,
         duroxide.RuntimeOptions(
@@ -271,3 +281,13 @@ def test_management_client_calls(runtime: RuntimeOnOurSchema) -> None:
     deleted = client.delete_instance("mgmt-1")
     assert deleted.instances_deleted == 1
     assert "mgmt-1" not in client.list_all_instances()
+
+    # The bulk calls are inline SQL in duroxide, not procedures.
+    for n in (2, 3):
+        client.start_orchestration(f"mgmt-{n}", "Greeter", "mgmt")
+        completed_output(client, f"mgmt-{n}")
+    only_these = duroxide.InstanceFilter(instance_ids=["mgmt-2", "mgmt-3"])
+    bulk_pruned = client.prune_executions_bulk(only_these, duroxide.PruneOptions(keep_last=1))
+    assert bulk_pruned.executions_deleted == 0
+    bulk_deleted = client.delete_instance_bulk(only_these)
+    assert bulk_deleted.instances_deleted == 2

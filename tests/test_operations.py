@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from tests.support.work_items import (
 )
 
 RUNBOOK = Path(__file__).resolve().parent.parent / "docs" / "ops.md"
+RUNBOOK_ROLES = ("hub_runtime", "hub_operator")
 
 
 def set_cap(sql: psycopg.Connection[Any], schema: str, cap: int) -> None:
@@ -112,12 +114,25 @@ def runbook_queries() -> list[str]:
     return re.findall(r"```sql\n(.*?)```", RUNBOOK.read_text(), flags=re.S)
 
 
-def test_every_runbook_query_runs_and_answers(busy_hub: str, sql: psycopg.Connection[Any]) -> None:
+@pytest.fixture
+def runbook_roles(sql: psycopg.Connection[Any]) -> Iterator[None]:
+    """The roles the runbook names (roles are server-wide: dropped afterwards)."""
+    for role in RUNBOOK_ROLES:
+        sql.execute(f"CREATE ROLE {role} LOGIN")
+    yield
+    for role in RUNBOOK_ROLES:
+        sql.execute(f"DROP OWNED BY {role}")
+        sql.execute(f"DROP ROLE {role}")
+
+
+def test_every_runbook_query_runs_and_answers(
+    busy_hub: str, sql: psycopg.Connection[Any], runbook_roles: None
+) -> None:
     queries = runbook_queries()
-    assert len(queries) >= 9
+    assert len(queries) >= 15
     answers: dict[str, list[tuple[Any, ...]]] = {}
     for query in queries:
-        cur = sql.execute(query.replace("orders.", f'"{busy_hub}".'))
+        cur = sql.execute(re.sub(r"\borders\b", f'"{busy_hub}"', query))
         answers[query] = cur.fetchall() if cur.description else []
 
     def answer(fragment: str) -> list[tuple[Any, ...]]:
@@ -136,10 +151,26 @@ def test_every_runbook_query_runs_and_answers(busy_hub: str, sql: psycopg.Connec
     assert all(row[5] > 0 for row in leases)
     assert [row[:2] for row in answer("taskhub_session_owners")] == [("sess-1", "worker-a")]
     # The runbook requeued the dead letter and released the lease.
-    assert answer("taskhub_requeue_dead_letter")[0][0] is not None
-    assert answer("taskhub_release_orchestration_lease") == [(True,)]
+    assert answer("SELECT orders.taskhub_requeue_dead_letter(")[0][0] is not None
+    assert answer("SELECT orders.taskhub_release_orchestration_lease(") == [(True,)]
     left = sql.execute(f'SELECT count(*) FROM "{busy_hub}".instance_locks').fetchone()
     assert left == (0,)
+
+    privileges = answer("FROM orders.taskhub_runtime_privileges")
+    assert ("table", "instances", "SELECT") in [row[:3] for row in privileges]
+    assert [row[:2] for row in answer("role_name, runtime_ddl")] == [("hub_runtime", "guarded")]
+    assert {row[0] for row in answer("has_table_privilege")} == {
+        "instances",
+        "executions",
+        "_duroxide_migrations",
+    }
+    assert answer("taskhub_revoke_runtime_role") == [(True,)]
+    operator = sql.execute(
+        "SELECT has_table_privilege('hub_operator', %s, 'SELECT'),"
+        " has_table_privilege('hub_operator', %s, 'DELETE')",
+        [f'"{busy_hub}".dead_letters', f'"{busy_hub}".dead_letters'],
+    ).fetchone()
+    assert operator == (True, False)
 
 
 def test_poison_decision_and_failed_ack_carry_the_same_ids(
@@ -158,3 +189,5 @@ def test_poison_decision_and_failed_ack_carry_the_same_ids(
     assert len(records) == 2
     assert {getattr(r, "instance_id", None) for r in records} == {"poisoned"}
     assert "poison" in records[0].getMessage() and "ack" in records[1].getMessage()
+    events = [getattr(r, "event", None) for r in records]
+    assert events == ["worker.poison", "worker.ack_refused"]

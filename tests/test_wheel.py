@@ -11,7 +11,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from provider import migrate
 from tests.conftest import new_schema_name
+from tests.support.roles import LoginRole
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -47,7 +49,10 @@ def installed_python(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pa
 
 
 def test_the_installed_wheel_migrates_and_reports_status(
-    installed_python: tuple[Path, Path], database_url: str, sql: psycopg.Connection[object]
+    installed_python: tuple[Path, Path],
+    database_url: str,
+    sql: psycopg.Connection[object],
+    runtime_login: LoginRole,
 ) -> None:
     python, outside = installed_python
     schema = new_schema_name("wheel")
@@ -61,6 +66,8 @@ def test_the_installed_wheel_migrates_and_reports_status(
         database_url,
         "--schema",
         schema,
+        "--runtime-role",
+        runtime_login.name,
         cwd=outside,
     )
     row = sql.execute(
@@ -80,9 +87,21 @@ def test_the_installed_wheel_migrates_and_reports_status(
         schema,
         cwd=outside,
     )
-    assert "current:  0004" in status and "pending:  none" in status
+    assert f"current:  {migrate.head_revision()}" in status and "pending:  none" in status
     assert "orchestrator" in status and "dead letters 0" in status
+    assert f"runtime roles: {runtime_login.name} (runtime_ddl guarded)" in status
 
-    script = run(str(python), "-m", "provider", "sql", "--schema", "dba_hub", cwd=outside)
+    script = run(
+        str(python),
+        "-m",
+        "provider",
+        "sql",
+        "--schema",
+        "dba_hub",
+        "--runtime-role",
+        "hub_runtime",
+        cwd=outside,
+    )
     assert 'CREATE FUNCTION "dba_hub".fetch_orchestration_item' in script
     assert "pg_advisory_xact_lock" in script
+    assert "taskhub_grant_runtime_role(\n        'hub_runtime', 'guarded')" in script

@@ -2,7 +2,9 @@
 
 `provider` is a TaskHub on a fresh schema migrated by our Alembic revisions
 (the suite's `create_provider()`); `provider_factory` makes more, each on its
-own fresh schema. `corrupt_history` and `max_attempt_count` are the suite's
+own fresh schema. The providers log in as a least-privilege runtime role, as
+a production deployment would: the whole suite runs on nothing but what
+`runtime_role` grants. `corrupt_history` and `max_attempt_count` are the suite's
 `corrupt_instance_history` and `get_max_attempt_count`.
 """
 
@@ -16,16 +18,21 @@ import pytest
 
 from provider import TaskHub, migrate
 from tests.conftest import new_schema_name
+from tests.support.roles import LoginRole
 
 ProviderFactory = Callable[[], TaskHub]
 
 
 @pytest.fixture
-def provider_factory(database_url: str, make_hub: Callable[..., TaskHub]) -> ProviderFactory:
+def provider_factory(
+    database_url: str, make_hub: Callable[..., TaskHub], runtime_login: LoginRole
+) -> ProviderFactory:
     def create() -> TaskHub:
         schema = new_schema_name("val")
-        migrate.upgrade(database_url, schema)
-        return make_hub(schema, statement_timeout_ms=10_000)
+        # runtime_ddl=none: the taskhub provider needs no CREATE (only the
+        # duroxide runtime's connect does), so no DDL guard is installed.
+        migrate.upgrade(database_url, schema, runtime_role=runtime_login.name, runtime_ddl="none")
+        return make_hub(schema, url=runtime_login.url, statement_timeout_ms=10_000)
 
     return create
 

@@ -1,0 +1,47 @@
+"""Login roles for least-privilege tests: created fresh, dropped afterwards.
+
+Roles belong to the whole server, not to the test database, so every role
+gets a unique name and is dropped with everything granted to it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import psycopg
+
+
+@dataclass(frozen=True)
+class LoginRole:
+    name: str
+    url: str  # the test database's URL, logging in as this role
+
+
+def url_as(url: str, user: str, password: str) -> str:
+    """The same URL, logging in as another user (duroxide needs URL syntax)."""
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit(parts._replace(netloc=f"{quote(user)}:{quote(password)}@{host}"))
+
+
+@contextmanager
+def login_role(admin_url: str, prefix: str = "runtime") -> Iterator[LoginRole]:
+    name = f"{prefix}_{secrets.token_hex(6)}"
+    password = secrets.token_hex(16)
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {name} LOGIN PASSWORD '{password}'")
+    try:
+        yield LoginRole(name, url_as(admin_url, name, password))
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", [name]
+            )
+            # DROP OWNED also takes back what was granted to the role in this
+            # database and on the database itself.
+            conn.execute(f"DROP OWNED BY {name}")
+            conn.execute(f"DROP ROLE {name}")

@@ -1,0 +1,386 @@
+"""Least privilege: `upgrade -x runtime_role=R` gives R exactly what a runtime
+needs and nothing more.
+
+The full workloads run elsewhere as such a role: the whole provider
+validation suite (tests/validation, runtime_ddl=none) and the duroxide 0.2.2
+runtime (tests/test_duroxide_runtime.py, the default runtime_ddl=guarded).
+Here: what R holds, and what R is refused: DDL, other schemas, direct writes,
+internal and operator functions. And a caller's search_path cannot redirect
+the procedures.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import duroxide
+import psycopg
+import pytest
+
+from provider import migrate, now_ms
+from provider.runtime_role import grant_statement
+from tests.conftest import new_schema_name
+from tests.support.flavours import DUROXIDE_0_2_2, Flavour
+from tests.support.roles import LoginRole, login_role
+from tests.support.work_items import start_orchestration
+
+RUNTIME_TABLES = {"instances", "executions", "_duroxide_migrations"}
+OPERATOR_FUNCTIONS = {"taskhub_requeue_dead_letter", "taskhub_release_orchestration_lease"}
+
+
+@pytest.fixture
+def role(database_url: str) -> Iterator[LoginRole]:
+    with login_role(database_url) as login:
+        yield login
+
+
+@pytest.fixture
+def guarded_schema(database_url: str, role: LoginRole) -> Iterator[str]:
+    """A hub whose runtime role is `role`, in the default mode (runtime_ddl=guarded)."""
+    schema = new_schema_name("lp")
+    migrate.upgrade(database_url, schema, runtime_role=role.name)
+    yield schema
+    # Dropping the role later takes its grants; this drops the DDL guard too.
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(f'SELECT "{schema}".taskhub_revoke_runtime_role(%s)', [role.name])
+
+
+@pytest.fixture
+def as_role(role: LoginRole) -> Iterator[psycopg.Connection[Any]]:
+    with psycopg.connect(role.url, autocommit=True) as conn:
+        yield conn
+
+
+def refusal(conn: psycopg.Connection[Any], statement: str) -> str | None:
+    """The SQLSTATE the statement fails with, or None if it succeeds."""
+    try:
+        conn.execute(statement)
+    except psycopg.Error as error:
+        return error.sqlstate
+    return None
+
+
+def runtime_functions(sql: psycopg.Connection[Any], schema: str) -> set[str]:
+    rows = sql.execute(
+        f'SELECT object_name FROM "{schema}".taskhub_runtime_privileges'
+        " WHERE object_kind = 'function'"
+    ).fetchall()
+    return {name for (name,) in rows}
+
+
+def test_procedures_run_as_owner_with_a_pinned_search_path_and_no_public_execute(
+    hub_schema: str, sql: psycopg.Connection[Any]
+) -> None:
+    rows = sql.execute(
+        """SELECT p.proname, p.prosecdef, p.proconfig,
+                  EXISTS (SELECT 1
+                            FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) AS a
+                           WHERE a.grantee = 0) AS public_execute
+             FROM pg_proc AS p
+            WHERE p.pronamespace = %s::regnamespace""",
+        [hub_schema],
+    ).fetchall()
+    definers = {name for name, definer, _, _ in rows if definer}
+    assert definers == runtime_functions(sql, hub_schema) | OPERATOR_FUNCTIONS
+    for name, definer, config, public_execute in rows:
+        assert not public_execute, name
+        if definer:
+            assert config == ["search_path=pg_catalog, pg_temp"], name
+    assert "cleanup_schema" not in definers
+
+
+def test_the_role_holds_exactly_the_listed_privileges(
+    guarded_schema: str, role: LoginRole, sql: psycopg.Connection[Any]
+) -> None:
+    executable = sql.execute(
+        "SELECT DISTINCT p.proname FROM pg_proc AS p"
+        " WHERE p.pronamespace = %s::regnamespace AND has_function_privilege(%s, p.oid, 'EXECUTE')",
+        [guarded_schema, role.name],
+    ).fetchall()
+    assert {name for (name,) in executable} == runtime_functions(sql, guarded_schema)
+
+    table_privileges = sql.execute(
+        """SELECT c.relname, p.privilege
+             FROM pg_class AS c
+            CROSS JOIN unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE',
+                                    'REFERENCES', 'TRIGGER']) AS p(privilege)
+            WHERE c.relnamespace = %s::regnamespace AND c.relkind IN ('r', 'v', 'p')
+              AND has_table_privilege(%s, c.oid, p.privilege)""",
+        [guarded_schema, role.name],
+    ).fetchall()
+    assert set(table_privileges) == {(table, "SELECT") for table in RUNTIME_TABLES}
+
+    schema_and_database = sql.execute(
+        "SELECT has_schema_privilege(%s, %s, 'USAGE'), has_schema_privilege(%s, %s, 'CREATE'),"
+        " has_database_privilege(%s, current_database(), 'CREATE')",
+        [role.name, guarded_schema, role.name, guarded_schema, role.name],
+    ).fetchone()
+    # CREATE only because the duroxide runtime's connect asks for it; the guard
+    # (below) refuses anything that would really create an object.
+    assert schema_and_database == (True, True, True)
+
+
+def test_runtime_ddl_none_grants_no_create_and_installs_no_guard(
+    database_url: str, role: LoginRole, sql: psycopg.Connection[Any]
+) -> None:
+    schema = new_schema_name("lp")
+    migrate.upgrade(database_url, schema, runtime_role=role.name, runtime_ddl="none")
+    row = sql.execute(
+        "SELECT has_schema_privilege(%s, %s, 'USAGE'), has_schema_privilege(%s, %s, 'CREATE'),"
+        " has_database_privilege(%s, current_database(), 'CREATE'),"
+        " (SELECT count(*) FROM pg_event_trigger WHERE evtname = %s)",
+        [
+            role.name,
+            schema,
+            role.name,
+            schema,
+            role.name,
+            sql.execute(f'SELECT "{schema}".taskhub_runtime_ddl_guard_name()').fetchone()[0],  # type: ignore[index]
+        ],
+    ).fetchone()
+    assert row == (True, False, False, 0)
+    with psycopg.connect(role.url, autocommit=True) as conn:
+        assert refusal(conn, f'CREATE TABLE "{schema}".mine (x int)') == "42501"
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "INSERT INTO {s}.orchestrator_queue (instance_id, work_item, visible_at, created_at)"
+        " VALUES ('x', '{{}}', now(), now())",
+        "INSERT INTO {s}.worker_queue (work_item, visible_at, created_at)"
+        " VALUES ('{{}}', now(), now())",
+        "UPDATE {s}.instance_locks SET locked_until = 0",
+        "UPDATE {s}.instances SET orchestration_name = 'x'",
+        "DELETE FROM {s}.history",
+        "DELETE FROM {s}.worker_queue",
+        "TRUNCATE {s}.orchestrator_queue",
+        "INSERT INTO {s}._duroxide_migrations (version, name) VALUES (99, 'mine')",
+        "UPDATE {s}.taskhub_settings SET value = '1'",
+        "DELETE FROM {s}.dead_letters",
+        "INSERT INTO {s}.taskhub_runtime_roles VALUES ('someone', 'none', false, now())",
+        "SELECT * FROM {s}.instance_locks",
+        "SELECT * FROM {s}.kv_store",
+        "SELECT * FROM {s}.taskhub_queue_health",
+    ],
+    ids=lambda statement: " ".join(statement.split()[:3]),
+)
+def test_direct_reads_and_writes_the_runtime_does_not_need_are_refused(
+    guarded_schema: str, as_role: psycopg.Connection[Any], statement: str
+) -> None:
+    assert refusal(as_role, statement.format(s=f'"{guarded_schema}"')) == "42501"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "cleanup_schema()",
+        "taskhub_clock_ms(0)",
+        "taskhub_requeue_dead_letter(1)",
+        "taskhub_release_orchestration_lease('x')",
+        "taskhub_grant_runtime_role('postgres', 'none')",
+        "taskhub_revoke_runtime_role('postgres')",
+        "taskhub_set_aside_functions(ARRAY['fetch_work_item'])",
+        "taskhub_restore_functions(ARRAY['fetch_work_item'])",
+    ],
+)
+def test_internal_operator_and_migration_functions_are_refused(
+    guarded_schema: str, as_role: psycopg.Connection[Any], call: str
+) -> None:
+    assert refusal(as_role, f'SELECT "{guarded_schema}".{call}') == "42501"
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "CREATE TABLE {s}.mine (x int)",
+        "CREATE VIEW {s}.mine AS SELECT 1",
+        "CREATE FUNCTION {s}.mine() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+        "CREATE SCHEMA mine_{u}",
+        "CREATE TEMP TABLE mine (x int)",
+        "CREATE INDEX mine ON {s}.instances (orchestration_name)",
+        "ALTER TABLE {s}.instances ADD COLUMN mine int",
+        "DROP TABLE {s}.history",
+        "DROP FUNCTION {s}.fetch_work_item",
+        "CREATE OR REPLACE FUNCTION {s}.ack_worker() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+    ],
+    ids=lambda statement: " ".join(statement.split()[:3]),
+)
+def test_ddl_is_refused(
+    guarded_schema: str, as_role: psycopg.Connection[Any], statement: str
+) -> None:
+    sql_text = statement.format(s=f'"{guarded_schema}"', u=guarded_schema)
+    assert refusal(as_role, sql_text) == "42501"
+    assert as_role.execute(
+        "SELECT count(*) FROM pg_class WHERE relname = 'mine'"
+        " UNION ALL SELECT count(*) FROM pg_proc WHERE proname = 'mine'"
+        " UNION ALL SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'mine%%'"
+    ).fetchall() == [(0,), (0,), (0,)]
+
+
+def test_the_duroxide_runtimes_connect_time_statements_pass(
+    guarded_schema: str, as_role: psycopg.Connection[Any]
+) -> None:
+    """What duroxide 0.2.2's migration runner runs on every connect."""
+    schema = f'"{guarded_schema}"'
+    assert refusal(as_role, f"CREATE SCHEMA IF NOT EXISTS {schema}") is None
+    assert (
+        refusal(
+            as_role,
+            f"CREATE TABLE IF NOT EXISTS {schema}._duroxide_migrations"
+            " (version BIGINT PRIMARY KEY, name TEXT NOT NULL,"
+            " applied_at TIMESTAMPTZ DEFAULT CURRENT_TIMESTAMP)",
+        )
+        is None
+    )
+    assert as_role.execute(f"SELECT count(*) FROM {schema}._duroxide_migrations").fetchone() == (
+        23,
+    )
+
+
+@pytest.mark.parametrize("table", sorted(RUNTIME_TABLES))
+def test_each_granted_table_is_needed_by_the_duroxide_runtime(
+    guarded_schema: str, role: LoginRole, sql: psycopg.Connection[Any], table: str
+) -> None:
+    """Without its SELECT, the runtime cannot connect or its bulk management fails."""
+    sql.execute(f'REVOKE SELECT ON "{guarded_schema}".{table} FROM {role.name}')
+    try:
+        provider = duroxide.PostgresProvider.connect_with_schema(role.url, guarded_schema)
+        client = duroxide.Client(provider)
+        client.delete_instance_bulk(duroxide.InstanceFilter(instance_ids=["nobody"]))
+        client.prune_executions_bulk(
+            duroxide.InstanceFilter(instance_ids=["nobody"]), duroxide.PruneOptions(keep_last=1)
+        )
+    except Exception as error:  # duroxide raises plain exceptions with the server's message
+        assert f"permission denied for table {table}" in str(error)
+    else:
+        pytest.fail(f"the runtime did not need SELECT on {table}")
+
+
+def test_other_schemas_are_out_of_reach(
+    database_url: str, guarded_schema: str, as_role: psycopg.Connection[Any]
+) -> None:
+    other = new_schema_name("lp")
+    migrate.upgrade(database_url, other)
+    for statement in (
+        f'SELECT * FROM "{other}".fetch_work_item(0, 1000)',
+        f'SELECT * FROM "{other}".instances',
+        f'CREATE TABLE "{other}".mine (x int)',
+        "CREATE TABLE public.mine (x int)",
+    ):
+        assert refusal(as_role, statement) == "42501", statement
+
+
+def test_granting_a_role_that_could_not_be_limited_is_refused_and_changes_nothing(
+    hub_schema: str, role: LoginRole, sql: psycopg.Connection[Any]
+) -> None:
+    schema = f'"{hub_schema}"'
+    sql.execute(f"CREATE TABLE {schema}.owned_by_runtime (x int)")
+    sql.execute(f"ALTER TABLE {schema}.owned_by_runtime OWNER TO {role.name}")
+    cases = {
+        "postgres": "22023",  # a superuser
+        "no_such_role_anywhere": "42704",
+        role.name: "22023",  # owns a table in the schema
+    }
+    for candidate, sqlstate in cases.items():
+        with pytest.raises(psycopg.Error) as refused:
+            sql.execute(f"SELECT {schema}.taskhub_grant_runtime_role(%s)", [candidate])
+        assert refused.value.sqlstate == sqlstate, candidate
+    with pytest.raises(psycopg.Error) as bad_mode:
+        sql.execute(f"SELECT {schema}.taskhub_grant_runtime_role(%s, 'everything')", ["postgres"])
+    assert bad_mode.value.sqlstate == "22023"
+    assert sql.execute(f"SELECT count(*) FROM {schema}.taskhub_runtime_roles").fetchone() == (0,)
+    assert sql.execute(
+        "SELECT has_schema_privilege(%s, %s, 'USAGE')", [role.name, hub_schema]
+    ).fetchone() == (False,)
+
+
+def test_a_non_superuser_migrator_cannot_install_the_guard_but_can_grant_without_create(
+    database_url: str, role: LoginRole, sql: psycopg.Connection[Any]
+) -> None:
+    with login_role(database_url, prefix="owner") as owner:
+        sql.execute(f"GRANT CREATE ON DATABASE {database_url.rsplit('/', 1)[1]} TO {owner.name}")
+        schema = new_schema_name("lp")
+        with pytest.raises(Exception, match="only a superuser can create"):
+            migrate.upgrade(owner.url, schema, runtime_role=role.name)
+        # The whole run was one transaction: nothing of it is left.
+        assert sql.execute("SELECT to_regnamespace(%s)", [schema]).fetchone() == (None,)
+        migrate.upgrade(owner.url, schema, runtime_role=role.name, runtime_ddl="none")
+        assert sql.execute(
+            "SELECT has_function_privilege(%s, %s, 'EXECUTE')",
+            [role.name, f'"{schema}".fetch_work_item(bigint,bigint,text,bigint,text[],text)'],
+        ).fetchone() == (True,)
+        migrate.downgrade(owner.url, schema)
+
+
+def test_revoking_and_downgrading_take_everything_back(
+    database_url: str, role: LoginRole, sql: psycopg.Connection[Any]
+) -> None:
+    schema = new_schema_name("lp")
+    migrate.upgrade(database_url, schema, runtime_role=role.name)
+    guard = sql.execute(f'SELECT "{schema}".taskhub_runtime_ddl_guard_name()').fetchone()
+    migrate.downgrade(database_url, schema, "0004")
+    row = sql.execute(
+        "SELECT has_schema_privilege(%s, %s, 'USAGE'),"
+        " has_database_privilege(%s, current_database(), 'CREATE'),"
+        " (SELECT count(*) FROM pg_event_trigger WHERE evtname = %s),"
+        " (SELECT count(*) FROM pg_proc WHERE pronamespace = %s::regnamespace AND prosecdef)",
+        [role.name, schema, role.name, guard[0] if guard else None, schema],
+    ).fetchone()
+    assert row == (False, False, 0, 0)
+    migrate.downgrade(database_url, schema)
+    assert sql.execute("SELECT to_regnamespace(%s)", [schema]).fetchone() == (None,)
+
+
+def test_runtime_role_needs_revision_0005(database_url: str, role: LoginRole) -> None:
+    schema = new_schema_name("lp")
+    with pytest.raises(Exception, match="revision 0005 or later"):
+        migrate.upgrade(database_url, schema, "0004", runtime_role=role.name)
+    assert "taskhub_grant_runtime_role" in grant_statement(schema, role.name, "guarded")
+
+
+EVIL_FUNCTIONS = [
+    "clock_timestamp() RETURNS timestamptz",
+    "now() RETURNS timestamptz",
+    "hashtext(text) RETURNS integer",
+    "hashtextextended(text, bigint) RETURNS bigint",
+    "pg_try_advisory_xact_lock(bigint) RETURNS boolean",
+    "pg_advisory_xact_lock(bigint) RETURNS void",
+    "gen_random_uuid() RETURNS uuid",
+]
+
+
+@pytest.fixture
+def evil_schema(sql: psycopg.Connection[Any]) -> Iterator[str]:
+    """Functions that shadow what procedures call, for callers that put them first."""
+    schema = new_schema_name("evil")
+    sql.execute(f"CREATE SCHEMA {schema}")
+    sql.execute(f"GRANT USAGE ON SCHEMA {schema} TO PUBLIC")
+    for signature in EVIL_FUNCTIONS:
+        sql.execute(
+            f"CREATE FUNCTION {schema}.{signature} LANGUAGE plpgsql AS"
+            " $$BEGIN RAISE EXCEPTION 'redirected by the caller''s search_path'; END$$"
+        )
+    yield schema
+    sql.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.mark.pins_defect(
+    "duroxide 0.2.2's procedures do not pin search_path", fails_on=(DUROXIDE_0_2_2.name,)
+)
+def test_a_callers_search_path_cannot_redirect_the_procedures(
+    flavour: Flavour, flavour_schema: str, database_url: str, evil_schema: str
+) -> None:
+    schema = f'"{flavour_schema}"'
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(f"SET search_path = {evil_schema}, pg_catalog")
+        conn.execute(
+            f"SELECT {schema}.enqueue_orchestrator_work(%s, %s, pg_catalog.now())",
+            ["redirect-1", json.dumps(start_orchestration("redirect-1"))],
+        )
+        row = conn.execute(
+            f"SELECT out_instance_id FROM {schema}.fetch_orchestration_item(%s, 30000)", [now_ms()]
+        ).fetchone()
+    assert row == ("redirect-1",)
