@@ -10,6 +10,7 @@ from provider.cancellation import CancellationToken, WorkCancelled
 from provider.config import TaskHubConfig
 from provider.errors import LockLost, PermanentError, RetryableError, TaskHubError
 from provider.lease_keeper import LeaseKeeper, keep_orchestration_lease
+from provider.logs import JsonLogFormatter
 from provider.metadata import ExecutionMetadata
 from provider.procedures import now_ms
 from provider.task_hub import TaskHub
@@ -41,6 +42,7 @@ __all__ = [
     "InstanceInfo",
     "InstanceStats",
     "InstanceTree",
+    "JsonLogFormatter",
     "KvEntry",
     "LeaseKeeper",
     "LockLost",

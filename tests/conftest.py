@@ -73,6 +73,17 @@ def database_url(server_url: str) -> str:
     return _with_database(server_url, TEST_DATABASE)
 
 
+@pytest.fixture
+def fresh_database(server_url: str) -> Iterator[str]:
+    """An empty database of its own, dropped afterwards (for tests of `public`)."""
+    name = f"fresh_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
 def new_schema_name(prefix: str = "t") -> str:
     return f"{prefix}_{uuid.uuid4().hex[:12]}"
 

@@ -22,6 +22,7 @@ import pytest
 from provider import migrate, now_ms
 from provider.runtime_role import grant_statement
 from tests.conftest import new_schema_name
+from tests.support.alembic_cli import alembic
 from tests.support.flavours import DUROXIDE_0_2_2, Flavour
 from tests.support.roles import LoginRole, login_role
 from tests.support.work_items import start_orchestration
@@ -384,3 +385,63 @@ def test_a_callers_search_path_cannot_redirect_the_procedures(
             f"SELECT out_instance_id FROM {schema}.fetch_orchestration_item(%s, 30000)", [now_ms()]
         ).fetchone()
     assert row == ("redirect-1",)
+
+
+def test_the_alembic_command_line_grants_the_runtime_role(
+    database_url: str, role: LoginRole, sql: psycopg.Connection[Any]
+) -> None:
+    schema = new_schema_name("lp")
+    run = alembic(
+        "-x", f"schema={schema}", "-x", f"runtime_role={role.name}", "-x", "runtime_ddl=none",
+        "upgrade", "head", url=database_url,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    rows = sql.execute(
+        f'SELECT role_name, runtime_ddl FROM "{schema}".taskhub_runtime_roles'
+    ).fetchall()
+    assert rows == [(role.name, "none")]
+
+    offline = alembic(
+        "-x", "schema=dba_hub", "-x", "runtime_role=hub_runtime", "upgrade", "head", "--sql",
+        url="",
+    )  # fmt: skip
+    assert offline.returncode == 0, offline.stderr
+    assert "taskhub_grant_runtime_role(\n        'hub_runtime', 'guarded')" in offline.stdout
+
+
+@pytest.mark.parametrize(
+    ("argument", "message"),
+    [
+        ("runtime_role=x'; DROP TABLE y; --", "invalid runtime role name"),
+        ("runtime_ddl=everything", "invalid runtime_ddl"),
+    ],
+)
+def test_the_command_line_refuses_bad_role_arguments_and_creates_nothing(
+    database_url: str, sql: psycopg.Connection[Any], argument: str, message: str
+) -> None:
+    schema = new_schema_name("lp")
+    extra = [] if argument.startswith("runtime_role") else ["-x", "runtime_role=someone"]
+    run = alembic(
+        "-x", f"schema={schema}", "-x", argument, *extra, "upgrade", "head", url=database_url
+    )  # fmt: skip
+    assert run.returncode != 0
+    assert message in run.stderr
+    assert sql.execute("SELECT to_regnamespace(%s)", [schema]).fetchone() == (None,)
+
+
+def test_in_the_public_schema_the_duroxide_runtime_connects_without_database_create(
+    role: LoginRole, fresh_database: str
+) -> None:
+    """duroxide's default schema: its connect creates no schema there, so the
+    role gets CREATE on `public` only, and the guard refuses real DDL."""
+    migrate.upgrade(fresh_database, "public", runtime_role=role.name)
+    role_url = role.url_on(fresh_database)
+    provider = duroxide.PostgresProvider.connect(role_url)
+    assert duroxide.Client(provider).list_all_instances() == []
+    with psycopg.connect(role_url, autocommit=True) as conn:
+        privileges = conn.execute(
+            "SELECT has_database_privilege(current_user, current_database(), 'CREATE'),"
+            " has_schema_privilege(current_user, 'public', 'CREATE')"
+        ).fetchone()
+        assert privileges == (False, True)
+        assert refusal(conn, "CREATE TABLE public.mine (x int)") == "42501"

@@ -3,16 +3,11 @@ script, concurrent deploys, and refusal of bad schema names."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
-import uuid
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
@@ -21,6 +16,7 @@ from provider import migrate
 from provider.embedded_pg import find_bin_dir
 from provider.schema_name import InvalidSchemaName
 from tests.conftest import new_schema_name
+from tests.support.alembic_cli import alembic
 
 REPO = Path(__file__).resolve().parent.parent
 CONTRACT_FUNCTIONS = [
@@ -69,28 +65,6 @@ CONTRACT_TABLES = [
     "kv_delta",
     "_duroxide_migrations",
 ]
-
-
-def alembic(*args: str, url: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DATABASE_URL": url}
-    return subprocess.run(
-        [sys.executable, "-m", "alembic", *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-@pytest.fixture
-def fresh_database(server_url: str) -> Iterator[str]:
-    name = f"fresh_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
 def columns(conn: psycopg.Connection[Any], schema: str) -> set[tuple[object, ...]]:

@@ -18,7 +18,12 @@ import psycopg
 @dataclass(frozen=True)
 class LoginRole:
     name: str
+    password: str
     url: str  # the test database's URL, logging in as this role
+
+    def url_on(self, database_url: str) -> str:
+        """This role's login URL for another database of the same server."""
+        return url_as(database_url, self.name, self.password)
 
 
 def url_as(url: str, user: str, password: str) -> str:
@@ -35,7 +40,7 @@ def login_role(admin_url: str, prefix: str = "runtime") -> Iterator[LoginRole]:
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f"CREATE ROLE {name} LOGIN PASSWORD '{password}'")
     try:
-        yield LoginRole(name, url_as(admin_url, name, password))
+        yield LoginRole(name, password, url_as(admin_url, name, password))
     finally:
         with psycopg.connect(admin_url, autocommit=True) as conn:
             conn.execute(
