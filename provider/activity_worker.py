@@ -154,7 +154,7 @@ class ActivityWorker:
         log.info(
             "activity worker started with %d slots",
             self.concurrency,
-            extra=fields("worker.started", schema=self._schema, owner_id=self.owner_id),
+            extra=self._worker_fields("worker.started"),
         )
         return self
 
@@ -171,7 +171,7 @@ class ActivityWorker:
         log.info(
             "activity worker stopped; %d in-flight items given back",
             len(running),
-            extra=fields("worker.stopped", schema=self._schema, owner_id=self.owner_id),
+            extra=self._worker_fields("worker.stopped"),
         )
 
     def __enter__(self) -> ActivityWorker:
@@ -199,10 +199,8 @@ class ActivityWorker:
                     "fetch_work_item failed, retrying in %.1f s: %s",
                     error_s,
                     error,
-                    extra=fields(
+                    extra=self._worker_fields(
                         "worker.fetch_failed",
-                        schema=self._schema,
-                        owner_id=self.owner_id,
                         sqlstate=error.sqlstate,
                         error_class=type(error).__name__,
                     ),
@@ -224,12 +222,7 @@ class ActivityWorker:
                 # path moves it to dead_letters. The slot keeps serving.
                 log.exception(
                     "cannot process worker item",
-                    extra=fields(
-                        "worker.item_unreadable",
-                        schema=self._schema,
-                        lock_token=lease.lock_token,
-                        attempt_count=lease.attempt_count,
-                    ),
+                    extra=self._item_fields("worker.item_unreadable", lease),
                 )
 
     def _process(self, lease: WorkItemLease, fetched_at: float) -> None:
@@ -321,9 +314,8 @@ class ActivityWorker:
                 "activity %s failed: %s",
                 context.activity_name,
                 error,
-                extra=fields(
+                extra=self._worker_fields(
                     "worker.activity_failed",
-                    schema=self._schema,
                     instance_id=context.instance_id,
                     activity_id=context.activity_id,
                     activity=context.activity_name,
@@ -352,7 +344,9 @@ class ActivityWorker:
 
     def _item_ids(self, lease: WorkItemLease) -> dict[str, object]:
         """The ids every record about one worker item carries."""
-        body = lease.work_item.get("ActivityExecute")
+        # Safe on any JSON: the item may be one the worker cannot read.
+        work_item: Any = lease.work_item
+        body = work_item.get("ActivityExecute") if isinstance(work_item, dict) else None
         body = body if isinstance(body, dict) else {}
         ids = {
             "schema": self._schema,
@@ -367,6 +361,9 @@ class ActivityWorker:
 
     def _item_fields(self, event: str, lease: WorkItemLease, **more: object) -> dict[str, object]:
         return fields(event, **self._item_ids(lease), **more)
+
+    def _worker_fields(self, event: str, **more: object) -> dict[str, object]:
+        return fields(event, schema=self._schema, owner_id=self.owner_id, **more)
 
     def _ack(self, lease: WorkItemLease, completion: JsonObject, attempts: int = 3) -> bool:
         for attempt in range(attempts):
@@ -436,10 +433,7 @@ class ActivityWorker:
                 log.warning(
                     "session heartbeat failed, retrying: %s",
                     error,
-                    extra=fields(
-                        "worker.session_heartbeat_failed",
-                        schema=self._schema,
-                        owner_id=self.owner_id,
-                        sqlstate=error.sqlstate,
+                    extra=self._worker_fields(
+                        "worker.session_heartbeat_failed", sqlstate=error.sqlstate
                     ),
                 )

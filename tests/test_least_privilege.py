@@ -275,20 +275,23 @@ def test_other_schemas_are_out_of_reach(
 
 
 def test_granting_a_role_that_could_not_be_limited_is_refused_and_changes_nothing(
-    hub_schema: str, role: LoginRole, sql: psycopg.Connection[Any]
+    database_url: str, hub_schema: str, role: LoginRole, sql: psycopg.Connection[Any]
 ) -> None:
     schema = f'"{hub_schema}"'
     sql.execute(f"CREATE TABLE {schema}.owned_by_runtime (x int)")
     sql.execute(f"ALTER TABLE {schema}.owned_by_runtime OWNER TO {role.name}")
-    cases = {
-        "postgres": "22023",  # a superuser
-        "no_such_role_anywhere": "42704",
-        role.name: "22023",  # owns a table in the schema
-    }
-    for candidate, sqlstate in cases.items():
-        with pytest.raises(psycopg.Error) as refused:
-            sql.execute(f"SELECT {schema}.taskhub_grant_runtime_role(%s)", [candidate])
-        assert refused.value.sqlstate == sqlstate, candidate
+    with login_role(database_url, prefix="writer") as writer:
+        sql.execute(f"GRANT pg_write_all_data TO {writer.name}")
+        cases = {
+            "postgres": "22023",  # a superuser
+            "no_such_role_anywhere": "42704",
+            role.name: "22023",  # owns a table in the schema
+            writer.name: "22023",  # may write every table anyway
+        }
+        for candidate, sqlstate in cases.items():
+            with pytest.raises(psycopg.Error) as refused:
+                sql.execute(f"SELECT {schema}.taskhub_grant_runtime_role(%s)", [candidate])
+            assert refused.value.sqlstate == sqlstate, candidate
     with pytest.raises(psycopg.Error) as bad_mode:
         sql.execute(f"SELECT {schema}.taskhub_grant_runtime_role(%s, 'everything')", ["postgres"])
     assert bad_mode.value.sqlstate == "22023"
@@ -445,3 +448,31 @@ def test_in_the_public_schema_the_duroxide_runtime_connects_without_database_cre
         ).fetchone()
         assert privileges == (False, True)
         assert refusal(conn, "CREATE TABLE public.mine (x int)") == "42501"
+
+
+def test_database_create_is_taken_back_only_when_no_hub_needs_it_and_we_gave_it(
+    database_url: str, role: LoginRole, sql: psycopg.Connection[Any]
+) -> None:
+    first, second = new_schema_name("lp"), new_schema_name("lp")
+    for schema in (first, second):
+        migrate.upgrade(database_url, schema, runtime_role=role.name)
+
+    def can_create_schemas() -> bool:
+        row = sql.execute(
+            "SELECT has_database_privilege(%s, current_database(), 'CREATE')", [role.name]
+        ).fetchone()
+        return bool(row and row[0])
+
+    def revoke(schema: str) -> None:
+        sql.execute(f'SELECT "{schema}".taskhub_revoke_runtime_role(%s)', [role.name])
+
+    revoke(first)
+    assert can_create_schemas()  # the second hub's runtime still connects
+    revoke(second)
+    assert not can_create_schemas()
+
+    # A privilege the role had before we granted anything stays.
+    sql.execute(f"GRANT CREATE ON DATABASE {sql.info.dbname} TO {role.name}")
+    migrate.upgrade(database_url, first, runtime_role=role.name)
+    revoke(first)
+    assert can_create_schemas()

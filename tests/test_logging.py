@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -21,16 +22,24 @@ def records_of(caplog: pytest.LogCaptureFixture, event: str) -> list[logging.Log
     return [record for record in caplog.records if getattr(record, "event", None) == event]
 
 
+def handed_out_twice(
+    fetch: Callable[[int], Any], abandon: Callable[[str], object], caplog: pytest.LogCaptureFixture
+) -> Any:
+    """Fetch, abandon, and fetch again (logging captured): the second lease."""
+    first = fetch(30_000)
+    assert first is not None
+    abandon(first.lock_token)
+    with caplog.at_level(logging.INFO, logger="provider"):
+        second = fetch(30_000)
+    assert second is not None
+    return second
+
+
 def test_an_orchestration_item_handed_out_again_is_logged_with_its_ids(
     hub: TaskHub, caplog: pytest.LogCaptureFixture
 ) -> None:
     hub.enqueue_orchestrator_work("again-1", start_orchestration("again-1"))
-    first = hub.fetch_orchestration_item(30_000)
-    assert first is not None
-    hub.abandon_orchestration_item(first.lock_token)
-    with caplog.at_level(logging.INFO, logger="provider"):
-        second = hub.fetch_orchestration_item(30_000)
-    assert second is not None
+    second = handed_out_twice(hub.fetch_orchestration_item, hub.abandon_orchestration_item, caplog)
     (record,) = records_of(caplog, "orchestration.redelivered")
     expected = {
         "instance_id": "again-1",
@@ -45,12 +54,7 @@ def test_a_worker_item_handed_out_again_is_logged_with_its_ids(
     hub: TaskHub, caplog: pytest.LogCaptureFixture
 ) -> None:
     hub.enqueue_worker_work(activity_execute("again-2", 7, name="Charge"))
-    first = hub.fetch_work_item(30_000)
-    assert first is not None
-    hub.abandon_work_item(first.lock_token)
-    with caplog.at_level(logging.INFO, logger="provider"):
-        second = hub.fetch_work_item(30_000)
-    assert second is not None
+    second = handed_out_twice(hub.fetch_work_item, hub.abandon_work_item, caplog)
     (record,) = records_of(caplog, "work_item.redelivered")
     expected = {
         "instance_id": "again-2",

@@ -20,7 +20,7 @@ CREATE TABLE __SCHEMA__.taskhub_runtime_roles (
     role_name           text        PRIMARY KEY,
     runtime_ddl         text        NOT NULL CHECK (runtime_ddl IN ('guarded', 'none')),
     -- Whether the role could already create schemas in this database before
-    -- we granted it: then revoking leaves that privilege alone.
+    -- any task hub granted it: then revoking leaves that privilege alone.
     had_database_create boolean     NOT NULL,
     granted_at          timestamptz NOT NULL DEFAULT now()
 );
@@ -184,6 +184,15 @@ BEGIN
         RAISE EXCEPTION 'role % is a superuser: it cannot be limited to what the runtime needs', p_role
               USING ERRCODE = '22023';
     END IF;
+    IF EXISTS (SELECT 1
+                 FROM pg_roles AS predefined
+                WHERE predefined.rolname = 'pg_write_all_data'
+                  AND pg_has_role(v_role.oid, predefined.oid, 'MEMBER'))
+    THEN
+        RAISE EXCEPTION 'role % is a member of pg_write_all_data: it cannot be limited to what the runtime needs',
+                        p_role
+              USING ERRCODE = '22023';
+    END IF;
     IF p_role = current_user
        OR pg_has_role(v_role.oid, current_user, 'MEMBER')
        OR (NOT (SELECT r.rolsuper FROM pg_roles AS r WHERE r.rolname = current_user)
@@ -229,10 +238,13 @@ BEGIN
             p_role, v_previous.runtime_ddl, v_previous.had_database_create, false);
         DELETE FROM __SCHEMA__.taskhub_runtime_roles AS r WHERE r.role_name = p_role;
     END IF;
+    -- CREATE on the database that another hub's grant gave does not count as
+    -- the role's own: the last hub to let the role go takes it back.
     INSERT INTO __SCHEMA__.taskhub_runtime_roles (role_name, runtime_ddl, had_database_create)
     VALUES (p_role, p_runtime_ddl,
             coalesce(v_previous.had_database_create,
-                     has_database_privilege(v_role.oid, current_database(), 'CREATE')));
+                     has_database_privilege(v_role.oid, current_database(), 'CREATE')
+                     AND NOT __SCHEMA__.taskhub_database_create_needed_elsewhere(p_role)));
     PERFORM __SCHEMA__.taskhub_set_runtime_privileges(
         p_role, p_runtime_ddl,
         (SELECT r.had_database_create FROM __SCHEMA__.taskhub_runtime_roles AS r WHERE r.role_name = p_role),
