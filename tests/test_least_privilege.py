@@ -476,3 +476,31 @@ def test_database_create_is_taken_back_only_when_no_hub_needs_it_and_we_gave_it(
     migrate.upgrade(database_url, first, runtime_role=role.name)
     revoke(first)
     assert can_create_schemas()
+
+
+def test_an_owner_without_superuser_migrates_and_a_superuser_adds_the_guard_once(
+    database_url: str, role: LoginRole, sql: psycopg.Connection[Any]
+) -> None:
+    """The procedures run with their owner's rights, so production migrates as
+    a dedicated owner role. Only the event trigger needs a superuser: once."""
+    with login_role(database_url, prefix="owner") as owner:
+        sql.execute(f"GRANT CREATE ON DATABASE {sql.info.dbname} TO {owner.name}")
+        schema = new_schema_name("lp")
+        migrate.upgrade(owner.url, schema)
+        sql.execute(f'SELECT "{schema}".taskhub_grant_runtime_role(%s)', [role.name])
+        # The owner's later runs re-grant every runtime role without a superuser.
+        migrate.upgrade(owner.url, schema)
+
+        guard = f'"{schema}".taskhub_refuse_runtime_ddl()'
+        guard_owner = sql.execute(
+            "SELECT pg_get_userbyid(proowner) FROM pg_proc WHERE oid = %s::regprocedure", [guard]
+        ).fetchone()
+        assert guard_owner == (sql.info.user,)  # no longer the owner's to rewrite
+        client = duroxide.Client(duroxide.PostgresProvider.connect_with_schema(role.url, schema))
+        assert client.list_all_instances() == []
+        with psycopg.connect(role.url, autocommit=True) as conn:
+            assert refusal(conn, f'CREATE TABLE "{schema}".mine (x int)') == "42501"
+
+        sql.execute(f'SELECT "{schema}".taskhub_revoke_runtime_role(%s)', [role.name])
+        migrate.downgrade(owner.url, schema)
+        assert sql.execute("SELECT to_regnamespace(%s)", [schema]).fetchone() == (None,)

@@ -14,6 +14,7 @@ END
 $revoke$;
 
 DROP FUNCTION __SCHEMA__.taskhub_refresh_runtime_roles();
+DROP FUNCTION __SCHEMA__.taskhub_revoke_public_execute();
 DROP FUNCTION __SCHEMA__.taskhub_revoke_runtime_role(text);
 DROP FUNCTION __SCHEMA__.taskhub_grant_runtime_role(text, text);
 DROP FUNCTION __SCHEMA__.taskhub_set_runtime_privileges(text, text, boolean, boolean);

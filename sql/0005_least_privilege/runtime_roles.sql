@@ -72,30 +72,49 @@ AS $$
 $$;
 
 -- Point the guard at the currently guarded roles; drop it when there are none.
+-- Changing the guard needs a superuser; a run that changes nothing (the
+-- owner's next migration, say) touches nothing, so it needs no superuser.
 CREATE FUNCTION __SCHEMA__.taskhub_rebuild_runtime_ddl_guard()
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_trigger text := __SCHEMA__.taskhub_runtime_ddl_guard_name();
-    v_roles   text[];
+    v_trigger  text := __SCHEMA__.taskhub_runtime_ddl_guard_name();
+    v_function regprocedure := '__SCHEMA__.taskhub_refuse_runtime_ddl()'::regprocedure;
+    v_roles    text[];
+    v_current  text;
 BEGIN
     SELECT coalesce(array_agg(r.role_name ORDER BY r.role_name), '{}') INTO v_roles
       FROM __SCHEMA__.taskhub_runtime_roles AS r
      WHERE r.runtime_ddl = 'guarded';
+    SELECT c.setting INTO v_current
+      FROM pg_proc AS p
+     CROSS JOIN LATERAL unnest(p.proconfig) AS c(setting)
+     WHERE p.oid = v_function AND c.setting LIKE 'taskhub.guarded_roles=%';
+
     IF cardinality(v_roles) = 0 THEN
         IF EXISTS (SELECT 1 FROM pg_event_trigger AS e WHERE e.evtname = v_trigger) THEN
             EXECUTE format('DROP EVENT TRIGGER %I', v_trigger);
-            ALTER FUNCTION __SCHEMA__.taskhub_refuse_runtime_ddl() RESET taskhub.guarded_roles;
+            -- Back to the schema's owner, whose migrations may drop it.
+            EXECUTE format('ALTER FUNCTION %s OWNER TO %s', v_function,
+                           (SELECT n.nspowner::regrole FROM pg_namespace AS n
+                             WHERE n.oid = '__SCHEMA__'::regnamespace));
+        END IF;
+        IF v_current IS NOT NULL THEN
+            EXECUTE format('ALTER FUNCTION %s RESET taskhub.guarded_roles', v_function);
         END IF;
         RETURN;
     END IF;
-    EXECUTE format('ALTER FUNCTION __SCHEMA__.taskhub_refuse_runtime_ddl() SET taskhub.guarded_roles = %L',
-                   v_roles);
+    IF v_current IS DISTINCT FROM 'taskhub.guarded_roles=' || v_roles::text THEN
+        EXECUTE format('ALTER FUNCTION %s SET taskhub.guarded_roles = %L', v_function, v_roles);
+    END IF;
     IF NOT EXISTS (SELECT 1 FROM pg_event_trigger AS e WHERE e.evtname = v_trigger) THEN
-        EXECUTE format('CREATE EVENT TRIGGER %I ON ddl_command_end '
-                       'EXECUTE FUNCTION __SCHEMA__.taskhub_refuse_runtime_ddl()', v_trigger);
+        -- An event-trigger function runs as whoever runs DDL, superusers
+        -- included: it must not stay changeable by a non-superuser owner.
+        EXECUTE format('ALTER FUNCTION %s OWNER TO %I', v_function, current_user);
+        EXECUTE format('CREATE EVENT TRIGGER %I ON ddl_command_end EXECUTE FUNCTION %s',
+                       v_trigger, v_function);
     END IF;
 END;
 $$;
@@ -277,6 +296,30 @@ BEGIN
 END;
 $$;
 
+-- Take PUBLIC's default EXECUTE off the functions of this schema. (Not
+-- REVOKE ... ON ALL FUNCTIONS: that fails on the guard's function, which a
+-- superuser owns while the guard is installed.)
+CREATE FUNCTION __SCHEMA__.taskhub_revoke_public_execute()
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_fn record;
+BEGIN
+    FOR v_fn IN
+        SELECT p.oid::regprocedure AS signature
+          FROM pg_proc AS p
+         WHERE p.pronamespace = '__SCHEMA__'::regnamespace
+           AND EXISTS (SELECT 1
+                         FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) AS a
+                        WHERE a.grantee = 0)
+    LOOP
+        EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', v_fn.signature);
+    END LOOP;
+END;
+$$;
+
 -- Re-grant every runtime role, so that objects a later revision added are
 -- covered, and take PUBLIC's default EXECUTE off functions created since.
 -- The migrations call it at the end of every run.
@@ -289,7 +332,7 @@ DECLARE
     v_role  __SCHEMA__.taskhub_runtime_roles;
     v_count integer := 0;
 BEGIN
-    REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA __SCHEMA__ FROM PUBLIC;
+    PERFORM __SCHEMA__.taskhub_revoke_public_execute();
     FOR v_role IN SELECT * FROM __SCHEMA__.taskhub_runtime_roles ORDER BY role_name LOOP
         IF EXISTS (SELECT 1 FROM pg_roles AS r WHERE r.rolname = v_role.role_name) THEN
             PERFORM __SCHEMA__.taskhub_set_runtime_privileges(
@@ -306,4 +349,4 @@ $$;
 -- would be every role of the database. Only granted roles may call them.
 -- (A per-schema ALTER DEFAULT PRIVILEGES cannot take this default away, so
 -- taskhub_refresh_runtime_roles repeats it after every migration run.)
-REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA __SCHEMA__ FROM PUBLIC;
+SELECT __SCHEMA__.taskhub_revoke_public_execute();
