@@ -49,7 +49,7 @@ BEGIN
     IF EXISTS (SELECT 1
                  FROM pg_roles AS guarded
                 WHERE guarded.rolname = ANY (
-                          coalesce(current_setting('taskhub.guarded_roles', true), '{}')::text[])
+                          coalesce(nullif(current_setting('taskhub.guarded_roles', true), ''), '{}')::text[])
                   AND pg_has_role(current_user, guarded.oid, 'MEMBER'))
        AND NOT (SELECT r.rolsuper FROM pg_roles AS r WHERE r.rolname = current_user)
     THEN
