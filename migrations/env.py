@@ -6,8 +6,9 @@ Every run (online or `--sql`) is one transaction that:
   2. creates the target schema if needed;
   3. runs the revisions, recording them in <schema>.taskhub_pg_alembic_version;
   4. grants `-x runtime_role=R` what a runtime needs (`-x runtime_ddl=none`
-     withholds the CREATE the duroxide runtime's connect needs), and re-grants
-     the runtime roles granted before, so objects of new revisions are covered;
+     withholds the CREATE the duroxide runtime's connect needs); after a run
+     that applied revisions, re-grants the runtime roles granted before, so
+     objects of new revisions are covered;
   5. after a downgrade to base, drops that version table and the schema if it
      is left empty, so nothing stays behind.
 """
@@ -52,10 +53,11 @@ def _database_url() -> str:
     return str(url)
 
 
-def _runtime_role_statement() -> str:
+def _grant_statement() -> str | None:
+    """The grant of `-x runtime_role=R`, or None when no role was given."""
     role = x_args.get("runtime_role") or config.attributes.get("runtime_role")
     if not role:
-        return runtime_role.refresh_statement(SCHEMA)
+        return None
     mode = x_args.get("runtime_ddl") or config.attributes.get("runtime_ddl") or "guarded"
     try:
         return runtime_role.grant_statement(SCHEMA, role, mode)
@@ -87,13 +89,18 @@ END
 $cleanup$
 """
 
-RUNTIME_ROLES = _runtime_role_statement()
+GRANT_RUNTIME_ROLE = _grant_statement()
+REFRESH_RUNTIME_ROLES = runtime_role.refresh_statement(SCHEMA)
+
+# The revisions this run applied (upgrade or downgrade steps).
+applied_steps: list[Any] = []
 
 CONFIGURE: dict[str, Any] = {
     "version_table": VERSION_TABLE,
     "version_table_schema": SCHEMA,
     "transactional_ddl": True,
     "transaction_per_migration": False,
+    "on_version_apply": lambda **applied: applied_steps.append(applied["step"]),
 }
 
 
@@ -102,7 +109,12 @@ def _run_in_transaction() -> None:
         context.execute(MIGRATION_LOCK)
         context.execute(CREATE_SCHEMA)
         context.run_migrations()
-        context.execute(RUNTIME_ROLES)
+        # Grant when asked to; else re-grant the runtime roles after a run that
+        # changed the schema, never on a look (`alembic current`, `check`).
+        if GRANT_RUNTIME_ROLE:
+            context.execute(GRANT_RUNTIME_ROLE)
+        elif applied_steps:
+            context.execute(REFRESH_RUNTIME_ROLES)
         context.execute(CLEAN_UP_AT_BASE)
 
 

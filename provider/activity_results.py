@@ -27,32 +27,27 @@ def decode_input(body: JsonObject) -> Any:
         return raw
 
 
-def activity_completed(body: JsonObject, result: Any) -> JsonObject:
+def _completion(variant: str, body: JsonObject, **fields: Any) -> JsonObject:
+    """A completion of the activity `body` describes, addressed to its execution."""
     return {
-        "ActivityCompleted": {
+        variant: {
             "instance": body["instance"],
             "execution_id": body["execution_id"],
             "id": body["id"],
-            "result": json.dumps(result),
+            **fields,
         }
     }
+
+
+def activity_completed(body: JsonObject, result: Any) -> JsonObject:
+    return _completion("ActivityCompleted", body, result=json.dumps(result))
 
 
 def activity_failed(body: JsonObject, message: str, *, retryable: bool = False) -> JsonObject:
-    return {
-        "ActivityFailed": {
-            "instance": body["instance"],
-            "execution_id": body["execution_id"],
-            "id": body["id"],
-            "details": {
-                "Application": {
-                    "kind": "ActivityFailed",
-                    "message": message,
-                    "retryable": retryable,
-                }
-            },
-        }
+    details = {
+        "Application": {"kind": "ActivityFailed", "message": message, "retryable": retryable}
     }
+    return _completion("ActivityFailed", body, details=details)
 
 
 def activity_poisoned(body: JsonObject, attempt_count: int, max_attempts: int) -> JsonObject:
@@ -61,25 +56,18 @@ def activity_poisoned(body: JsonObject, attempt_count: int, max_attempts: int) -
         f"poison: activity {body.get('name')}#{body['id']} exceeded {max_attempts} attempts "
         f"(fetched {attempt_count} times)"
     )
-    return {
-        "ActivityFailed": {
-            "instance": body["instance"],
-            "execution_id": body["execution_id"],
-            "id": body["id"],
-            "details": {
-                "Poison": {
-                    "attempt_count": attempt_count,
-                    "max_attempts": max_attempts,
-                    "message_type": {
-                        "Activity": {
-                            "instance": body["instance"],
-                            "execution_id": body["execution_id"],
-                            "activity_name": body.get("name"),
-                            "activity_id": body["id"],
-                        }
-                    },
-                    "message": message,
-                }
-            },
+    activity = {
+        "instance": body["instance"],
+        "execution_id": body["execution_id"],
+        "activity_name": body.get("name"),
+        "activity_id": body["id"],
+    }
+    details = {
+        "Poison": {
+            "attempt_count": attempt_count,
+            "max_attempts": max_attempts,
+            "message_type": {"Activity": activity},
+            "message": message,
         }
     }
+    return _completion("ActivityFailed", body, details=details)

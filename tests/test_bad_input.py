@@ -14,6 +14,7 @@ import psycopg
 import pytest
 
 from provider import ActivityWorker, TaskHub, now_ms
+from tests.support.contract import DATA_TABLES
 from tests.support.work_items import (
     activity_completed,
     activity_execute,
@@ -22,17 +23,6 @@ from tests.support.work_items import (
     start_orchestration,
 )
 
-TABLES = [
-    "instances",
-    "executions",
-    "history",
-    "orchestrator_queue",
-    "worker_queue",
-    "instance_locks",
-    "sessions",
-    "kv_store",
-    "kv_delta",
-]
 # SQLSTATEs that count as a clear refusal: invalid parameter / text / JSON
 # (22xxx), lease lost (TH001), not found (P0002), wrong state (55000),
 # over a limit (54000).
@@ -74,7 +64,7 @@ class Hub:
                     f' FROM "{self.schema}".{table} AS t'
                 ).fetchone()
             )
-            for table in TABLES
+            for table in DATA_TABLES
         }
 
     def call(self, function: str, *args: Any) -> list[tuple[Any, ...]]:

@@ -131,15 +131,9 @@ def test_runtime_ddl_none_grants_no_create_and_installs_no_guard(
     row = sql.execute(
         "SELECT has_schema_privilege(%s, %s, 'USAGE'), has_schema_privilege(%s, %s, 'CREATE'),"
         " has_database_privilege(%s, current_database(), 'CREATE'),"
-        " (SELECT count(*) FROM pg_event_trigger WHERE evtname = %s)",
-        [
-            role.name,
-            schema,
-            role.name,
-            schema,
-            role.name,
-            sql.execute(f'SELECT "{schema}".taskhub_runtime_ddl_guard_name()').fetchone()[0],  # type: ignore[index]
-        ],
+        " (SELECT count(*) FROM pg_event_trigger"
+        f'   WHERE evtname = "{schema}".taskhub_runtime_ddl_guard_name())',
+        [role.name, schema, role.name, schema, role.name],
     ).fetchone()
     assert row == (True, False, False, 0)
     with psycopg.connect(role.url, autocommit=True) as conn:
@@ -504,3 +498,24 @@ def test_an_owner_without_superuser_migrates_and_a_superuser_adds_the_guard_once
         sql.execute(f'SELECT "{schema}".taskhub_revoke_runtime_role(%s)', [role.name])
         migrate.downgrade(owner.url, schema)
         assert sql.execute("SELECT to_regnamespace(%s)", [schema]).fetchone() == (None,)
+
+
+def test_only_runs_that_change_the_schema_re_grant_runtime_roles(
+    database_url: str, guarded_schema: str, role: LoginRole, sql: psycopg.Connection[Any]
+) -> None:
+    """`alembic current` is a look: it grants nothing (a read-only operator may run it)."""
+    sql.execute(f'REVOKE USAGE ON SCHEMA "{guarded_schema}" FROM {role.name}')
+
+    def has_usage() -> bool:
+        row = sql.execute(
+            "SELECT has_schema_privilege(%s, %s, 'USAGE')", [role.name, guarded_schema]
+        ).fetchone()
+        return bool(row and row[0])
+
+    looked = alembic("-x", f"schema={guarded_schema}", "current", url=database_url)
+    assert looked.returncode == 0, looked.stderr
+    assert not has_usage()
+    migrate.upgrade(database_url, guarded_schema)  # already at head: nothing applied
+    assert not has_usage()
+    migrate.upgrade(database_url, guarded_schema, runtime_role=role.name)
+    assert has_usage()

