@@ -66,3 +66,11 @@ BEGIN
 END
 $drop$"""
     )
+
+
+def replace_with_released(relative_paths: list[str]) -> None:
+    """Put back the functions of released files in place (CREATE OR REPLACE),
+    so that their grants and dependants survive; a downgrade's way back."""
+    for relative_path in relative_paths:
+        sql = render_sql(relative_path, _schema())
+        _execute(re.sub(r"^CREATE FUNCTION ", "CREATE OR REPLACE FUNCTION ", sql, flags=re.M))

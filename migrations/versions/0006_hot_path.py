@@ -1,0 +1,47 @@
+"""The hot path: the lease is the last thing a fetch computes, plans are
+generic, no SQL-language helper or per-call setting read on the fetch and ack
+paths, and the payload columns are stored in the row (lz4 where available).
+
+Revision ID: 0006
+Revises: 0005
+Create Date: 2026-12-01
+"""
+
+from __future__ import annotations
+
+from provider.migration_steps import apply_sql_files, drop_functions, replace_with_released
+
+revision = "0006"
+down_revision = "0005"
+branch_labels = None
+depends_on = None
+
+# Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
+# back the definitions of these released files.
+REPLACED = [
+    "0001_queue_core/fetch_orchestration_item.sql",
+    "0001_queue_core/fetch_work_item.sql",
+    "0001_queue_core/ack_orchestration_item.sql",
+    "0001_queue_core/ack_worker.sql",
+]
+# New in this revision: dropped by the downgrade.
+NEW_FUNCTIONS = ["taskhub_bury_orchestrator_messages", "taskhub_bury_work_item"]
+
+
+def upgrade() -> None:
+    apply_sql_files(
+        [
+            "0006_hot_path/storage.sql",
+            "0006_hot_path/fetch_orchestration_item.sql",
+            "0006_hot_path/fetch_work_item.sql",
+            "0006_hot_path/ack_orchestration_item.sql",
+            "0006_hot_path/ack_worker.sql",
+            "0006_hot_path/no_public_execute.sql",
+        ]
+    )
+
+
+def downgrade() -> None:
+    replace_with_released(REPLACED)
+    drop_functions(NEW_FUNCTIONS)
+    apply_sql_files(["0006_hot_path/down.sql"])
