@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
+from psycopg.types.string import TextLoader
 
 from bench.measure import Latencies, now_ms
 
@@ -30,12 +31,16 @@ class ContentionSettings:
     dispatchers: int = 16
     hot_instances: int = 4
     history_events: int = 2_000
+    event_payload_bytes: int = 150  # the data of each history event
     lock_timeout_ms: int = 1_000
     duration_s: float = 4.0
     turn_ms: float = 2.0  # work a turn does between fetch and ack
     message_interval_ms: float = 2.0  # the steady stream of new messages
     empty_poll_sleep_ms: float = 10.0  # a dispatcher's pause after finding nothing
     statement_timeout_ms: int = 5_000
+    # Receive the whole history as a dispatcher does (as text: the time to
+    # parse it in Python is the client's, not the lease's), not only its length.
+    receive_history: bool = False
 
 
 @dataclass
@@ -132,16 +137,18 @@ def seed_hot_instances(conn: psycopg.Connection[Any], schema: str, s: Contention
             " created_at) VALUES (%s, 1, 1, 'Event', %s, now())",
             [instance, started],
         )
-        # The bulk of the history: external events with a ~150-byte payload.
+        # The bulk of the history: external events with a payload of
+        # event_payload_bytes (md5 text, which compresses about as little as
+        # real data).
         conn.execute(
             f"INSERT INTO {q}.history (instance_id, execution_id, event_id, event_type, event_data,"
             " created_at)"
             " SELECT %s, 1, g, 'Event', json_build_object("
             "   'event_id', g, 'source_event_id', NULL, 'instance_id', %s::text, 'execution_id', 1,"
             "   'timestamp_ms', 0, 'duroxide_version', '0.1.32', 'type', 'ExternalEvent',"
-            "   'name', 'Ping', 'data', repeat('x', 150))::text, now()"
+            "   'name', 'Ping', 'data', left(repeat(md5(g::text), %s / 32 + 1), %s))::text, now()"
             " FROM generate_series(2, %s) AS g",
-            [instance, instance, s.history_events],
+            [instance, instance, s.event_payload_bytes, s.event_payload_bytes, s.history_events],
         )
         _send_message(conn, schema, instance)
 
@@ -159,9 +166,10 @@ class _Dispatcher(threading.Thread):
 
     def run(self) -> None:
         q = f'"{self.schema}"'
+        history = "out_history" if self.s.receive_history else "NULL::text"
         fetch = (
             "SELECT out_instance_id, out_lock_token, out_execution_id,"
-            " jsonb_array_length(out_history), out_attempt_count"
+            f" jsonb_array_length(out_history), out_attempt_count, {history}"
             f" FROM {q}.fetch_orchestration_item(%s, %s)"
         )
         # The lease as committed, read right after the fetch returned.
@@ -169,20 +177,22 @@ class _Dispatcher(threading.Thread):
         ack = f"SELECT {q}.ack_orchestration_item(%s, %s, %s, %s, '[]', '[]', '{{}}')"
         r = self.result
         with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.adapters.register_loader("jsonb", TextLoader)
             conn.execute(f"SET statement_timeout = {self.s.statement_timeout_ms}")
             while time.monotonic() < self.stop_at:
                 try:
                     started = time.perf_counter()
                     row = conn.execute(fetch, [now_ms(), self.s.lock_timeout_ms]).fetchone()
+                    arrived_ms = now_ms()
                     r.fetch_latency.add(started)
                     if row is None:
                         r.empty_fetches += 1
                         time.sleep(self.s.empty_poll_sleep_ms / 1000)
                         continue
-                    instance, token, execution_id, history_len, attempts = row
+                    instance, token, execution_id, history_len, attempts, _ = row
                     r.max_attempt_count = max(r.max_attempt_count, attempts)
                     lease = conn.execute(lease_end, [token]).fetchone()
-                    remaining = (lease[0] if lease else 0) - now_ms()
+                    remaining = (lease[0] if lease else 0) - arrived_ms
                     if r.min_lease_remaining_ms is None or remaining < r.min_lease_remaining_ms:
                         r.min_lease_remaining_ms = remaining
                     if remaining <= 0:

@@ -6,6 +6,9 @@
 * `taskhub-caller-clock`: our schema with one deliberate defect put back: the
   lease clock is the caller's p_now_ms, as in duroxide-pg before 0.2.2. Clock
   tests must fail on it.
+* `taskhub-0005`: our schema at revision 0005, whose fetch fixed the lease end
+  when it claimed the instance, before reading the history. Tests of the lease
+  left at the client must fail on it.
 """
 
 from __future__ import annotations
@@ -52,7 +55,15 @@ def _taskhub_with_caller_clock(url: str, schema: str) -> None:
         )
 
 
+def _taskhub_at_0005(url: str, schema: str) -> None:
+    migrate.upgrade(url, schema, "0005")
+
+
 TASKHUB = Flavour("taskhub", "th", _taskhub)
 DUROXIDE_0_2_2 = Flavour("duroxide-0.2.2", "dx", _duroxide)
 TASKHUB_CALLER_CLOCK = Flavour("taskhub-caller-clock", "tc", _taskhub_with_caller_clock)
-ALL = {flavour.name: flavour for flavour in (TASKHUB, DUROXIDE_0_2_2, TASKHUB_CALLER_CLOCK)}
+TASKHUB_0005 = Flavour("taskhub-0005", "t5", _taskhub_at_0005)
+ALL = {
+    flavour.name: flavour
+    for flavour in (TASKHUB, DUROXIDE_0_2_2, TASKHUB_CALLER_CLOCK, TASKHUB_0005)
+}
