@@ -3,12 +3,13 @@
 #   make test   lint, type check and the whole test suite against real Postgres
 #   make stop   stop the development Postgres that `make run` left up
 #   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG)
+#   make bench-grid  the hot path over a grid of loads, side by side (table, JSON, heat map)
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test pytest lint bench bench-quick clean
+.PHONY: venv run stop test pytest lint bench bench-quick bench-grid bench-grid-quick clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +45,13 @@ bench: $(VENV)/.bench-installed
 
 bench-quick: $(VENV)/.bench-installed
 	$(PY) -m bench.run --quick
+
+# The hot path over a grid of loads and lock timeouts (about 15 minutes).
+bench-grid: $(VENV)/.bench-installed
+	$(PY) -m bench.grid
+
+bench-grid-quick: $(VENV)/.bench-installed
+	$(PY) -m bench.grid --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -1,0 +1,123 @@
+"""Single-client measurements of the hot path: one fetch of a hot instance
+alone (and the floor, a plain string_agg read of the same rows), and the
+server time per call of fetch and ack on both queues (pg_stat_user_functions).
+Contract SQL only."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from typing import Any
+
+import psycopg
+from psycopg.types.string import TextLoader
+
+from bench.contention import ContentionSettings, seed_hot_instances
+from bench.grid_workload import seed_light_instances
+from bench.measure import now_ms
+
+HOT_ALONE = ContentionSettings(hot_instances=1, history_events=2_000, event_payload_bytes=2_000)
+CALLS = 1_000
+MEASURED = ("fetch_orchestration_item", "ack_orchestration_item", "fetch_work_item", "ack_worker")
+
+
+def _median_ms(conn: psycopg.Connection[Any], sql: str, args: list[Any], times: int) -> float:
+    samples = []
+    for _ in range(times):
+        started = time.perf_counter()
+        conn.execute(sql, args).fetchall()
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
+def hot_fetch_alone(url: str, schema: str, times: int = 9) -> dict[str, float]:
+    """One fetch of an instance with 2,000 events of 2 KB, the whole row received
+    (as text), against reading the same rows with string_agg."""
+    q = f'"{schema}"'
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.adapters.register_loader("jsonb", TextLoader)
+        seed_hot_instances(conn, schema, HOT_ALONE)
+        conn.execute(f"ANALYZE {q}.history")
+        samples = []
+        for _ in range(times):
+            started = time.perf_counter()
+            row = conn.execute(
+                f"SELECT out_lock_token, out_history FROM {q}.fetch_orchestration_item(%s, 60000)",
+                [now_ms()],
+            ).fetchone()
+            samples.append((time.perf_counter() - started) * 1000)
+            assert row is not None
+            conn.execute(
+                f"SELECT {q}.abandon_orchestration_item(%s, %s, 0, true)", [row[0], now_ms()]
+            )
+        floor = _median_ms(
+            conn,
+            f"SELECT '[' || string_agg(h.event_data, ',' ORDER BY h.event_id) || ']'"
+            f" FROM {q}.history AS h WHERE h.instance_id = 'hot-00' AND h.execution_id = 1",
+            [],
+            times,
+        )
+    return {"fetch_ms": statistics.median(samples), "string_agg_floor_ms": floor}
+
+
+def _function_totals(conn: psycopg.Connection[Any], schema: str) -> dict[str, tuple[int, float]]:
+    rows = conn.execute(
+        "SELECT funcname, calls, total_time FROM pg_stat_user_functions WHERE schemaname = %s",
+        [schema],
+    ).fetchall()
+    return {name: (int(calls), float(total)) for name, calls, total in rows}
+
+
+def server_time_per_call(url: str, schema: str) -> dict[str, float]:
+    """Microseconds of server time per call (pg_stat_user_functions, total time),
+    one client running light turns, then worker items."""
+    q = f'"{schema}"'
+    completion = json.dumps({"ActivityCompleted": {"instance": "w", "execution_id": 1, "id": 1,
+                                                   "result": "1"}})
+    with psycopg.connect(url, autocommit=True) as conn:
+        seed_light_instances(conn, schema, 200)
+        conn.execute(f"ANALYZE {q}.history, {q}.orchestrator_queue, {q}.instances")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET track_functions = 'all'")
+        before = _function_totals(conn, schema)
+        for _ in range(CALLS):
+            row = conn.execute(
+                "SELECT out_instance_id, out_lock_token, out_execution_id,"
+                f" jsonb_array_length(out_history) FROM {q}.fetch_orchestration_item(%s, 30000)",
+                [now_ms()],
+            ).fetchone()
+            assert row is not None
+            instance, token, execution, events = row
+            event = {"event_id": events + 1, "event_type": "Event",
+                     "event_data": json.dumps({"event_id": events + 1, "type": "ExternalEvent"})}
+            message = {"ExternalRaised": {"instance": instance, "name": "Go", "data": "{}"}}
+            conn.execute(
+                f"SELECT {q}.ack_orchestration_item(%s, %s, %s, %s, '[]', %s, '{{}}')",
+                [token, now_ms(), execution, json.dumps([event]), json.dumps([message])],
+            )
+        for activity in range(CALLS):
+            item = json.dumps({"ActivityExecute": {"instance": "w", "execution_id": 1,
+                                                   "id": activity, "name": "A", "input": "1"}})
+            conn.execute(
+                f"SELECT {q}.enqueue_worker_work(%s, %s, 'w', 1, %s, NULL, NULL)",
+                [item, now_ms(), activity],
+            )
+            row = conn.execute(
+                f"SELECT out_lock_token FROM {q}.fetch_work_item(%s, 30000)", [now_ms()]
+            ).fetchone()
+            assert row is not None
+            conn.execute(
+                f"SELECT {q}.ack_worker(%s, 'w', %s, %s)", [row[0], completion, now_ms()]
+            )
+        conn.execute("SELECT pg_stat_force_next_flush()")
+        conn.execute("SELECT 1")
+    time.sleep(0.5)
+    with psycopg.connect(url, autocommit=True) as conn:
+        after = _function_totals(conn, schema)
+    figures = {}
+    for name in MEASURED:
+        calls = after[name][0] - before.get(name, (0, 0.0))[0]
+        total_ms = after[name][1] - before.get(name, (0, 0.0))[1]
+        figures[name] = 1000 * total_ms / calls if calls else 0.0
+    return figures
