@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
-from psycopg.types.string import TextLoader
 
 from bench.measure import Latencies, now_ms
 
@@ -38,9 +37,6 @@ class ContentionSettings:
     message_interval_ms: float = 2.0  # the steady stream of new messages
     empty_poll_sleep_ms: float = 10.0  # a dispatcher's pause after finding nothing
     statement_timeout_ms: int = 5_000
-    # Receive the whole history as a dispatcher does (as text: the time to
-    # parse it in Python is the client's, not the lease's), not only its length.
-    receive_history: bool = False
 
 
 @dataclass
@@ -138,8 +134,8 @@ def seed_hot_instances(conn: psycopg.Connection[Any], schema: str, s: Contention
             [instance, started],
         )
         # The bulk of the history: external events with a payload of
-        # event_payload_bytes (md5 text, which compresses about as little as
-        # real data).
+        # event_payload_bytes (one md5 repeated: it compresses well, as many
+        # JSON payloads do).
         conn.execute(
             f"INSERT INTO {q}.history (instance_id, execution_id, event_id, event_type, event_data,"
             " created_at)"
@@ -166,10 +162,9 @@ class _Dispatcher(threading.Thread):
 
     def run(self) -> None:
         q = f'"{self.schema}"'
-        history = "out_history" if self.s.receive_history else "NULL::text"
         fetch = (
             "SELECT out_instance_id, out_lock_token, out_execution_id,"
-            f" jsonb_array_length(out_history), out_attempt_count, {history}"
+            " jsonb_array_length(out_history), out_attempt_count"
             f" FROM {q}.fetch_orchestration_item(%s, %s)"
         )
         # The lease as committed, read right after the fetch returned.
@@ -177,7 +172,6 @@ class _Dispatcher(threading.Thread):
         ack = f"SELECT {q}.ack_orchestration_item(%s, %s, %s, %s, '[]', '[]', '{{}}')"
         r = self.result
         with psycopg.connect(self.url, autocommit=True) as conn:
-            conn.adapters.register_loader("jsonb", TextLoader)
             conn.execute(f"SET statement_timeout = {self.s.statement_timeout_ms}")
             while time.monotonic() < self.stop_at:
                 try:
@@ -189,7 +183,7 @@ class _Dispatcher(threading.Thread):
                         r.empty_fetches += 1
                         time.sleep(self.s.empty_poll_sleep_ms / 1000)
                         continue
-                    instance, token, execution_id, history_len, attempts, _ = row
+                    instance, token, execution_id, history_len, attempts = row
                     r.max_attempt_count = max(r.max_attempt_count, attempts)
                     lease = conn.execute(lease_end, [token]).fetchone()
                     remaining = (lease[0] if lease else 0) - arrived_ms

@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -77,9 +77,8 @@ def grid_cells() -> list[Cell]:
 def empty(url: str, schema: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         tables = [f'"{schema}".{table}' for table in DATA_TABLES]
-        if conn.execute("SELECT to_regclass(%s)", [f'"{schema}".dead_letters']).fetchone() != (
-            None,
-        ):
+        row = conn.execute("SELECT to_regclass(%s)", [f'"{schema}".dead_letters']).fetchone()
+        if row is not None and row[0] is not None:  # only our schema has dead letters
             tables.append(f'"{schema}".dead_letters')
         conn.execute(f"TRUNCATE {', '.join(tables)}")
 
@@ -138,6 +137,14 @@ def run_side_scenarios(url: str, plan: GridPlan) -> dict[str, dict[str, Metrics]
     return scenarios
 
 
+def on_fresh_schema(url: str, flavour: Flavour, measure: Callable[[str, str], Metrics]) -> Metrics:
+    schema = fresh_schema(url, flavour)
+    try:
+        return measure(url, schema)
+    finally:
+        drop_schema(url, schema)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one short repeat per cell")
@@ -158,13 +165,8 @@ def main() -> None:
     try:
         grid = run_grid(url, plan)
         side = run_side_scenarios(url, plan)
-        alone = {
-            flavour.name: hot_fetch_alone(url, fresh_schema(url, flavour)) for flavour in FLAVOURS
-        }
-        per_call = {
-            flavour.name: server_time_per_call(url, fresh_schema(url, flavour))
-            for flavour in FLAVOURS
-        }
+        alone = {f.name: on_fresh_schema(url, f, hot_fetch_alone) for f in FLAVOURS}
+        per_call = {f.name: on_fresh_schema(url, f, server_time_per_call) for f in FLAVOURS}
     finally:
         if cluster is not None:
             cluster.stop()
@@ -175,7 +177,6 @@ def main() -> None:
         "side_scenarios": side,
         "hot_fetch_alone": alone,
         "server_us_per_call": per_call,
-        "run_id": uuid.uuid4().hex[:8],
     }
     print_grid(document)
     RESULTS.mkdir(exist_ok=True)

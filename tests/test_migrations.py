@@ -229,3 +229,37 @@ def test_the_cli_refuses_a_bad_schema_name_and_creates_nothing(
     assert run.returncode != 0
     assert "invalid schema name" in run.stderr
     assert sql.execute("SELECT count(*) FROM pg_namespace").fetchone() == schemas_before
+
+
+def definitions(conn: psycopg.Connection[Any], schema: str) -> dict[str, Any]:
+    """Every function as the catalogue holds it (definition, definer, settings,
+    grants) and how each column is stored, with the schema's name taken out."""
+    functions = conn.execute(
+        """SELECT p.oid::regprocedure::text, pg_get_functiondef(p.oid), p.prosecdef,
+                  p.proconfig, p.proacl::text
+             FROM pg_proc AS p
+            WHERE p.pronamespace = %s::regnamespace""",
+        [schema],
+    ).fetchall()
+    storage = conn.execute(
+        """SELECT c.relname, a.attname, a.attstorage, a.attcompression
+             FROM pg_attribute AS a
+             JOIN pg_class AS c ON c.oid = a.attrelid
+            WHERE c.relnamespace = %s::regnamespace AND c.relkind = 'r' AND a.attnum > 0""",
+        [schema],
+    ).fetchall()
+    anonymous = [tuple(str(v).replace(schema, "<schema>") for v in row) for row in functions]
+    return {"functions": sorted(anonymous), "storage": sorted(storage)}
+
+
+def test_downgrading_the_hot_path_gives_back_revision_0005(
+    database_url: str, sql: psycopg.Connection[Any]
+) -> None:
+    at_0005 = new_schema_name("r5")
+    migrate.upgrade(database_url, at_0005, "0005")
+    back = new_schema_name("r6")
+    migrate.upgrade(database_url, back)
+
+    migrate.downgrade(database_url, back, "0005")
+
+    assert definitions(sql, back) == definitions(sql, at_0005)

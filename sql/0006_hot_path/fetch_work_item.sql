@@ -88,9 +88,7 @@ BEGIN
         -- Handed out too often without an ack: to dead_letters, never again.
         -- (The setting is only read for items fetched before.)
         IF v_attempts > 0 THEN
-            SELECT coalesce(max(s.value::integer), 50) INTO v_cap
-              FROM __SCHEMA__.taskhub_settings AS s
-             WHERE s.name = 'dead_letter_after_attempts';
+            v_cap := __SCHEMA__.taskhub_dead_letter_cap();
             IF v_attempts >= v_cap THEN
                 PERFORM __SCHEMA__.taskhub_bury_work_item(v_id, v_cap);
                 CONTINUE;
