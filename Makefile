@@ -46,7 +46,7 @@ bench: $(VENV)/.bench-installed
 bench-quick: $(VENV)/.bench-installed
 	$(PY) -m bench.run --quick
 
-# The hot path over a grid of loads and lock timeouts (about 15 minutes).
+# The hot path over a grid of loads and lock timeouts (about 8 minutes).
 bench-grid: $(VENV)/.bench-installed
 	$(PY) -m bench.grid
 
