@@ -59,11 +59,16 @@ def _taskhub_at_0005(url: str, schema: str) -> None:
     migrate.upgrade(url, schema, "0005")
 
 
+def _taskhub_at_0006(url: str, schema: str) -> None:
+    migrate.upgrade(url, schema, "0006")
+
+
 TASKHUB = Flavour("taskhub", "th", _taskhub)
 DUROXIDE_0_2_2 = Flavour("duroxide-0.2.2", "dx", _duroxide)
 TASKHUB_CALLER_CLOCK = Flavour("taskhub-caller-clock", "tc", _taskhub_with_caller_clock)
 TASKHUB_0005 = Flavour("taskhub-0005", "t5", _taskhub_at_0005)
+TASKHUB_0006 = Flavour("taskhub-0006", "t6", _taskhub_at_0006)
 ALL = {
     flavour.name: flavour
-    for flavour in (TASKHUB, DUROXIDE_0_2_2, TASKHUB_CALLER_CLOCK, TASKHUB_0005)
+    for flavour in (TASKHUB, DUROXIDE_0_2_2, TASKHUB_CALLER_CLOCK, TASKHUB_0005, TASKHUB_0006)
 }

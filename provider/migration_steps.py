@@ -68,9 +68,55 @@ $drop$"""
     )
 
 
-def replace_with_released(relative_paths: list[str]) -> None:
+_CREATE_FUNCTION = re.compile(
+    r"^CREATE (?:OR REPLACE )?FUNCTION \S+?\.(\w+)\(.*?^\$\$;[ \t]*$",
+    flags=re.MULTILINE | re.DOTALL,
+)
+
+
+def _released_functions(relative_path: str, names: list[str] | None) -> str:
+    """The CREATE FUNCTION statements of a released file (all, or those named),
+    as CREATE OR REPLACE."""
+    sql = render_sql(relative_path, _schema())
+    if names is not None:
+        found = {m.group(1): m.group(0) for m in _CREATE_FUNCTION.finditer(sql)}
+        missing = sorted(set(names) - set(found))
+        if missing:
+            raise ValueError(f"{relative_path} defines no function {', '.join(missing)}")
+        sql = "\n\n".join(found[name] for name in names)
+    return re.sub(r"^CREATE FUNCTION ", "CREATE OR REPLACE FUNCTION ", sql, flags=re.M)
+
+
+def replace_with_released(
+    relative_paths: list[str], functions: dict[str, list[str]] | None = None
+) -> None:
     """Put back the functions of released files in place (CREATE OR REPLACE),
-    so that their grants and dependants survive; a downgrade's way back."""
+    so that their grants and dependants survive; a downgrade's way back.
+
+    `functions` limits a file to the functions it names. A function that ran
+    as its owner (SECURITY DEFINER, which revision 0005 added after the file
+    was released) still does afterwards."""
+    schema = quote_schema(_schema())
+    _execute(
+        "CREATE TEMP TABLE taskhub_replaced_definers ON COMMIT DROP AS"
+        f" SELECT p.oid FROM pg_proc AS p WHERE p.pronamespace = '{schema}'::regnamespace"
+        " AND p.prosecdef"
+    )
     for relative_path in relative_paths:
-        sql = render_sql(relative_path, _schema())
-        _execute(re.sub(r"^CREATE FUNCTION ", "CREATE OR REPLACE FUNCTION ", sql, flags=re.M))
+        _execute(_released_functions(relative_path, (functions or {}).get(relative_path)))
+    _execute(
+        """DO $definer$
+DECLARE
+    v_fn record;
+BEGIN
+    FOR v_fn IN
+        SELECT p.oid::regprocedure AS signature
+          FROM pg_proc AS p JOIN taskhub_replaced_definers AS d ON d.oid = p.oid
+         WHERE NOT p.prosecdef
+    LOOP
+        EXECUTE format('ALTER FUNCTION %s SECURITY DEFINER', v_fn.signature);
+    END LOOP;
+END
+$definer$"""
+    )
+    _execute("DROP TABLE taskhub_replaced_definers")

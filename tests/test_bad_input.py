@@ -13,11 +13,14 @@ from typing import Any
 import psycopg
 import pytest
 
-from provider import ActivityWorker, TaskHub, now_ms
+from provider import ActivityWorker, PermanentError, TaskHub, migrate, now_ms
+from tests.conftest import new_schema_name
 from tests.support.contract import DATA_TABLES
 from tests.support.work_items import (
     activity_completed,
     activity_execute,
+    event,
+    external_raised,
     metadata,
     orchestration_started,
     start_orchestration,
@@ -84,6 +87,17 @@ def now() -> int:
 
 
 ITEM = json.dumps(start_orchestration("other"))
+# Found by the fuzzer: JSON that no fetch can turn into jsonb. json.dumps
+# writes a NUL character as the escape \u0000, which jsonb refuses; the
+# parser runs out of stack on nesting about 15,000 deep.
+NUL_EVENT = json.dumps({"type": "ExternalEvent", "name": "e", "data": "a\x00b"})
+DEEP = "[" * 20_000 + "]" * 20_000
+DEEP_ITEM = (
+    '{"ExternalRaised": {"instance": "kept", "name": "e", "data": "{}", "extra": '
+    + "[" * 600
+    + "]" * 600
+    + "}}"
+)
 WORK = json.dumps(activity_execute("other", 1))
 DONE = json.dumps(activity_completed("kept", 7))
 
@@ -162,6 +176,34 @@ REFUSED: list[tuple[str, Callable[[Hub], tuple[Any, ...]]]] = [
             "{}",
         ),
     ),
+    (
+        "ack_orchestration_item",
+        lambda h: (
+            h.orchestration_token,
+            now(),
+            1,
+            json.dumps([{"event_id": 9, "event_data": NUL_EVENT}]),
+            "[]",
+            "[]",
+            "{}",
+        ),
+    ),
+    (
+        "ack_orchestration_item",
+        lambda h: (
+            h.orchestration_token,
+            now(),
+            1,
+            json.dumps([{"event_id": 9, "event_data": DEEP}]),
+            "[]",
+            "[]",
+            "{}",
+        ),
+    ),
+    (
+        "ack_orchestration_item",
+        lambda h: (h.orchestration_token, now(), 1, "[]", "[]", f"[{DEEP_ITEM}]", "{}"),
+    ),
     ("abandon_orchestration_item", lambda h: ("lock_garbage", now())),
     ("abandon_orchestration_item", lambda h: (None, now())),
     ("abandon_orchestration_item", lambda h: (h.orchestration_token, now(), -5)),
@@ -204,6 +246,14 @@ REFUSED: list[tuple[str, Callable[[Hub], tuple[Any, ...]]]] = [
     ("append_history", lambda h: ("kept", 1, '{"event_id": 3}')),
     ("append_history", lambda h: ("", 1, '[{"event_id": 3, "event_data": "{}"}]')),
     ("append_history", lambda h: ("kept", 0, '[{"event_id": 3, "event_data": "{}"}]')),
+    (
+        "append_history",
+        lambda h: ("kept", 1, json.dumps([{"event_id": 3, "event_data": NUL_EVENT}])),
+    ),
+    ("append_history", lambda h: ("kept", 1, json.dumps([{"event_id": 3, "event_data": DEEP}]))),
+    ("taskhub_grant_runtime_role", lambda h: (None, "guarded")),
+    ("taskhub_grant_runtime_role", lambda h: ("postgres", None)),
+    ("taskhub_revoke_runtime_role", lambda h: (None,)),
     ("get_parent_id", lambda h: ("nobody",)),
     ("latest_execution_id", lambda h: ("nobody",)),
     ("prune_executions", lambda h: ("nobody",)),
@@ -329,3 +379,165 @@ def test_the_worker_loop_survives_an_item_it_cannot_read(
             time.sleep(0.02)
         assert all(thread.is_alive() for thread in worker._threads)
     assert worker.stats.completed == 1
+
+
+# --- Found by the fuzzer: rows no fetch could read wedged the whole hub. ----
+
+
+def write_behind_our_back(
+    sql: psycopg.Connection[Any], schema: str, where: str, payload: str
+) -> None:
+    """An instance 'bad' whose history or message holds `payload`, as rows
+    written before the writes refused it (or by another writer) would."""
+    q = f'"{schema}"'
+    sql.execute(
+        f"INSERT INTO {q}.instances (instance_id, orchestration_name, orchestration_version,"
+        " current_execution_id, created_at, updated_at)"
+        " VALUES ('bad', 'TestOrch', '1.0.0', 1, now(), now())"
+    )
+    sql.execute(
+        f"INSERT INTO {q}.executions (instance_id, execution_id, status, started_at)"
+        " VALUES ('bad', 1, 'Running', now())"
+    )
+    event_data = payload if where == "history" else json.dumps(orchestration_started("bad"))
+    sql.execute(
+        f"INSERT INTO {q}.history (instance_id, execution_id, event_id, event_type, event_data,"
+        " created_at) VALUES ('bad', 1, 1, 'Event', %s, now())",
+        [event_data],
+    )
+    message = payload if where == "message" else json.dumps(external_raised("bad"))
+    sql.execute(
+        f"INSERT INTO {q}.orchestrator_queue (instance_id, work_item, visible_at, created_at)"
+        " VALUES ('bad', %s, now() - interval '1 minute', now())",
+        [message],
+    )
+
+
+def fetch_row(sql: psycopg.Connection[Any], schema: str) -> tuple[Any, ...] | None:
+    return sql.execute(
+        "SELECT out_instance_id, out_lock_token, out_attempt_count, out_history, out_messages"
+        f' FROM "{schema}".fetch_orchestration_item(%s, 30000)',
+        [now_ms()],
+    ).fetchone()
+
+
+UNREADABLE = {"nul-escape": NUL_EVENT, "nested-20000-deep": DEEP}
+
+
+@pytest.mark.pins_defect(
+    "a row the fetch cannot parse makes every fetch fail, for every instance",
+    fails_on=("taskhub-0006", "duroxide-0.2.2"),
+)
+@pytest.mark.parametrize("where", ["history", "message"])
+@pytest.mark.parametrize("payload", UNREADABLE.values(), ids=UNREADABLE.keys())
+def test_no_stored_row_makes_a_fetch_fail(
+    flavour_schema: str, sql: psycopg.Connection[Any], where: str, payload: str
+) -> None:
+    write_behind_our_back(sql, flavour_schema, where, payload)
+    sql.execute(
+        f'SELECT "{flavour_schema}".enqueue_orchestrator_work(%s, %s, now())',
+        ["good", json.dumps(start_orchestration("good"))],
+    )
+
+    bad = fetch_row(sql, flavour_schema)
+    assert bad is not None and bad[0] == "bad" and bad[2] == 1
+    # Leased and handed over, the unreadable row as a JSON string: the
+    # runtime sees a history error and poisons this instance after its attempts.
+    handed_over = bad[3] if where == "history" else bad[4]
+    assert payload in handed_over
+    good = fetch_row(sql, flavour_schema)
+    assert good is not None and good[0] == "good"
+
+    # The delivery was counted, so the poison path can end it.
+    sql.execute(f'SELECT "{flavour_schema}".abandon_orchestration_item(%s, %s)', [bad[1], now_ms()])
+    again = fetch_row(sql, flavour_schema)
+    assert again is not None and again[0] == "bad" and again[2] == 2
+
+
+@pytest.mark.pins_defect(
+    "get_instance_stats fails on the instance's own unreadable first event",
+    fails_on=("taskhub-0006", "duroxide-0.2.2"),
+)
+@pytest.mark.parametrize("payload", UNREADABLE.values(), ids=UNREADABLE.keys())
+def test_reads_of_an_instance_survive_its_own_unreadable_rows(
+    flavour_schema: str, sql: psycopg.Connection[Any], payload: str
+) -> None:
+    write_behind_our_back(sql, flavour_schema, "history", payload)
+    q = f'"{flavour_schema}"'
+    stats = sql.execute(f"SELECT * FROM {q}.get_instance_stats('bad')").fetchone()
+    assert stats is not None and stats[0] is True and stats[1] == 1
+    history = sql.execute(f"SELECT * FROM {q}.fetch_history('bad')").fetchall()
+    assert history == [(payload,)]
+    info = sql.execute(f"SELECT instance_id FROM {q}.get_instance_info('bad')").fetchall()
+    assert info == [("bad",)]
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("head"),
+        pytest.param(
+            "0006",
+            marks=pytest.mark.xfail(strict=True, reason="0006 stored what no fetch could read"),
+        ),
+    ]
+)
+def revision_hub(
+    request: pytest.FixtureRequest, database_url: str, make_hub: Callable[..., TaskHub]
+) -> TaskHub:
+    """A TaskHub on a schema at head, or at revision 0006 (the defect)."""
+    schema = new_schema_name("rv")
+    migrate.upgrade(database_url, schema, str(request.param))
+    return make_hub(schema)
+
+
+def test_the_provider_refuses_an_event_no_fetch_could_read(
+    revision_hub: TaskHub, sql: psycopg.Connection[Any]
+) -> None:
+    hub = revision_hub
+    hub.enqueue_orchestrator_work("nul", start_orchestration("nul"))
+    item = hub.fetch_orchestration_item(30_000)
+    assert item is not None
+    hub.ack_orchestration_item(
+        item.lock_token, 1, history_delta=[orchestration_started("nul")], metadata=metadata()
+    )
+    with pytest.raises(PermanentError) as refused:
+        hub.append_history("nul", 1, [event(2, "nul", "ExternalEvent", name="e", data="a\x00b")])
+    assert refused.value.sqlstate == "22023" and "\\u0000" in refused.value.message
+    assert [e["event_id"] for e in hub.read_history("nul")] == [1]
+    # And the hub goes on serving.
+    hub.enqueue_orchestrator_work("nul", external_raised("nul"))
+    assert hub.fetch_orchestration_item(30_000) is not None
+
+
+@pytest.mark.pins_defect(
+    "the lease follows a caller clock far ahead of the server, outliving its timeout",
+    fails_on=("taskhub-0006", "duroxide-0.2.2"),
+)
+def test_a_caller_clock_far_ahead_cannot_stretch_a_lease(
+    flavour_schema: str, sql: psycopg.Connection[Any]
+) -> None:
+    q = f'"{flavour_schema}"'
+    sql.execute(
+        f"SELECT {q}.enqueue_orchestrator_work('skewed', %s, now())",
+        [json.dumps(start_orchestration("skewed"))],
+    )
+    server_ms = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+    row = sql.execute(
+        f"SELECT out_lock_token, {server_ms}"
+        f" FROM {q}.fetch_orchestration_item({server_ms} + 290000, 30000)"
+    ).fetchone()
+    assert row is not None
+    token, fetched_at_ms = row[0], int(row[1])
+    lease = sql.execute(
+        f"SELECT locked_until, locked_at FROM {q}.instance_locks WHERE lock_token = %s", [token]
+    ).fetchone()
+    assert lease is not None
+    # No lease ends later than the server's now + timeout + the allowed skew (1 s).
+    assert int(lease[0]) <= fetched_at_ms + 30_000 + 1_000
+    assert int(lease[1]) <= fetched_at_ms
+
+    sql.execute(f"SELECT {q}.renew_orchestration_item_lock(%s, %s, 1)", [token, now_ms()])
+    renewed = sql.execute(
+        f"SELECT locked_until, locked_at FROM {q}.instance_locks WHERE lock_token = %s", [token]
+    ).fetchone()
+    assert renewed is not None and int(renewed[0]) > int(renewed[1])

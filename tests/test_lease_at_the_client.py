@@ -95,12 +95,13 @@ def test_a_fetch_whose_history_read_takes_half_the_lock_hands_out_a_whole_lease(
             give_back(conn, flavour_schema, token)
             read_ms.append(elapsed_ms)
         # A lock of which the fetch takes half: the history read, all of it
-        # before the lease was computed in revision 0005.
-        lock_timeout_ms = max(int(2 * sorted(read_ms)[1]), 100)
+        # before the lease was computed in revision 0005. The fastest read, so
+        # that a noisy machine cannot make the lock too long to show it.
+        lock_timeout_ms = max(int(2 * min(read_ms)), 100)
 
         _, _, left_ms = fetch_and_measure(conn, flavour_schema, lock_timeout_ms)
 
-    print(f"fetch {sorted(read_ms)[1]:.0f} ms, lock {lock_timeout_ms} ms, left {left_ms} ms")
+    print(f"fetch {min(read_ms):.0f} ms, lock {lock_timeout_ms} ms, left {left_ms} ms")
     assert left_ms >= LEASE_LEFT_AT_LEAST * lock_timeout_ms
 
 
