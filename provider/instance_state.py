@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from psycopg.types.json import Jsonb
 
+from provider.errors import PermanentError
 from provider.orchestration_queue import history_rows
 from provider.procedures import ProcedureClient
 from provider.types import CustomStatus, InstanceStats, JsonObject
@@ -19,7 +20,7 @@ class InstanceState(ProcedureClient):
             rows = self._call("fetch_history", [instance_id])
         else:
             rows = self._call("fetch_history_with_execution", [instance_id, execution_id])
-        return [json.loads(row[0]) for row in rows]
+        return [_parsed_event(instance_id, position, row[0]) for position, row in enumerate(rows)]
 
     def append_history(
         self, instance_id: str, execution_id: int, events: Sequence[JsonObject]
@@ -46,3 +47,20 @@ class InstanceState(ProcedureClient):
     def get_instance_stats(self, instance_id: str) -> InstanceStats | None:
         found, *figures = self._call("get_instance_stats", [instance_id])[0]
         return InstanceStats(*(int(figure) for figure in figures)) if found else None
+
+
+def _parsed_event(instance_id: str, position: int, event_data: str) -> JsonObject:
+    """One stored event; one that no JSON parser can read (invalid, or nested
+    past Python's recursion limit) is a clear error, not a crash."""
+    try:
+        event = json.loads(event_data)
+    except (ValueError, RecursionError) as error:
+        raise PermanentError(
+            "read_history",
+            f"event {position + 1} of {instance_id} cannot be read as JSON: {error}"[:500],
+        ) from None
+    if not isinstance(event, dict):
+        raise PermanentError(
+            "read_history", f"event {position + 1} of {instance_id} is not a JSON object"
+        )
+    return event

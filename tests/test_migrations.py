@@ -248,18 +248,31 @@ def definitions(conn: psycopg.Connection[Any], schema: str) -> dict[str, Any]:
             WHERE c.relnamespace = %s::regnamespace AND c.relkind = 'r' AND a.attnum > 0""",
         [schema],
     ).fetchall()
+    constraints = conn.execute(
+        """SELECT c.conname, pg_get_constraintdef(c.oid)
+             FROM pg_constraint AS c
+            WHERE c.connamespace = %s::regnamespace""",
+        [schema],
+    ).fetchall()
+    settings = conn.execute(f'SELECT name, value FROM "{schema}".taskhub_settings').fetchall()
     anonymous = [tuple(str(v).replace(schema, "<schema>") for v in row) for row in functions]
-    return {"functions": sorted(anonymous), "storage": sorted(storage)}
+    return {
+        "functions": sorted(anonymous),
+        "storage": sorted(storage),
+        "constraints": sorted(constraints),
+        "settings": sorted(settings),
+    }
 
 
-def test_downgrading_the_hot_path_gives_back_revision_0005(
-    database_url: str, sql: psycopg.Connection[Any]
+@pytest.mark.parametrize(("revision", "previous"), [("0006", "0005"), ("0007", "0006")])
+def test_downgrading_a_revision_gives_back_the_one_before(
+    database_url: str, sql: psycopg.Connection[Any], revision: str, previous: str
 ) -> None:
-    at_0005 = new_schema_name("r5")
-    migrate.upgrade(database_url, at_0005, "0005")
-    back = new_schema_name("r6")
-    migrate.upgrade(database_url, back)
+    at_previous = new_schema_name("rp")
+    migrate.upgrade(database_url, at_previous, previous)
+    back = new_schema_name("rb")
+    migrate.upgrade(database_url, back, revision)
 
-    migrate.downgrade(database_url, back, "0005")
+    migrate.downgrade(database_url, back, previous)
 
-    assert definitions(sql, back) == definitions(sql, at_0005)
+    assert definitions(sql, back) == definitions(sql, at_previous)

@@ -59,18 +59,24 @@ BEGIN
     -- (in this order of checks) is reported.
     IF v_problem IS NULL
        AND (v_history <> '[]' OR v_workers <> '[]' OR v_orch <> '[]') THEN
-        SELECT CASE element.problem
+        SELECT CASE min(element.problem)
             WHEN 1 THEN format('an event or work item is larger than %s bytes',
                                __SCHEMA__.taskhub_max_payload_bytes())
             WHEN 2 THEN 'every p_history_delta element needs a positive event_id and an event_data string'
             WHEN 3 THEN 'every p_worker_items element must be an ActivityExecute work item'
             WHEN 4 THEN 'every p_orchestrator_items element must be a work item of the form {"Variant": {...}}'
-            WHEN 5 THEN format('event %s cannot be stored: %s', element.value ->> 'event_id',
-                               __SCHEMA__.taskhub_unstorable_json(element.value ->> 'event_data'))
-            WHEN 6 THEN format('an orchestrator item cannot be stored: %s',
-                               __SCHEMA__.taskhub_unstorable_json(element.value::text))
+            WHEN 5 THEN (SELECT format('event %s cannot be stored: %s', h ->> 'event_id', why)
+                           FROM jsonb_array_elements(v_history) AS h,
+                                __SCHEMA__.taskhub_unstorable_json(h ->> 'event_data') AS why
+                          WHERE why IS NOT NULL
+                          LIMIT 1)
+            WHEN 6 THEN (SELECT format('an orchestrator item cannot be stored: %s', why)
+                           FROM jsonb_array_elements(v_orch) AS o,
+                                __SCHEMA__.taskhub_unstorable_json(o::text) AS why
+                          WHERE why IS NOT NULL
+                          LIMIT 1)
         END INTO v_problem
-          FROM (SELECT e.value, CASE
+          FROM (SELECT CASE
                     WHEN pg_column_size(e.value) > __SCHEMA__.taskhub_max_payload_bytes() THEN 1
                     WHEN e.array_name = 'history'
                          AND (jsonb_typeof(e.value) <> 'object'
@@ -83,28 +89,25 @@ BEGIN
                               OR e.value - 'ActivityExecute' <> '{}'::jsonb) THEN 3
                     WHEN e.array_name = 'orchestrator'
                          AND __SCHEMA__.taskhub_work_item_kind(e.value) IS NULL THEN 4
-                    -- The exact checks run only for texts that could fail them.
+                    -- Events no fetch could hand over. The exact check runs
+                    -- only for texts that could fail it: with a \u0000, or
+                    -- long enough to nest too deep.
                     WHEN e.array_name = 'history'
-                         AND (strpos(e.value ->> 'event_data', '\u0000') > 0
-                              OR octet_length(e.value ->> 'event_data')
-                                 >= __SCHEMA__.taskhub_max_json_depth())
-                         AND __SCHEMA__.taskhub_unstorable_json(e.value ->> 'event_data')
-                             IS NOT NULL THEN 5
+                         AND (strpos(e.event_data, '\u0000') > 0
+                              OR octet_length(e.event_data) >= __SCHEMA__.taskhub_max_json_depth())
+                         AND __SCHEMA__.taskhub_unstorable_json(e.event_data) IS NOT NULL THEN 5
                     -- Every level of a jsonb value takes at least 8 bytes.
                     WHEN e.array_name = 'orchestrator'
                          AND pg_column_size(e.value) >= 8 * __SCHEMA__.taskhub_max_json_depth()
                          AND __SCHEMA__.taskhub_unstorable_json(e.value::text) IS NOT NULL THEN 6
                 END AS problem
-                  FROM (SELECT 'history' AS array_name, h.value
+                  FROM (SELECT 'history' AS array_name, h.value, h.value ->> 'event_data' AS event_data
                           FROM jsonb_array_elements(v_history) AS h
                         UNION ALL
-                        SELECT 'workers', w.value FROM jsonb_array_elements(v_workers) AS w
+                        SELECT 'workers', w.value, NULL FROM jsonb_array_elements(v_workers) AS w
                         UNION ALL
-                        SELECT 'orchestrator', o.value FROM jsonb_array_elements(v_orch) AS o)
-                       AS e) AS element
-         WHERE element.problem IS NOT NULL
-         ORDER BY element.problem
-         LIMIT 1;
+                        SELECT 'orchestrator', o.value, NULL FROM jsonb_array_elements(v_orch) AS o)
+                       AS e) AS element;
     END IF;
     IF v_problem IS NOT NULL THEN
         RAISE EXCEPTION '%', v_problem USING ERRCODE = '22023';
