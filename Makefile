@@ -4,12 +4,13 @@
 #   make stop   stop the development Postgres that `make run` left up
 #   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG)
 #   make bench-grid  the hot path over a grid of loads, side by side (table, JSON, heat map)
+#   make chaos  the duroxide runtime under faults on both schemas (CHAOS_ORCHESTRATIONS, CHAOS_SECONDS)
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test pytest lint bench bench-quick bench-grid bench-grid-quick clean
+.PHONY: venv run stop test pytest lint bench bench-quick bench-grid bench-grid-quick chaos clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +53,11 @@ bench-grid: $(VENV)/.bench-installed
 
 bench-grid-quick: $(VENV)/.bench-installed
 	$(PY) -m bench.grid --quick
+
+# The runtime under faults, side by side with duroxide 0.2.2 (1,000 orchestrations per
+# side by default, a few minutes); fails when anything failed or was lost on our schema.
+chaos: venv
+	$(PY) -m tests.support.chaos
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

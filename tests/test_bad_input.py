@@ -504,9 +504,23 @@ def test_the_provider_refuses_an_event_no_fetch_could_read(
         hub.append_history("nul", 1, [event(2, "nul", "ExternalEvent", name="e", data="a\x00b")])
     assert refused.value.sqlstate == "22023" and "\\u0000" in refused.value.message
     assert [e["event_id"] for e in hub.read_history("nul")] == [1]
-    # And the hub goes on serving.
+
+    # The same through an ack: refused, and the lease still holds.
     hub.enqueue_orchestrator_work("nul", external_raised("nul"))
-    assert hub.fetch_orchestration_item(30_000) is not None
+    turn = hub.fetch_orchestration_item(30_000)
+    assert turn is not None
+    deep: Any = []
+    for _ in range(600):
+        deep = [deep]
+    for bad_event in (
+        event(2, "nul", "ExternalEvent", name="e", data="a\x00b"),
+        event(2, "nul", "ExternalEvent", name="e", data=deep),
+    ):
+        with pytest.raises(PermanentError) as refused:
+            hub.ack_orchestration_item(turn.lock_token, 1, history_delta=[bad_event])
+        assert refused.value.sqlstate == "22023" and "cannot be stored" in refused.value.message
+    hub.ack_orchestration_item(turn.lock_token, 1)
+    assert [e["event_id"] for e in hub.read_history("nul")] == [1]
 
 
 @pytest.mark.pins_defect(
