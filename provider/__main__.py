@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -68,7 +69,30 @@ def status(url: str, schema: str) -> int:
             ).fetchall()
             described = ", ".join(f"{name} (runtime_ddl {mode})" for name, mode in roles)
             print(f"runtime roles: {described or 'none'}")
+        _print_shielded_failures(conn, schema)
     return 0
+
+
+def _print_shielded_failures(conn: psycopg.Connection[Any], schema: str) -> None:
+    """Transient failures given back instead of failing orchestrations (0007)."""
+    table = conn.execute("SELECT to_regclass(%s)", [f'"{schema}".shielded_failures']).fetchone()
+    if not (table and table[0]):
+        return
+    row = conn.execute(
+        sql.SQL(
+            "SELECT (SELECT value FROM {0}.taskhub_settings"
+            "         WHERE name = 'transient_failure_policy'),"
+            "       count(*) FILTER (WHERE shielded_at > now() - interval '1 day'),"
+            "       count(*)"
+            "  FROM {0}.shielded_failures"
+        ).format(sql.Identifier(schema))
+    ).fetchone()
+    assert row is not None
+    policy, last_day, total = row
+    print(
+        f"transient failures given back: {last_day} in the last day, {total} in all"
+        f" (transient_failure_policy {policy or 'retry'})"
+    )
 
 
 def _add_runtime_role_arguments(command: argparse.ArgumentParser) -> None:

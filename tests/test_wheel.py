@@ -90,6 +90,7 @@ def test_the_installed_wheel_migrates_and_reports_status(
     assert f"current:  {migrate.head_revision()}" in status and "pending:  none" in status
     assert "orchestrator" in status and "dead letters 0" in status
     assert f"runtime roles: {runtime_login.name} (runtime_ddl guarded)" in status
+    assert "transient failures given back: 0 in the last day, 0 in all" in status
 
     script = run(
         str(python),
