@@ -4,13 +4,14 @@
 #   make stop   stop the development Postgres that `make run` left up
 #   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG)
 #   make bench-grid  the hot path over a grid of loads, side by side (table, JSON, heat map)
+#   make bench-per-call  server time and round trip per procedure call, side by side
 #   make chaos  the duroxide runtime under faults on both schemas (CHAOS_ORCHESTRATIONS, CHAOS_SECONDS)
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test pytest lint bench bench-quick bench-grid bench-grid-quick chaos clean
+.PHONY: venv run stop test pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call chaos clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +54,10 @@ bench-grid: $(VENV)/.bench-installed
 
 bench-grid-quick: $(VENV)/.bench-installed
 	$(PY) -m bench.grid --quick
+
+# One client, light turns and worker items: time per call on each schema (about a minute).
+bench-per-call: $(VENV)/.bench-installed
+	$(PY) -m bench.per_call --also taskhub-0006
 
 # The runtime under faults, side by side with duroxide 0.2.2 (1,000 orchestrations per
 # side by default, a few minutes); fails when anything failed or was lost on our schema.

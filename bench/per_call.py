@@ -69,9 +69,15 @@ def _function_totals(conn: psycopg.Connection[Any], schema: str) -> dict[str, tu
     return {name: (int(calls), float(total)) for name, calls, total in rows}
 
 
+def _timed(round_trips: dict[str, list[float]], name: str, started: float) -> None:
+    round_trips.setdefault(name, []).append((time.perf_counter() - started) * 1e6)
+
+
 def server_time_per_call(url: str, schema: str) -> dict[str, float]:
-    """Microseconds of server time per call (pg_stat_user_functions, total time),
-    one client running light turns, then worker items."""
+    """Microseconds per call, one client running light turns, then worker
+    items: server time (pg_stat_user_functions, total time), and the median
+    round trip seen by the client, commit included ("<name> round trip"):
+    the window in which a fault catches a call in flight."""
     q = f'"{schema}"'
     completion = json.dumps({"ActivityCompleted": {"instance": "w", "execution_id": 1, "id": 1,
                                                    "result": "1"}})
@@ -81,21 +87,26 @@ def server_time_per_call(url: str, schema: str) -> dict[str, float]:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET track_functions = 'all'")
         before = _function_totals(conn, schema)
+        round_trips: dict[str, list[float]] = {}
         for _ in range(CALLS):
+            started = time.perf_counter()
             row = conn.execute(
                 "SELECT out_instance_id, out_lock_token, out_execution_id,"
                 f" jsonb_array_length(out_history) FROM {q}.fetch_orchestration_item(%s, 30000)",
                 [now_ms()],
             ).fetchone()
+            _timed(round_trips, "fetch_orchestration_item", started)
             assert row is not None
             instance, token, execution, events = row
             event = {"event_id": events + 1, "event_type": "Event",
                      "event_data": json.dumps({"event_id": events + 1, "type": "ExternalEvent"})}
             message = {"ExternalRaised": {"instance": instance, "name": "Go", "data": "{}"}}
+            started = time.perf_counter()
             conn.execute(
                 f"SELECT {q}.ack_orchestration_item(%s, %s, %s, %s, '[]', %s, '{{}}')",
                 [token, now_ms(), execution, json.dumps([event]), json.dumps([message])],
             )
+            _timed(round_trips, "ack_orchestration_item", started)
         for activity in range(CALLS):
             item = json.dumps({"ActivityExecute": {"instance": "w", "execution_id": 1,
                                                    "id": activity, "name": "A", "input": "1"}})
@@ -103,13 +114,17 @@ def server_time_per_call(url: str, schema: str) -> dict[str, float]:
                 f"SELECT {q}.enqueue_worker_work(%s, %s, 'w', 1, %s, NULL, NULL)",
                 [item, now_ms(), activity],
             )
+            started = time.perf_counter()
             row = conn.execute(
                 f"SELECT out_lock_token FROM {q}.fetch_work_item(%s, 30000)", [now_ms()]
             ).fetchone()
+            _timed(round_trips, "fetch_work_item", started)
             assert row is not None
+            started = time.perf_counter()
             conn.execute(
                 f"SELECT {q}.ack_worker(%s, 'w', %s, %s)", [row[0], completion, now_ms()]
             )
+            _timed(round_trips, "ack_worker", started)
         conn.execute("SELECT pg_stat_force_next_flush()")
         conn.execute("SELECT 1")
     time.sleep(0.5)
@@ -120,4 +135,54 @@ def server_time_per_call(url: str, schema: str) -> dict[str, float]:
         calls = after[name][0] - before.get(name, (0, 0.0))[0]
         total_ms = after[name][1] - before.get(name, (0, 0.0))[1]
         figures[name] = 1000 * total_ms / calls if calls else 0.0
+    for name in MEASURED:
+        figures[f"{name} round trip"] = statistics.median(round_trips[name])
     return figures
+
+
+def main() -> None:
+    """`make bench-per-call`: the per-call figures of our schema, side by side
+    with duroxide 0.2.2 (and any other flavour named), alternating the order;
+    medians of the rounds."""
+    import argparse
+
+    from bench.run import database_url, drop_schema, fresh_schema
+    from bench.schemas import ALL, DUROXIDE_0_2_2, TASKHUB
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--also", action="append", default=[], choices=sorted(ALL))
+    parser.add_argument("--url", help="server URL (default: DATABASE_URL, else embedded)")
+    args = parser.parse_args()
+    flavours = [TASKHUB, *(ALL[name] for name in args.also), DUROXIDE_0_2_2]
+    url, cluster = database_url(args.url)
+    runs: dict[str, list[dict[str, float]]] = {flavour.name: [] for flavour in flavours}
+    try:
+        for round_number in range(args.rounds):
+            order = flavours if round_number % 2 == 0 else flavours[::-1]
+            for flavour in order:
+                schema = fresh_schema(url, flavour)
+                try:
+                    runs[flavour.name].append(server_time_per_call(url, schema))
+                finally:
+                    drop_schema(url, schema)
+    finally:
+        if cluster is not None:
+            cluster.stop()
+    medians = {
+        name: {key: statistics.median(run[key] for run in figures) for key in figures[0]}
+        for name, figures in runs.items()
+    }
+    anchor = medians[DUROXIDE_0_2_2.name]
+    print(f"microseconds per call, medians of {args.rounds} rounds (ratio to duroxide 0.2.2)")
+    print(f"{'':38}" + "".join(f"{flavour.name:>22}" for flavour in flavours))
+    for key in anchor:
+        cells = "".join(
+            f"{medians[f.name][key]:>13.1f} ({medians[f.name][key] / anchor[key]:.2f}x)"
+            for f in flavours
+        )
+        print(f"{key:38}{cells}")
+
+
+if __name__ == "__main__":
+    main()

@@ -34,6 +34,7 @@ REPLACED = {
 NEW_FUNCTIONS = [
     "taskhub_max_json_depth",
     "taskhub_unstorable_json",
+    "taskhub_storable_json",
     "taskhub_max_clock_skew_ms",
     "taskhub_transient_conditions",
     "taskhub_transient_condition",

@@ -65,16 +65,6 @@ BEGIN
             WHEN 2 THEN 'every p_history_delta element needs a positive event_id and an event_data string'
             WHEN 3 THEN 'every p_worker_items element must be an ActivityExecute work item'
             WHEN 4 THEN 'every p_orchestrator_items element must be a work item of the form {"Variant": {...}}'
-            WHEN 5 THEN (SELECT format('event %s cannot be stored: %s', h ->> 'event_id', why)
-                           FROM jsonb_array_elements(v_history) AS h,
-                                __SCHEMA__.taskhub_unstorable_json(h ->> 'event_data') AS why
-                          WHERE why IS NOT NULL
-                          LIMIT 1)
-            WHEN 6 THEN (SELECT format('an orchestrator item cannot be stored: %s', why)
-                           FROM jsonb_array_elements(v_orch) AS o,
-                                __SCHEMA__.taskhub_unstorable_json(o::text) AS why
-                          WHERE why IS NOT NULL
-                          LIMIT 1)
         END INTO v_problem
           FROM (SELECT CASE
                     WHEN pg_column_size(e.value) > __SCHEMA__.taskhub_max_payload_bytes() THEN 1
@@ -89,24 +79,13 @@ BEGIN
                               OR e.value - 'ActivityExecute' <> '{}'::jsonb) THEN 3
                     WHEN e.array_name = 'orchestrator'
                          AND __SCHEMA__.taskhub_work_item_kind(e.value) IS NULL THEN 4
-                    -- Events no fetch could hand over. The exact check runs
-                    -- only for texts that could fail it: with a \u0000, or
-                    -- long enough to nest too deep.
-                    WHEN e.array_name = 'history'
-                         AND (strpos(e.event_data, '\u0000') > 0
-                              OR octet_length(e.event_data) >= __SCHEMA__.taskhub_max_json_depth())
-                         AND __SCHEMA__.taskhub_unstorable_json(e.event_data) IS NOT NULL THEN 5
-                    -- Every level of a jsonb value takes at least 8 bytes.
-                    WHEN e.array_name = 'orchestrator'
-                         AND pg_column_size(e.value) >= 8 * __SCHEMA__.taskhub_max_json_depth()
-                         AND __SCHEMA__.taskhub_unstorable_json(e.value::text) IS NOT NULL THEN 6
                 END AS problem
-                  FROM (SELECT 'history' AS array_name, h.value, h.value ->> 'event_data' AS event_data
+                  FROM (SELECT 'history' AS array_name, h.value
                           FROM jsonb_array_elements(v_history) AS h
                         UNION ALL
-                        SELECT 'workers', w.value, NULL FROM jsonb_array_elements(v_workers) AS w
+                        SELECT 'workers', w.value FROM jsonb_array_elements(v_workers) AS w
                         UNION ALL
-                        SELECT 'orchestrator', o.value, NULL FROM jsonb_array_elements(v_orch) AS o)
+                        SELECT 'orchestrator', o.value FROM jsonb_array_elements(v_orch) AS o)
                        AS e) AS element;
     END IF;
     IF v_problem IS NOT NULL THEN
@@ -207,13 +186,23 @@ BEGIN
          WHERE v_status IS NOT NULL OR v_pinned IS NOT NULL;
     END IF;
 
-    -- History is append-only: a duplicate event id fails the whole ack.
+    -- History is append-only: a duplicate event id fails the whole ack. An
+    -- event no fetch could hand over fails it too (taskhub_storable_json;
+    -- the exact check runs only for texts that could fail it: with a
+    -- \u0000, or long enough to nest too deep), and the failed call leaves
+    -- nothing behind.
     IF v_history <> '[]' THEN
         INSERT INTO __SCHEMA__.history
                (instance_id, execution_id, event_id, event_type, event_data, created_at)
         SELECT v_instance, p_execution_id, (e ->> 'event_id')::bigint,
-               coalesce(e ->> 'event_type', 'Event'), e ->> 'event_data', v_now_ts
-          FROM jsonb_array_elements(v_history) AS e;
+               coalesce(e ->> 'event_type', 'Event'),
+               CASE WHEN strpos(d.data, '\u0000') > 0
+                         OR octet_length(d.data) >= __SCHEMA__.taskhub_max_json_depth()
+                    THEN __SCHEMA__.taskhub_storable_json(d.data, 'event ' || (e ->> 'event_id'))
+                    ELSE d.data END,
+               v_now_ts
+          FROM jsonb_array_elements(v_history) AS e,
+               LATERAL (SELECT e ->> 'event_data' AS data) AS d;
     END IF;
 
     IF v_terminal OR jsonb_array_length(coalesce(v_meta -> 'kv_mutations', '[]')) > 0 THEN
@@ -249,7 +238,10 @@ BEGIN
     IF jsonb_array_length(v_orch) > 0 THEN
         INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, created_at)
         SELECT coalesce(__SCHEMA__.taskhub_target_instance(o), v_instance),
-               o::text,
+               -- Every level of a jsonb value takes at least 8 bytes.
+               CASE WHEN pg_column_size(o) >= 8 * __SCHEMA__.taskhub_max_json_depth()
+                    THEN __SCHEMA__.taskhub_storable_json(o::text, 'an orchestrator item')
+                    ELSE o::text END,
                CASE WHEN (o -> 'TimerFired' ->> 'fire_at_ms')::bigint > 0
                     THEN to_timestamp((o -> 'TimerFired' ->> 'fire_at_ms')::bigint / 1000.0)
                     ELSE v_now_ts END,

@@ -3,15 +3,14 @@
 -- Append events ({event_id, event_type, event_data}) to one execution.
 -- Existing events are never overwritten: a duplicate event id is ignored.
 -- An event_data with a \u0000 escape or nested deeper than
--- taskhub_max_json_depth is refused, and nothing is written.
+-- taskhub_max_json_depth is refused (taskhub_storable_json), and the failed
+-- call writes nothing.
 CREATE OR REPLACE FUNCTION __SCHEMA__.append_history(p_instance_id text, p_execution_id bigint, p_events jsonb)
 RETURNS void
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    v_refused record;
 BEGIN
     IF p_events IS NULL OR p_events = '[]'::jsonb THEN
         RETURN;
@@ -28,20 +27,12 @@ BEGIN
             USING ERRCODE = '22023',
                   DETAIL = 'Every event needs a positive event_id and an event_data string.';
     END IF;
-    SELECT e ->> 'event_id' AS event_id, problem.why INTO v_refused
-      FROM jsonb_array_elements(p_events) AS e,
-           LATERAL (SELECT __SCHEMA__.taskhub_unstorable_json(e ->> 'event_data') AS why) AS problem
-     WHERE problem.why IS NOT NULL
-     LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'event % cannot be stored: %', v_refused.event_id, v_refused.why
-            USING ERRCODE = '22023';
-    END IF;
-
     INSERT INTO __SCHEMA__.history
            (instance_id, execution_id, event_id, event_type, event_data, created_at)
     SELECT p_instance_id, p_execution_id, (e ->> 'event_id')::bigint,
-           coalesce(e ->> 'event_type', 'Event'), e ->> 'event_data', clock_timestamp()
+           coalesce(e ->> 'event_type', 'Event'),
+           __SCHEMA__.taskhub_storable_json(e ->> 'event_data', 'event ' || (e ->> 'event_id')),
+           clock_timestamp()
       FROM jsonb_array_elements(p_events) AS e
     ON CONFLICT (instance_id, execution_id, event_id) DO NOTHING;
 END;
