@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SERVICE_USER = "postgres"
+PG_CTL_TIMEOUT_S = 120  # how long pg_ctl waits for a start or a restart
 
 
 class EmbeddedPostgresError(RuntimeError):
@@ -143,8 +144,10 @@ class EmbeddedPostgres:
             )
         return self.url
 
-    def restart(self) -> None:
-        """Restart the server (fast shutdown: open connections are cut)."""
+    def restart(self, mode: str = "fast") -> None:
+        """Restart the server. `fast` cuts open connections after a shutdown
+        checkpoint; `immediate` kills every backend at once, and the server
+        goes through crash recovery (what a crash or a failover looks like)."""
         self._run(
             [
                 str(self.bin_dir / "pg_ctl"),
@@ -153,11 +156,13 @@ class EmbeddedPostgres:
                 "-l",
                 str(self.log_file),  # else the server keeps our stdout pipe open
                 "-m",
-                "fast",
+                mode,
                 "-w",
+                "-t",
+                str(PG_CTL_TIMEOUT_S),
                 "restart",
             ],
-            "pg_ctl restart",
+            f"pg_ctl restart -m {mode}",
         )
 
     def stop(self) -> None:
