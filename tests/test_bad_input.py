@@ -477,7 +477,7 @@ def test_reads_of_an_instance_survive_its_own_unreadable_rows(
         pytest.param("head"),
         pytest.param(
             "0006",
-            marks=pytest.mark.xfail(strict=True, reason="0006 stored what no fetch could read"),
+            marks=pytest.mark.xfail(strict=True, reason="0006 has the defect the fuzzer found"),
         ),
     ]
 )
@@ -555,3 +555,17 @@ def test_a_caller_clock_far_ahead_cannot_stretch_a_lease(
         f"SELECT locked_until, locked_at FROM {q}.instance_locks WHERE lock_token = %s", [token]
     ).fetchone()
     assert renewed is not None and int(renewed[0]) > int(renewed[1])
+
+
+def test_a_null_role_gets_its_own_error(
+    revision_hub: TaskHub, sql: psycopg.Connection[Any]
+) -> None:
+    """Found by the fuzzer: 0006 answered `42704 role NULL does not exist`."""
+    q = f'"{revision_hub.config.schema}"'
+    for call in (
+        f"SELECT {q}.taskhub_grant_runtime_role(NULL)",
+        f"SELECT {q}.taskhub_revoke_runtime_role(NULL)",
+    ):
+        with pytest.raises(psycopg.errors.NullValueNotAllowed):
+            sql.execute(call)
+        sql.rollback()
