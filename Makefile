@@ -5,13 +5,14 @@
 #   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG)
 #   make bench-grid  the hot path over a grid of loads, side by side (table, JSON, heat map)
 #   make bench-per-call  server time and round trip per procedure call, side by side
+#   make revision NAME=x  start revision NNNN_x from what changed in sql/head/
 #   make chaos  the duroxide runtime under faults on both schemas (CHAOS_ORCHESTRATIONS, CHAOS_SECONDS)
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call chaos clean
+.PHONY: venv run stop test pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call chaos revision clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +64,10 @@ bench-per-call: $(VENV)/.bench-installed
 # side by default, a few minutes); fails when anything failed or was lost on our schema.
 chaos: venv
 	$(PY) -m tests.support.chaos
+
+# Start a new revision from the functions changed in sql/head/ (NAME=lower_snake_case).
+revision: venv
+	$(PY) -m scripts.new_revision $(NAME)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

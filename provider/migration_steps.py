@@ -69,7 +69,7 @@ $drop$"""
 
 
 _CREATE_FUNCTION = re.compile(
-    r"^CREATE (?:OR REPLACE )?FUNCTION \S+?\.(\w+)\(.*?^\$\$;[ \t]*$",
+    r"^CREATE (?:OR REPLACE )?FUNCTION \S+?\.(\w+)\(.*?\$\$;[ \t]*$",
     flags=re.MULTILINE | re.DOTALL,
 )
 

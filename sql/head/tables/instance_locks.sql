@@ -1,0 +1,14 @@
+-- Columns, types and keys are exactly those of the duroxide 0.2.2 Postgres
+-- schema, so that the released runtime works unchanged on them. Indexes are
+-- our own (taskhub_* names). Times: *_ms, locked_until, locked_at and
+-- last_activity_at are Unix epoch milliseconds; other *_at are timestamptz.
+-- The orchestration lease: at most one live lease per instance.
+CREATE TABLE __SCHEMA__.instance_locks (
+    instance_id  text   NOT NULL PRIMARY KEY,
+    lock_token   text   NOT NULL,
+    locked_until bigint NOT NULL,
+    locked_at    bigint NOT NULL
+);
+-- Ack, abandon and renew look leases up by token.
+CREATE UNIQUE INDEX taskhub_instance_locks_token_idx ON __SCHEMA__.instance_locks (lock_token);
+CREATE INDEX taskhub_instance_locks_until_idx ON __SCHEMA__.instance_locks (locked_until);

@@ -1,0 +1,34 @@
+-- Columns, types and keys are exactly those of the duroxide 0.2.2 Postgres
+-- schema, so that the released runtime works unchanged on them. Indexes are
+-- our own (taskhub_* names). Times: *_ms, locked_until, locked_at and
+-- last_activity_at are Unix epoch milliseconds; other *_at are timestamptz.
+-- Messages that trigger orchestration turns. A message is claimed by the
+-- instance lease that tags it (lock_token / locked_until mirror instance_locks).
+CREATE TABLE __SCHEMA__.orchestrator_queue (
+    id            bigserial   PRIMARY KEY,
+    instance_id   text        NOT NULL,
+    work_item     text        NOT NULL,
+    visible_at    timestamptz NOT NULL,
+    lock_token    text,
+    locked_until  bigint,
+    created_at    timestamptz NOT NULL,
+    attempt_count integer     NOT NULL DEFAULT 0
+);
+-- Candidate selection walks this index from the oldest visible message.
+CREATE INDEX taskhub_orch_visible_idx ON __SCHEMA__.orchestrator_queue (visible_at, id);
+-- Claiming all messages of one instance.
+CREATE INDEX taskhub_orch_instance_idx ON __SCHEMA__.orchestrator_queue (instance_id, id);
+-- Ack, abandon and renew find the messages a lease tagged.
+CREATE INDEX taskhub_orch_lock_idx
+    ON __SCHEMA__.orchestrator_queue (lock_token) WHERE lock_token IS NOT NULL;
+-- Payloads stay in the row (MAIN): reading a history costs no TOAST lookup
+-- per event; lz4, where the server has it, decompresses faster than pglz.
+ALTER TABLE __SCHEMA__.orchestrator_queue ALTER COLUMN work_item SET STORAGE MAIN;
+DO $lz4$
+BEGIN
+    IF 'lz4' = ANY (SELECT unnest(enumvals) FROM pg_catalog.pg_settings
+                     WHERE name = 'default_toast_compression') THEN
+        ALTER TABLE __SCHEMA__.orchestrator_queue ALTER COLUMN work_item SET COMPRESSION lz4;
+    END IF;
+END
+$lz4$;

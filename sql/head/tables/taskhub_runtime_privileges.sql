@@ -1,0 +1,38 @@
+-- What a runtime role is granted, one row per object, with the reason.
+-- `python -m provider upgrade --runtime-role R` (or `-x runtime_role=R`)
+-- grants exactly these; later revisions add their rows here.
+CREATE TABLE __SCHEMA__.taskhub_runtime_privileges (
+    object_kind text NOT NULL CHECK (object_kind IN ('function', 'table')),
+    object_name text NOT NULL,
+    privilege   text NOT NULL CHECK (privilege IN ('EXECUTE', 'SELECT')),
+    needed_by   text NOT NULL,
+    PRIMARY KEY (object_kind, object_name),
+    CHECK ((object_kind = 'function') = (privilege = 'EXECUTE'))
+);
+
+INSERT INTO __SCHEMA__.taskhub_runtime_privileges (object_kind, object_name, privilege, needed_by)
+SELECT 'function', name, 'EXECUTE', 'duroxide runtime and taskhub provider'
+  FROM unnest(ARRAY[
+           'abandon_orchestration_item', 'abandon_work_item', 'ack_orchestration_item',
+           'ack_worker', 'append_history', 'cleanup_orphaned_sessions',
+           'delete_instances_atomic', 'enqueue_orchestrator_work', 'enqueue_worker_work',
+           'fetch_history', 'fetch_history_with_execution', 'fetch_orchestration_item',
+           'fetch_work_item', 'get_custom_status', 'get_execution_info', 'get_instance_info',
+           'get_instance_stats', 'get_kv_all_values', 'get_kv_value', 'get_parent_id',
+           'get_queue_depths', 'get_system_metrics', 'latest_execution_id', 'list_children',
+           'list_executions', 'list_instances', 'list_instances_by_status', 'prune_executions',
+           'renew_orchestration_item_lock', 'renew_session_lock', 'renew_work_item_lock'
+       ]) AS name
+UNION ALL
+SELECT 'function', name, 'EXECUTE', 'taskhub provider (bulk management, millisecond renewal)'
+  FROM unnest(ARRAY[
+           'taskhub_bulk_delete_candidates', 'taskhub_bulk_prune_candidates',
+           'taskhub_renew_orchestration_lease', 'taskhub_renew_session_lease',
+           'taskhub_renew_work_item_lease'
+       ]) AS name
+UNION ALL
+VALUES
+    ('table', 'instances', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),
+    ('table', 'executions', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),
+    ('table', '_duroxide_migrations', 'SELECT',
+     'duroxide runtime: its migration runner reads the applied versions on connect');

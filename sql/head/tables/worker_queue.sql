@@ -1,0 +1,40 @@
+-- Columns, types and keys are exactly those of the duroxide 0.2.2 Postgres
+-- schema, so that the released runtime works unchanged on them. Indexes are
+-- our own (taskhub_* names). Times: *_ms, locked_until, locked_at and
+-- last_activity_at are Unix epoch milliseconds; other *_at are timestamptz.
+-- Activity executions. One row is one work item with its own lease.
+CREATE TABLE __SCHEMA__.worker_queue (
+    id            bigserial   PRIMARY KEY,
+    work_item     text        NOT NULL,
+    visible_at    timestamptz NOT NULL,
+    lock_token    text,
+    locked_until  bigint,
+    created_at    timestamptz NOT NULL,
+    attempt_count integer     NOT NULL DEFAULT 0,
+    instance_id   text,
+    execution_id  bigint,
+    activity_id   bigint,
+    session_id    text,
+    tag           text
+);
+CREATE INDEX taskhub_worker_visible_idx ON __SCHEMA__.worker_queue (visible_at, id);
+-- Cancellation deletes the rows of scheduled activities by identity.
+CREATE INDEX taskhub_worker_activity_idx
+    ON __SCHEMA__.worker_queue (instance_id, execution_id, activity_id);
+CREATE INDEX taskhub_worker_session_idx
+    ON __SCHEMA__.worker_queue (session_id) WHERE session_id IS NOT NULL;
+CREATE INDEX taskhub_worker_tag_idx
+    ON __SCHEMA__.worker_queue (tag) WHERE tag IS NOT NULL;
+CREATE INDEX taskhub_worker_lock_idx
+    ON __SCHEMA__.worker_queue (lock_token) WHERE lock_token IS NOT NULL;
+-- Payloads stay in the row (MAIN): reading a history costs no TOAST lookup
+-- per event; lz4, where the server has it, decompresses faster than pglz.
+ALTER TABLE __SCHEMA__.worker_queue ALTER COLUMN work_item SET STORAGE MAIN;
+DO $lz4$
+BEGIN
+    IF 'lz4' = ANY (SELECT unnest(enumvals) FROM pg_catalog.pg_settings
+                     WHERE name = 'default_toast_compression') THEN
+        ALTER TABLE __SCHEMA__.worker_queue ALTER COLUMN work_item SET COMPRESSION lz4;
+    END IF;
+END
+$lz4$;
