@@ -1,6 +1,7 @@
 # taskhub-pg developer commands. Everything runs in .venv, created on demand.
 #   make run    embedded Postgres + migrations + demo of the lease guarantees
 #   make test   lint, type check and the whole test suite against real Postgres
+#   make test-fast  the unit tier (tests/unit): no database, seconds
 #   make stop   stop the development Postgres that `make run` left up
 #   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG)
 #   make bench-grid  the hot path over a grid of loads, side by side (table, JSON, heat map)
@@ -12,7 +13,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call chaos revision clean
+.PHONY: venv run stop test test-fast pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call chaos revision clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +38,9 @@ pytest: venv
 	$(PY) -m pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests ran"; exit 1; fi; exit $$rc
 
 test: lint pytest
+
+test-fast: venv
+	$(PY) -m pytest tests/unit -q
 
 # Side-by-side benchmarks against duroxide 0.2.2 (a few minutes); bench-quick is a smoke run.
 $(VENV)/.bench-installed: $(VENV)/.installed

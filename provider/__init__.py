@@ -8,7 +8,13 @@ item = hub.fetch_orchestration_item()
 from provider.activity_worker import ActivityContext, ActivityWorker
 from provider.cancellation import CancellationToken, WorkCancelled
 from provider.config import TaskHubConfig
-from provider.errors import LockLost, PermanentError, RetryableError, TaskHubError
+from provider.errors import (
+    InvalidInput,
+    LockLost,
+    PermanentError,
+    RetryableError,
+    TaskHubError,
+)
 from provider.lease_keeper import LeaseKeeper, keep_orchestration_lease
 from provider.logs import JsonLogFormatter
 from provider.metadata import ExecutionMetadata
@@ -42,6 +48,7 @@ __all__ = [
     "InstanceInfo",
     "InstanceStats",
     "InstanceTree",
+    "InvalidInput",
     "JsonLogFormatter",
     "KvEntry",
     "LeaseKeeper",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from provider.errors import InvalidInput
 from provider.types import JsonObject
 
 
@@ -12,7 +13,7 @@ def activity_identity(work_item: JsonObject) -> JsonObject:
     """The ActivityExecute body of a worker item."""
     body = work_item.get("ActivityExecute")
     if not isinstance(body, dict):
-        raise ValueError("not an ActivityExecute work item")
+        raise InvalidInput("ack_work_item", "not an ActivityExecute work item")
     return body
 
 

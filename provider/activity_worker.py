@@ -38,7 +38,7 @@ from provider.activity_results import (
     decode_input,
 )
 from provider.cancellation import CancellationToken, WorkCancelled
-from provider.errors import LockLost, TaskHubError
+from provider.errors import InvalidInput, LockLost, TaskHubError
 from provider.lease_keeper import LeaseKeeper
 from provider.logs import fields
 from provider.task_hub import TaskHub
@@ -105,7 +105,7 @@ class ActivityWorker:
         max_error_backoff_ms: int = 5_000,
     ) -> None:
         if concurrency < 1 or max_attempts < 1:
-            raise ValueError("concurrency and max_attempts must be at least 1")
+            raise InvalidInput("ActivityWorker", "concurrency and max_attempts must be at least 1")
         self.hub = hub
         self.concurrency = concurrency
         self.tags = tags or TagFilter.default_only()

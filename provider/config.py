@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from provider.errors import InvalidInput
 from provider.schema_name import validate_schema_name
 
 
@@ -36,10 +37,10 @@ class TaskHubConfig:
             "session_lock_timeout_ms",
         ):
             if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive")
+                raise InvalidInput("connect", f"{name} must be positive")
         if not 1 <= self.pool_min_size <= self.pool_max_size:
-            raise ValueError("need 1 <= pool_min_size <= pool_max_size")
+            raise InvalidInput("connect", "need 1 <= pool_min_size <= pool_max_size")
         if self.pool_timeout_s <= 0:
-            raise ValueError("pool_timeout_s must be positive")
+            raise InvalidInput("connect", "pool_timeout_s must be positive")
         if self.statement_timeout_ms is not None and self.statement_timeout_ms <= 0:
-            raise ValueError("statement_timeout_ms must be positive or None")
+            raise InvalidInput("connect", "statement_timeout_ms must be positive or None")

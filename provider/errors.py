@@ -3,7 +3,8 @@
 * `RetryableError`: transient (connection lost, deadlock, statement timeout,
   server restarting, disk full). Retry the same call later.
 * `PermanentError`: retrying the same call cannot succeed (bad input, a
-  duplicate event, a schema that is missing a function).
+  duplicate event, a schema that is missing a function). `InvalidInput` is
+  the bad input found before any SQL runs.
 * `LockLost`: a permanent error meaning the lease behind a lock token is gone
   (expired, taken over, acked, or the item was cancelled). Stop the work; do
   not ack it.
@@ -45,6 +46,14 @@ class RetryableError(TaskHubError):
 
 class PermanentError(TaskHubError):
     retryable = False
+
+
+class InvalidInput(PermanentError, ValueError):
+    """Bad input caught in Python before any SQL runs: the same family as the
+    bad input the procedures refuse (SQLSTATE 22023), and a ValueError."""
+
+    def __init__(self, operation: str, message: str) -> None:
+        super().__init__(operation, message, "22023")
 
 
 class LockLost(PermanentError):

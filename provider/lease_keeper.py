@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 
 from provider.cancellation import CancellationToken
-from provider.errors import LockLost, TaskHubError
+from provider.errors import InvalidInput, LockLost, TaskHubError
 from provider.logs import fields
 from provider.orchestration_queue import OrchestrationQueue
 
@@ -51,7 +51,7 @@ class LeaseKeeper:
         """log_ids: the ids (instance_id, lock_token, ...) this keeper's log
         records carry, so they join the records of the work it protects."""
         if lock_timeout_ms <= 0:
-            raise ValueError("lock_timeout_ms must be positive")
+            raise InvalidInput("LeaseKeeper", "lock_timeout_ms must be positive")
         self._renew = renew
         self.lock_timeout_ms = lock_timeout_ms
         self.name = name

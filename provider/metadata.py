@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from provider.errors import InvalidInput
 from provider.types import JsonObject
 
 
@@ -31,7 +32,10 @@ def _pinned(version: str | None) -> dict[str, int] | None:
         return None
     parts = version.split("-", 1)[0].split("+", 1)[0].split(".")
     if len(parts) != 3 or not all(part.isdigit() for part in parts):
-        raise ValueError(f"pinned_duroxide_version must look like 1.2.3, got {version!r}")
+        raise InvalidInput(
+            "ack_orchestration_item",
+            f"pinned_duroxide_version must look like 1.2.3, got {version!r}",
+        )
     major, minor, patch = (int(part) for part in parts)
     return {"major": major, "minor": minor, "patch": patch}
 

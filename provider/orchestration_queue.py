@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from psycopg.types.json import Jsonb
 
+from provider.errors import InvalidInput
 from provider.logs import fields
 from provider.metadata import ExecutionMetadata, ack_metadata_json
 from provider.procedures import ProcedureClient, json_text, now_ms
@@ -25,13 +26,14 @@ def target_instance(work_item: JsonObject) -> str:
     kind = kinds[0] if len(kinds) == 1 else None
     body = work_item.get(kind) if kind else None
     if not isinstance(body, dict) or kind == "ActivityExecute":
-        raise ValueError(
-            "expected one orchestrator work item, {Variant: {...}}, not ActivityExecute"
+        raise InvalidInput(
+            "enqueue_for_orchestrator",
+            "expected one orchestrator work item, {Variant: {...}}, not ActivityExecute",
         )
     key = "parent_instance" if kind in ("SubOrchCompleted", "SubOrchFailed") else "instance"
     instance_id = body.get(key)
     if not isinstance(instance_id, str) or not instance_id:
-        raise ValueError(f"{kind} names no {key}")
+        raise InvalidInput("enqueue_for_orchestrator", f"{kind} names no {key}")
     return instance_id
 
 

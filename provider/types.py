@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from provider.errors import InvalidInput
+
 JsonObject = dict[str, Any]
 
 
@@ -56,9 +58,11 @@ class TagFilter:
 
     def __post_init__(self) -> None:
         if self.mode not in self._MODES:
-            raise ValueError(f"tag mode must be one of {self._MODES}, got {self.mode!r}")
+            raise InvalidInput(
+                "TagFilter", f"tag mode must be one of {self._MODES}, got {self.mode!r}"
+            )
         if self.mode in ("tags", "default_and") and not self.tags:
-            raise ValueError(f"tag mode {self.mode!r} needs at least one tag")
+            raise InvalidInput("TagFilter", f"tag mode {self.mode!r} needs at least one tag")
 
     @classmethod
     def default_only(cls) -> TagFilter:

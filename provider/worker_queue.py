@@ -6,7 +6,7 @@ import json
 import logging
 from collections.abc import Sequence
 
-from provider.errors import PermanentError
+from provider.errors import InvalidInput, PermanentError
 from provider.logs import fields
 from provider.procedures import ProcedureClient, json_text, now_ms
 from provider.types import JsonObject, TagFilter, WorkItemLease
@@ -21,8 +21,9 @@ def completion_instance(completion: JsonObject) -> str:
     if len(bodies) == 1 and isinstance(bodies[0], dict):
         instance_id = bodies[0].get("instance")
     if not isinstance(instance_id, str) or not instance_id:
-        raise ValueError(
-            "a completion must be one work item, {Variant: {...}}, naming its instance"
+        raise InvalidInput(
+            "ack_work_item",
+            "a completion must be one work item, {Variant: {...}}, naming its instance",
         )
     return instance_id
 
@@ -32,7 +33,9 @@ class WorkerQueue(ProcedureClient):
         """Queue an ActivityExecute work item (identity, session and tag are read from it)."""
         body = work_item.get("ActivityExecute")
         if not isinstance(body, dict):
-            raise ValueError("worker items must be ActivityExecute work items")
+            raise InvalidInput(
+                "enqueue_for_worker", "worker items must be ActivityExecute work items"
+            )
         self._call(
             "enqueue_worker_work",
             [
