@@ -33,7 +33,7 @@ from bench.grid_report import print_grid, save_heat_map, save_json
 from bench.grid_workload import Cell, run_cell
 from bench.per_call import hot_fetch_alone, server_time_per_call
 from bench.run import compare, database_url, drop_schema, fresh_schema
-from bench.schemas import DUROXIDE_0_2_2, TASKHUB, Flavour
+from scripts.workloads.flavours import DUROXIDE_0_2_2, TASKHUB, Flavour
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FLAVOURS = (TASKHUB, DUROXIDE_0_2_2)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench.schemas import DUROXIDE_0_2_2, TASKHUB
+from scripts.workloads.flavours import DUROXIDE_0_2_2, TASKHUB
 
 OURS, THEIRS = TASKHUB.name, DUROXIDE_0_2_2.name
 # The targets (#10): throughput ratios, lease and error rules.

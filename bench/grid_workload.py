@@ -18,8 +18,8 @@ from typing import Any
 import psycopg
 from psycopg.types.string import TextLoader
 
-from bench.contention import ContentionSettings, seed_hot_instances
-from bench.measure import Latencies, now_ms
+from scripts.workloads.contention import ContentionSettings, seed_hot_instances
+from scripts.workloads.measure import Latencies, now_ms
 
 
 @dataclass(frozen=True)

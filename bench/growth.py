@@ -14,7 +14,7 @@ from typing import Any
 
 import psycopg
 
-from bench.measure import Latencies, now_ms
+from scripts.workloads.measure import Latencies, now_ms
 
 
 def _sample(conn: psycopg.Connection[Any], schema: str, samples: int) -> Latencies:

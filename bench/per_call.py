@@ -13,9 +13,9 @@ from typing import Any
 import psycopg
 from psycopg.types.string import TextLoader
 
-from bench.contention import ContentionSettings, seed_hot_instances
 from bench.grid_workload import seed_light_instances
-from bench.measure import now_ms
+from scripts.workloads.contention import ContentionSettings, seed_hot_instances
+from scripts.workloads.measure import now_ms
 
 HOT_ALONE = ContentionSettings(hot_instances=1, history_events=2_000, event_payload_bytes=2_000)
 CALLS = 1_000
@@ -147,7 +147,7 @@ def main() -> None:
     import argparse
 
     from bench.run import database_url, drop_schema, fresh_schema
-    from bench.schemas import ALL, DUROXIDE_0_2_2, TASKHUB
+    from scripts.workloads.flavours import ALL, DUROXIDE_0_2_2, TASKHUB
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--rounds", type=int, default=3)

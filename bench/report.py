@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.schemas import DUROXIDE_0_2_2, TASKHUB
+from scripts.workloads.flavours import DUROXIDE_0_2_2, TASKHUB
 
 if TYPE_CHECKING:
     from bench.run import Comparison

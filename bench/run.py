@@ -25,10 +25,10 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 
 from bench import ceiling, end_to_end, growth, uniform, worker_queue
-from bench.contention import ContentionSettings, run_contention, seed_hot_instances
 from bench.report import print_table, save_json, save_plot
-from bench.schemas import DUROXIDE_0_2_2, TASKHUB, Flavour
 from provider.embedded_pg import EmbeddedPostgres
+from scripts.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
+from scripts.workloads.flavours import DUROXIDE_0_2_2, TASKHUB, Flavour
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FLAVOURS = (TASKHUB, DUROXIDE_0_2_2)

@@ -21,14 +21,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from bench.contention import (
+from provider import ExecutionMetadata, TaskHub, migrate, now_ms
+from scripts import devdb
+from scripts.workloads.contention import (
     ContentionResult,
     ContentionSettings,
     run_contention,
     seed_hot_instances,
 )
-from provider import ExecutionMetadata, TaskHub, migrate, now_ms
-from scripts import devdb
 
 DEMO_DATABASE = "taskhub_demo"
 SCHEMA = "taskhub_demo"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from bench.contention import ContentionSettings, run_contention, seed_hot_instances
+from scripts.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
 
 SETTINGS = ContentionSettings(
     dispatchers=16,

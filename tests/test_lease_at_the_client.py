@@ -19,8 +19,8 @@ import psycopg
 import pytest
 from psycopg.types.string import TextLoader
 
-from bench.contention import ContentionSettings, run_contention, seed_hot_instances
 from provider import now_ms
+from scripts.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
 
 LEASE_LEFT_AT_LEAST = 0.9  # of the lock timeout, measured by the client
 # Many tiny events: reading them costs several times what sending them does,

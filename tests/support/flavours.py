@@ -1,5 +1,5 @@
-"""The schemas a test can run against (defined in bench.schemas, shared with the benchmarks)."""
+"""The schemas a test can run against (scripts.workloads.flavours, shared with the bench)."""
 
-from bench.schemas import ALL, DUROXIDE_0_2_2, TASKHUB, TASKHUB_CALLER_CLOCK, Flavour
+from scripts.workloads.flavours import ALL, DUROXIDE_0_2_2, TASKHUB, TASKHUB_CALLER_CLOCK, Flavour
 
 __all__ = ["ALL", "DUROXIDE_0_2_2", "TASKHUB", "TASKHUB_CALLER_CLOCK", "Flavour"]

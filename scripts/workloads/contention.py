@@ -20,7 +20,7 @@ from typing import Any
 
 import psycopg
 
-from bench.measure import Latencies, now_ms
+from scripts.workloads.measure import Latencies, now_ms
 
 NOW_MS_SQL = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 
