@@ -13,8 +13,9 @@ import time
 import uuid
 from typing import Any
 
-from provider import ActivityContext, ActivityWorker, TagFilter, TaskHub, migrate
-from provider.embedded_pg import EmbeddedPostgres
+from provider import ActivityContext, ActivityWorker, TagFilter, TaskHub
+from provider.deploy import migrate
+from scripts.embedded_pg import EmbeddedPostgres
 
 ACTIVITIES = 120
 ACTIVITY_S = 0.2

@@ -21,7 +21,7 @@ from typing import Any
 from alembic import context
 from sqlalchemy import create_engine, pool
 
-from provider import runtime_role
+from provider.deploy import runtime_role
 from provider.schema_name import quote_schema, validate_schema_name
 
 VERSION_TABLE = "taskhub_pg_alembic_version"

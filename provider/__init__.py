@@ -5,8 +5,9 @@ hub = TaskHub.connect("postgresql://...", schema="orders")
 item = hub.fetch_orchestration_item()
 """
 
-from provider.activity_worker import ActivityContext, ActivityWorker
-from provider.cancellation import CancellationToken, WorkCancelled
+from provider.client.metadata import ExecutionMetadata
+from provider.client.procedures import now_ms
+from provider.client.task_hub import TaskHub
 from provider.config import TaskHubConfig
 from provider.errors import (
     InvalidInput,
@@ -15,11 +16,7 @@ from provider.errors import (
     RetryableError,
     TaskHubError,
 )
-from provider.lease_keeper import LeaseKeeper, keep_orchestration_lease
 from provider.logs import JsonLogFormatter
-from provider.metadata import ExecutionMetadata
-from provider.procedures import now_ms
-from provider.task_hub import TaskHub
 from provider.types import (
     CustomStatus,
     DeleteResult,
@@ -36,6 +33,9 @@ from provider.types import (
     VersionRange,
     WorkItemLease,
 )
+from provider.worker.activity_worker import ActivityContext, ActivityWorker
+from provider.worker.cancellation import CancellationToken, WorkCancelled
+from provider.worker.lease_keeper import LeaseKeeper, keep_orchestration_lease
 
 __all__ = [
     "ActivityContext",

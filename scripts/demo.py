@@ -21,7 +21,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from provider import ExecutionMetadata, TaskHub, migrate, now_ms
+from provider import ExecutionMetadata, TaskHub, now_ms
+from provider.deploy import migrate
 from scripts import devdb
 from scripts.workloads.contention import (
     ContentionResult,

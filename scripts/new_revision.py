@@ -26,8 +26,8 @@ from pathlib import Path
 
 import psycopg
 
-from provider import migrate
-from provider.resources import sql_dir
+from provider.deploy import migrate
+from provider.deploy.resources import sql_dir
 from scripts.catalogue import snapshot
 from scripts.head_schema import HEAD, apply_head, head_files
 
@@ -98,7 +98,7 @@ Create Date: (fill in)
 
 from __future__ import annotations
 
-from provider.migration_steps import apply_sql_files, drop_functions, replace_with_released
+from provider.deploy.migration_steps import apply_sql_files, drop_functions, replace_with_released
 
 revision = "{number}"
 down_revision = "{previous}"

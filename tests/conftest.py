@@ -19,8 +19,9 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
-from provider import TaskHub, migrate
-from provider.embedded_pg import EmbeddedPostgres
+from provider import TaskHub
+from provider.deploy import migrate
+from scripts.embedded_pg import EmbeddedPostgres
 from tests.support.docker import docker_engine_answers
 from tests.support.flavours import ALL, DUROXIDE_0_2_2, TASKHUB, Flavour
 from tests.support.roles import LoginRole, login_role

@@ -11,7 +11,7 @@ from typing import Any
 import duroxide
 import psycopg
 
-from provider import migrate
+from provider.deploy import migrate
 from tests.conftest import new_schema_name
 
 TABLES = ["instances", "executions", "history", "orchestrator_queue", "worker_queue", "kv_store"]

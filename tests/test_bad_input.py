@@ -13,7 +13,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from provider import ActivityWorker, PermanentError, TaskHub, migrate, now_ms
+from provider import ActivityWorker, PermanentError, TaskHub, now_ms
+from provider.deploy import migrate
 from tests.conftest import new_schema_name
 from tests.support.contract import DATA_TABLES
 from tests.support.work_items import (

@@ -17,7 +17,7 @@ import duroxide
 import psycopg
 import pytest
 
-from provider import migrate
+from provider.deploy import migrate
 from tests.conftest import new_schema_name
 from tests.support.roles import LoginRole
 

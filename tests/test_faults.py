@@ -29,7 +29,7 @@ from provider import (
     TaskHub,
     TaskHubError,
 )
-from provider.embedded_pg import EmbeddedPostgres
+from scripts.embedded_pg import EmbeddedPostgres
 from tests.support.work_items import (
     activity_execute,
     event,

@@ -9,7 +9,7 @@ from typing import Any
 
 import psycopg
 
-from provider import migrate
+from provider.deploy import migrate
 from scripts.catalogue import snapshot
 from scripts.head_schema import apply_head
 from tests.conftest import new_schema_name

@@ -19,8 +19,9 @@ import duroxide
 import psycopg
 import pytest
 
-from provider import migrate, now_ms
-from provider.runtime_role import grant_statement
+from provider import now_ms
+from provider.deploy import migrate
+from provider.deploy.runtime_role import grant_statement
 from tests.conftest import new_schema_name
 from tests.support.alembic_cli import alembic
 from tests.support.flavours import DUROXIDE_0_2_2, Flavour

@@ -13,8 +13,8 @@ import psycopg
 import pytest
 
 from provider import PermanentError, TaskHub
-from provider.lease_keeper import LeaseKeeper
 from provider.logs import JsonLogFormatter, fields
+from provider.worker.lease_keeper import LeaseKeeper
 from tests.support.work_items import activity_execute, start_orchestration
 
 

@@ -12,9 +12,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from provider import migrate
-from provider.embedded_pg import find_bin_dir
+from provider.deploy import migrate
 from provider.schema_name import InvalidSchemaName
+from scripts.embedded_pg import find_bin_dir
 from tests.conftest import new_schema_name
 from tests.support.alembic_cli import alembic
 from tests.support.contract import CONTRACT_FUNCTIONS, CONTRACT_TABLES

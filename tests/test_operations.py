@@ -183,7 +183,7 @@ def test_poison_decision_and_failed_ack_carry_the_same_ids(
     # The item is taken away (cancelled) before the worker acks its failure.
     sql.execute(f'DELETE FROM "{hub_schema}".worker_queue')
     worker = ActivityWorker(hub, max_attempts=3)
-    with caplog.at_level(logging.INFO, logger="provider.activity_worker"):
+    with caplog.at_level(logging.INFO, logger="provider.worker.activity_worker"):
         worker._process(lease, time.monotonic())
     records = [r for r in caplog.records if getattr(r, "lock_token", None) == lease.lock_token]
     assert len(records) == 2

@@ -11,7 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from provider import migrate
+from provider.deploy import migrate
 from tests.conftest import new_schema_name
 from tests.support.roles import LoginRole
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import psycopg
 
-from provider import migrate
+from provider.deploy import migrate
 
 
 @dataclass(frozen=True)

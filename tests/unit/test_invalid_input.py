@@ -11,10 +11,10 @@ import psycopg
 import pytest
 
 from provider import InvalidInput, PermanentError, TagFilter, TaskHubConfig, errors
-from provider.activity_results import activity_identity
-from provider.metadata import ExecutionMetadata, ack_metadata_json
-from provider.orchestration_queue import target_instance
-from provider.worker_queue import completion_instance
+from provider.client.activity_results import activity_identity
+from provider.client.metadata import ExecutionMetadata, ack_metadata_json
+from provider.client.orchestration_queue import target_instance
+from provider.client.worker_queue import completion_instance
 
 BAD_INPUT: dict[str, Callable[[], Any]] = {
     "orchestrator item naming no instance": lambda: target_instance({"ExternalRaised": {}}),

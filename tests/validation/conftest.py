@@ -16,7 +16,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from provider import TaskHub, migrate
+from provider import TaskHub
+from provider.deploy import migrate
 from tests.conftest import new_schema_name
 from tests.support.roles import LoginRole
 

@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 
-from provider import migrate
+from provider.deploy import migrate
 from tests.support.flavours import TASKHUB, Flavour
 from tests.support.roles import LoginRole, login_role
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from provider.client.procedures import ProcedureClient, now_ms
 from provider.errors import PermanentError
-from provider.procedures import ProcedureClient, now_ms
 from provider.types import (
     DeleteResult,
     ExecutionInfo,

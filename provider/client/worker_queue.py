@@ -6,9 +6,9 @@ import json
 import logging
 from collections.abc import Sequence
 
+from provider.client.procedures import ProcedureClient, json_text, now_ms
 from provider.errors import InvalidInput, PermanentError
 from provider.logs import fields
-from provider.procedures import ProcedureClient, json_text, now_ms
 from provider.types import JsonObject, TagFilter, WorkItemLease
 
 log = logging.getLogger(__name__)

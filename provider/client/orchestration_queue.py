@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 from psycopg.types.json import Jsonb
 
+from provider.client.metadata import ExecutionMetadata, ack_metadata_json
+from provider.client.procedures import ProcedureClient, json_text, now_ms
 from provider.errors import InvalidInput
 from provider.logs import fields
-from provider.metadata import ExecutionMetadata, ack_metadata_json
-from provider.procedures import ProcedureClient, json_text, now_ms
 from provider.types import JsonObject, KvEntry, OrchestrationItem, VersionRange
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 
-from provider.resources import migrations_dir
+from provider.deploy.resources import migrations_dir
 from provider.schema_name import validate_schema_name
 
 

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 from psycopg.types.json import Jsonb
 
+from provider.client.orchestration_queue import history_rows
+from provider.client.procedures import ProcedureClient
 from provider.errors import PermanentError
-from provider.orchestration_queue import history_rows
-from provider.procedures import ProcedureClient
 from provider.types import CustomStatus, InstanceStats, JsonObject
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from provider.client.instance_state import InstanceState
+from provider.client.management import Management
+from provider.client.orchestration_queue import OrchestrationQueue
+from provider.client.worker_queue import WorkerQueue
 from provider.config import TaskHubConfig
-from provider.instance_state import InstanceState
-from provider.management import Management
-from provider.orchestration_queue import OrchestrationQueue
-from provider.worker_queue import WorkerQueue
 
 
 class TaskHub(OrchestrationQueue, WorkerQueue, InstanceState, Management):

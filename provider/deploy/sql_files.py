@@ -7,7 +7,7 @@ literals (replaced by the bare, validated name).
 
 from __future__ import annotations
 
-from provider.resources import sql_dir
+from provider.deploy.resources import sql_dir
 from provider.schema_name import quote_schema, validate_schema_name
 
 

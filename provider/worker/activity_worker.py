@@ -30,19 +30,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from provider.activity_results import (
+from provider.client.activity_results import (
     activity_completed,
     activity_failed,
     activity_identity,
     activity_poisoned,
     decode_input,
 )
-from provider.cancellation import CancellationToken, WorkCancelled
+from provider.client.task_hub import TaskHub
 from provider.errors import InvalidInput, LockLost, TaskHubError
-from provider.lease_keeper import LeaseKeeper
 from provider.logs import fields
-from provider.task_hub import TaskHub
 from provider.types import JsonObject, TagFilter, WorkItemLease
+from provider.worker.cancellation import CancellationToken, WorkCancelled
+from provider.worker.lease_keeper import LeaseKeeper
 
 log = logging.getLogger(__name__)
 

@@ -15,10 +15,10 @@ import threading
 import time
 from collections.abc import Callable
 
-from provider.cancellation import CancellationToken
+from provider.client.orchestration_queue import OrchestrationQueue
 from provider.errors import InvalidInput, LockLost, TaskHubError
 from provider.logs import fields
-from provider.orchestration_queue import OrchestrationQueue
+from provider.worker.cancellation import CancellationToken
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,122 @@
+"""Apply SQL files from `sql/` inside an Alembic revision."""
+
+from __future__ import annotations
+
+import re
+
+from alembic import context, op
+from sqlalchemy import text
+
+from provider.deploy.sql_files import render_sql
+from provider.schema_name import quote_schema
+
+# SQLAlchemy's text() treats ":name" as a bind parameter, even inside a $$ body
+# (and offline it would silently render it as NULL). Escape every such colon.
+_BIND_LIKE = re.compile(r"(?<![:\w\\]):(\w+)(?![:\w])")
+
+
+def _schema() -> str:
+    return str(context.config.attributes["schema"])
+
+
+def _execute(sql: str) -> None:
+    op.execute(text(_BIND_LIKE.sub(r"\\:\1", sql)))
+
+
+def apply_sql_files(relative_paths: list[str]) -> None:
+    """Execute each file, in order, against the schema this run targets."""
+    for relative_path in relative_paths:
+        _execute(render_sql(relative_path, _schema()))
+
+
+def _name_array(names: list[str]) -> str:
+    for name in names:
+        if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
+            raise ValueError(f"not a function name: {name!r}")
+    return "ARRAY[" + ", ".join(f"'{name}'" for name in names) + "]::text[]"
+
+
+def set_aside_functions(names: list[str]) -> None:
+    """Save and drop existing functions with these names (see sql/0001_queue_core/adoption.sql)."""
+    _execute(f"SELECT {quote_schema(_schema())}.taskhub_set_aside_functions({_name_array(names)})")
+
+
+def drop_and_restore_functions(names: list[str]) -> None:
+    """Drop this revision's functions with these names, then re-create those it set aside."""
+    drop_functions(names)
+    _execute(f"SELECT {quote_schema(_schema())}.taskhub_restore_functions({_name_array(names)})")
+
+
+def drop_functions(names: list[str]) -> None:
+    """Drop every function of the schema with one of these names."""
+    schema = quote_schema(_schema())
+    _execute(
+        f"""DO $drop$
+DECLARE
+    v_fn record;
+BEGIN
+    FOR v_fn IN
+        SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS args
+          FROM pg_proc AS p
+         WHERE p.pronamespace = '{schema}'::regnamespace
+           AND p.proname = ANY ({_name_array(names)})
+    LOOP
+        EXECUTE format('DROP FUNCTION {schema}.%I(%s)', v_fn.proname, v_fn.args);
+    END LOOP;
+END
+$drop$"""
+    )
+
+
+_CREATE_FUNCTION = re.compile(
+    r"^CREATE (?:OR REPLACE )?FUNCTION \S+?\.(\w+)\(.*?\$\$;[ \t]*$",
+    flags=re.MULTILINE | re.DOTALL,
+)
+
+
+def _released_functions(relative_path: str, names: list[str] | None) -> str:
+    """The CREATE FUNCTION statements of a released file (all, or those named),
+    as CREATE OR REPLACE."""
+    sql = render_sql(relative_path, _schema())
+    if names is not None:
+        found = {m.group(1): m.group(0) for m in _CREATE_FUNCTION.finditer(sql)}
+        missing = sorted(set(names) - set(found))
+        if missing:
+            raise ValueError(f"{relative_path} defines no function {', '.join(missing)}")
+        sql = "\n\n".join(found[name] for name in names)
+    return re.sub(r"^CREATE FUNCTION ", "CREATE OR REPLACE FUNCTION ", sql, flags=re.M)
+
+
+def replace_with_released(
+    relative_paths: list[str], functions: dict[str, list[str]] | None = None
+) -> None:
+    """Put back the functions of released files in place (CREATE OR REPLACE),
+    so that their grants and dependants survive; a downgrade's way back.
+
+    `functions` limits a file to the functions it names. A function that ran
+    as its owner (SECURITY DEFINER, which revision 0005 added after the file
+    was released) still does afterwards."""
+    schema = quote_schema(_schema())
+    _execute(
+        "CREATE TEMP TABLE taskhub_replaced_definers ON COMMIT DROP AS"
+        f" SELECT p.oid FROM pg_proc AS p WHERE p.pronamespace = '{schema}'::regnamespace"
+        " AND p.prosecdef"
+    )
+    for relative_path in relative_paths:
+        _execute(_released_functions(relative_path, (functions or {}).get(relative_path)))
+    _execute(
+        """DO $definer$
+DECLARE
+    v_fn record;
+BEGIN
+    FOR v_fn IN
+        SELECT p.oid::regprocedure AS signature
+          FROM pg_proc AS p JOIN taskhub_replaced_definers AS d ON d.oid = p.oid
+         WHERE NOT p.prosecdef
+    LOOP
+        EXECUTE format('ALTER FUNCTION %s SECURITY DEFINER', v_fn.signature);
+    END LOOP;
+END
+$definer$"""
+    )
+    _execute("DROP TABLE taskhub_replaced_definers")
