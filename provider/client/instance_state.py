@@ -17,36 +17,55 @@ class InstanceState(ProcedureClient):
     def read_history(self, instance_id: str, execution_id: int | None = None) -> list[JsonObject]:
         """Events of one execution (default: the newest), in order."""
         if execution_id is None:
-            rows = self._call("fetch_history", [instance_id])
+            rows = self._call("fetch_history", p_instance_id=instance_id)
         else:
-            rows = self._call("fetch_history_with_execution", [instance_id, execution_id])
-        return [_parsed_event(instance_id, position, row[0]) for position, row in enumerate(rows)]
+            rows = self._call(
+                "fetch_history_with_execution",
+                p_instance_id=instance_id,
+                p_execution_id=execution_id,
+            )
+        return [
+            _parsed_event(instance_id, position, row["out_event_data"])
+            for position, row in enumerate(rows)
+        ]
 
     def append_history(
         self, instance_id: str, execution_id: int, events: Sequence[JsonObject]
     ) -> None:
         """Append events; an event id that already exists is left as it was."""
-        self._call("append_history", [instance_id, execution_id, Jsonb(history_rows(events))])
+        self._call(
+            "append_history",
+            p_instance_id=instance_id,
+            p_execution_id=execution_id,
+            p_events=Jsonb(history_rows(events)),
+        )
 
     def get_custom_status(
         self, instance_id: str, last_seen_version: int = 0
     ) -> CustomStatus | None:
         """The custom status if it changed after last_seen_version, else None."""
-        rows = self._call("get_custom_status", [instance_id, last_seen_version])
-        return CustomStatus(rows[0][0], int(rows[0][1])) if rows else None
+        rows = self._call(
+            "get_custom_status", p_instance_id=instance_id, p_last_seen_version=last_seen_version
+        )
+        if not rows:
+            return None
+        return CustomStatus(rows[0]["out_custom_status"], int(rows[0]["out_custom_status_version"]))
 
     def get_kv_value(self, instance_id: str, key: str) -> str | None:
-        value, found = self._call("get_kv_value", [instance_id, key])[0]
-        return str(value) if found else None
+        row = self._call("get_kv_value", p_instance=instance_id, p_key=key)[0]
+        return str(row["out_value"]) if row["out_found"] else None
 
     def get_kv_all_values(self, instance_id: str) -> dict[str, str]:
-        return {
-            str(key): str(value) for key, value in self._call("get_kv_all_values", [instance_id])
-        }
+        rows = self._call("get_kv_all_values", p_instance=instance_id)
+        return {str(row["out_key"]): str(row["out_value"]) for row in rows}
 
     def get_instance_stats(self, instance_id: str) -> InstanceStats | None:
-        found, *figures = self._call("get_instance_stats", [instance_id])[0]
-        return InstanceStats(*(int(figure) for figure in figures)) if found else None
+        row = self._call("get_instance_stats", p_instance=instance_id)[0]
+        if not row.pop("out_found"):
+            return None
+        return InstanceStats(
+            **{name.removeprefix("out_"): int(value) for name, value in row.items()}
+        )
 
 
 def _parsed_event(instance_id: str, position: int, event_data: str) -> JsonObject:

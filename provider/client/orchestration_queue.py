@@ -71,7 +71,12 @@ class OrchestrationQueue(ProcedureClient):
         """Queue a message for an instance, visible now, after delay_ms, or at visible_at."""
         if visible_at is None:
             visible_at = datetime.fromtimestamp((now_ms() + delay_ms) / 1000, tz=UTC)
-        self._call("enqueue_orchestrator_work", [instance_id, json_text(work_item), visible_at])
+        self._call(
+            "enqueue_orchestrator_work",
+            p_instance_id=instance_id,
+            p_work_item=json_text(work_item),
+            p_visible_at=visible_at,
+        )
 
     def enqueue_for_orchestrator(self, work_item: JsonObject, *, delay_ms: int = 0) -> None:
         """Queue a message for the instance it names (the parent, for sub-orchestration results)."""
@@ -112,16 +117,17 @@ class OrchestrationQueue(ProcedureClient):
     ) -> OrchestrationItem | None:
         rows = self._call(
             "fetch_orchestration_item",
-            [
-                caller_now_ms if caller_now_ms is not None else now_ms(),
-                lock_timeout_ms or self.config.orchestration_lock_timeout_ms,
-                VersionRange.pack(versions.minimum) if versions else None,
-                VersionRange.pack(versions.maximum) if versions else None,
-            ],
+            p_now_ms=caller_now_ms if caller_now_ms is not None else now_ms(),
+            p_lock_timeout_ms=lock_timeout_ms or self.config.orchestration_lock_timeout_ms,
+            p_min_version_packed=VersionRange.pack(versions.minimum) if versions else None,
+            p_max_version_packed=VersionRange.pack(versions.maximum) if versions else None,
         )
         if not rows:
             return None
-        (instance_id, name, version, execution_id, history, messages, token, attempts, kv) = rows[0]
+        row = rows[0]
+        instance_id, execution_id = row["out_instance_id"], row["out_execution_id"]
+        token, attempts = row["out_lock_token"], row["out_attempt_count"]
+        history, kv = row["out_history"], row["out_kv_snapshot"]
         if attempts > 1:
             # Handed out before and not acked: a crash, a lost lease, or the
             # start of a poison loop. The same ids as the ack that follows.
@@ -153,11 +159,11 @@ class OrchestrationQueue(ProcedureClient):
             history = []
         return OrchestrationItem(
             instance_id=instance_id,
-            orchestration_name=name,
-            orchestration_version=version,
+            orchestration_name=row["out_orchestration_name"],
+            orchestration_version=row["out_orchestration_version"],
             execution_id=execution_id,
             history=history,
-            messages=messages,
+            messages=row["out_messages"],
             lock_token=token,
             attempt_count=attempts,
             kv_snapshot={
@@ -185,16 +191,14 @@ class OrchestrationQueue(ProcedureClient):
         """
         self._call(
             "ack_orchestration_item",
-            [
-                lock_token,
-                now_ms(),
-                execution_id,
-                Jsonb(history_rows(history_delta)),
-                Jsonb(list(worker_items)),
-                Jsonb(list(orchestrator_items)),
-                Jsonb(ack_metadata_json(metadata, history_delta)),
-                Jsonb(list(cancelled_activities)),
-            ],
+            p_lock_token=lock_token,
+            p_now_ms=now_ms(),
+            p_execution_id=execution_id,
+            p_history_delta=Jsonb(history_rows(history_delta)),
+            p_worker_items=Jsonb(list(worker_items)),
+            p_orchestrator_items=Jsonb(list(orchestrator_items)),
+            p_metadata=Jsonb(ack_metadata_json(metadata, history_delta)),
+            p_cancelled_activities=Jsonb(list(cancelled_activities)),
         )
 
     def abandon_orchestration_item(
@@ -203,7 +207,11 @@ class OrchestrationQueue(ProcedureClient):
         """Release a lease; its messages come back now or after delay_ms. Returns the instance."""
         return str(
             self._scalar(
-                "abandon_orchestration_item", [lock_token, now_ms(), delay_ms, ignore_attempt]
+                "abandon_orchestration_item",
+                p_lock_token=lock_token,
+                p_now_ms=now_ms(),
+                p_delay_ms=delay_ms,
+                p_ignore_attempt=ignore_attempt,
             )
         )
 
@@ -214,7 +222,9 @@ class OrchestrationQueue(ProcedureClient):
         return int(
             self._scalar(
                 "taskhub_renew_orchestration_lease",
-                [lock_token, now_ms(), extend_ms],
                 timeout_s=timeout_s,
+                p_lock_token=lock_token,
+                p_now_ms=now_ms(),
+                p_extend_ms=extend_ms,
             )
         )

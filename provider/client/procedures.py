@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 from psycopg import sql
-from psycopg.rows import tuple_row
+from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from provider.config import TaskHubConfig
@@ -67,12 +67,12 @@ class ProcedureClient:
     @contextmanager
     def _cursor(
         self, operation: str, timeout_s: float | None = None
-    ) -> Iterator[psycopg.Cursor[tuple[Any, ...]]]:
+    ) -> Iterator[psycopg.Cursor[dict[str, Any]]]:
         started = time.monotonic()
         try:
             with (
                 self._pool.connection(timeout=timeout_s) as conn,
-                conn.cursor(row_factory=tuple_row) as cur,
+                conn.cursor(row_factory=dict_row) as cur,
             ):
                 yield cur
         except (psycopg.Error, PoolTimeout) as error:
@@ -108,21 +108,26 @@ class ProcedureClient:
             log.info("%s", failure, extra=record)
 
     def _call(
-        self, function: str, args: Sequence[Any], *, timeout_s: float | None = None
-    ) -> list[tuple[Any, ...]]:
-        """SELECT * FROM <schema>.<function>(args...) and return all rows.
+        self, function: str, *, timeout_s: float | None = None, **args: Any
+    ) -> list[dict[str, Any]]:
+        """SELECT * FROM <schema>.<function>(p_x => %(p_x)s, ...): the arguments
+        by name, as the procedure declares them, and every row by column name.
 
         timeout_s bounds the wait for a pooled connection (default: the pool's).
         """
         query = sql.SQL("SELECT * FROM {}.{}({})").format(
             self._schema,
             sql.Identifier(function),
-            sql.SQL(", ").join(sql.Placeholder() * len(args)),
+            sql.SQL(", ").join(
+                sql.SQL("{} => {}").format(sql.Identifier(name), sql.Placeholder(name))
+                for name in args
+            ),
         )
         with self._cursor(function, timeout_s) as cur:
             cur.execute(query, args)
             return cur.fetchall() if cur.description else []
 
-    def _scalar(self, function: str, args: Sequence[Any], *, timeout_s: float | None = None) -> Any:
-        rows = self._call(function, args, timeout_s=timeout_s)
-        return rows[0][0] if rows else None
+    def _scalar(self, function: str, *, timeout_s: float | None = None, **args: Any) -> Any:
+        """The value a procedure returns (a function of one result)."""
+        rows = self._call(function, timeout_s=timeout_s, **args)
+        return next(iter(rows[0].values())) if rows else None

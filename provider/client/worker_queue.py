@@ -38,15 +38,13 @@ class WorkerQueue(ProcedureClient):
             )
         self._call(
             "enqueue_worker_work",
-            [
-                json_text(work_item),
-                now_ms(),
-                body.get("instance"),
-                body.get("execution_id"),
-                body.get("id"),
-                body.get("session_id"),
-                body.get("tag"),
-            ],
+            p_work_item=json_text(work_item),
+            p_now_ms=now_ms(),
+            p_instance_id=body.get("instance"),
+            p_execution_id=body.get("execution_id"),
+            p_activity_id=body.get("id"),
+            p_session_id=body.get("session_id"),
+            p_tag=body.get("tag"),
         )
 
     def fetch_work_item(
@@ -71,18 +69,17 @@ class WorkerQueue(ProcedureClient):
             session_lock_ms = session_lock_timeout_ms or self.config.session_lock_timeout_ms
         rows = self._call(
             "fetch_work_item",
-            [
-                caller_now_ms if caller_now_ms is not None else now_ms(),
-                lock_timeout_ms or self.config.worker_lock_timeout_ms,
-                owner_id,
-                session_lock_ms,
-                list(tags.tags),
-                tags.mode,
-            ],
+            p_now_ms=caller_now_ms if caller_now_ms is not None else now_ms(),
+            p_lock_timeout_ms=lock_timeout_ms or self.config.worker_lock_timeout_ms,
+            p_owner_id=owner_id,
+            p_session_lock_timeout_ms=session_lock_ms,
+            p_tag_filter=list(tags.tags),
+            p_tag_mode=tags.mode,
         )
         if not rows:
             return None
-        work_item, token, attempts = rows[0]
+        work_item = rows[0]["out_work_item"]
+        token, attempts = rows[0]["out_lock_token"], rows[0]["out_attempt_count"]
         try:
             lease = WorkItemLease(json.loads(work_item), token, attempts)
         except json.JSONDecodeError as error:
@@ -119,13 +116,22 @@ class WorkerQueue(ProcedureClient):
         instance_id = completion_instance(completion) if completion is not None else None
         self._call(
             "ack_worker",
-            [lock_token, instance_id, json_text(completion) if completion else None, now_ms()],
+            p_lock_token=lock_token,
+            p_instance_id=instance_id,
+            p_completion_json=json_text(completion) if completion else None,
+            p_now_ms=now_ms(),
         )
 
     def abandon_work_item(
         self, lock_token: str, *, delay_ms: int | None = None, ignore_attempt: bool = False
     ) -> None:
-        self._call("abandon_work_item", [lock_token, now_ms(), delay_ms, ignore_attempt])
+        self._call(
+            "abandon_work_item",
+            p_lock_token=lock_token,
+            p_now_ms=now_ms(),
+            p_delay_ms=delay_ms,
+            p_ignore_attempt=ignore_attempt,
+        )
 
     def renew_work_item_lock(
         self, lock_token: str, extend_ms: int, *, timeout_s: float | None = None
@@ -134,8 +140,10 @@ class WorkerQueue(ProcedureClient):
         return int(
             self._scalar(
                 "taskhub_renew_work_item_lease",
-                [lock_token, now_ms(), extend_ms],
                 timeout_s=timeout_s,
+                p_lock_token=lock_token,
+                p_now_ms=now_ms(),
+                p_extend_ms=extend_ms,
             )
         )
 
@@ -147,7 +155,11 @@ class WorkerQueue(ProcedureClient):
             return 0
         return int(
             self._scalar(
-                "renew_session_lock", [list(owner_ids), now_ms(), extend_ms, idle_timeout_ms]
+                "renew_session_lock",
+                p_owner_ids=list(owner_ids),
+                p_now_ms=now_ms(),
+                p_extend_ms=extend_ms,
+                p_idle_timeout_ms=idle_timeout_ms,
             )
         )
 
@@ -157,9 +169,15 @@ class WorkerQueue(ProcedureClient):
         Raises LockLost when the session is gone, expired or owned by another worker.
         """
         return int(
-            self._scalar("taskhub_renew_session_lease", [session_id, owner_id, now_ms(), extend_ms])
+            self._scalar(
+                "taskhub_renew_session_lease",
+                p_session_id=session_id,
+                p_owner_id=owner_id,
+                p_now_ms=now_ms(),
+                p_extend_ms=extend_ms,
+            )
         )
 
     def cleanup_orphaned_sessions(self) -> int:
         """Delete expired sessions that no worker item refers to; returns how many."""
-        return int(self._scalar("cleanup_orphaned_sessions", [now_ms()]))
+        return int(self._scalar("cleanup_orphaned_sessions", p_now_ms=now_ms()))
