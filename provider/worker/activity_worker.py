@@ -37,10 +37,10 @@ from provider.client.activity_results import (
     activity_poisoned,
     decode_input,
 )
-from provider.client.task_hub import TaskHub
 from provider.errors import InvalidInput, LockLost, TaskHubError
 from provider.logs import fields
 from provider.types import JsonObject, TagFilter, WorkItemLease
+from provider.worker.calls import WorkerCalls
 from provider.worker.cancellation import CancellationToken, WorkCancelled
 from provider.worker.lease_keeper import LeaseKeeper
 
@@ -91,7 +91,7 @@ class _InFlight:
 class ActivityWorker:
     def __init__(
         self,
-        hub: TaskHub,
+        hub: WorkerCalls,
         *,
         concurrency: int = 4,
         tags: TagFilter | None = None,

@@ -15,12 +15,18 @@ import threading
 import time
 from collections.abc import Callable
 
-from provider.client.orchestration_queue import OrchestrationQueue
 from provider.errors import InvalidInput, LockLost, TaskHubError
 from provider.logs import fields
+from provider.worker.calls import OrchestrationLeaseCalls
 from provider.worker.cancellation import CancellationToken
 
 log = logging.getLogger(__name__)
+
+# Clock(): monotonic seconds. Wait(seconds): sleep that long unless stopped;
+# True when stopped. Injected only by tests, which drive a keeper with a fake
+# clock instead of waiting.
+Clock = Callable[[], float]
+Wait = Callable[[float], bool]
 
 # Renew(extend_ms, timeout_s): extend the lease; returns its new end (epoch ms).
 # timeout_s bounds the wait for a connection, so that a renewal never blocks
@@ -47,6 +53,8 @@ class LeaseKeeper:
         renew_every_ms: int | None = None,
         safety_margin_ms: int | None = None,
         log_ids: dict[str, object] | None = None,
+        clock: Clock = time.monotonic,
+        wait: Wait | None = None,
     ) -> None:
         """log_ids: the ids (instance_id, lock_token, ...) this keeper's log
         records carry, so they join the records of the work it protects."""
@@ -62,8 +70,10 @@ class LeaseKeeper:
         # Give up this long before the lease would end, so that the work is
         # stopped before someone else can take the item over.
         self._margin_s = (safety_margin_ms or max(lock_timeout_ms // 10, 50)) / 1000
-        self._deadline = (leased_at or time.monotonic()) + lock_timeout_ms / 1000
+        self._clock = clock
+        self._deadline = (leased_at or clock()) + lock_timeout_ms / 1000
         self._stopped = threading.Event()
+        self._wait = wait or self._stopped.wait
         self._thread = threading.Thread(target=self._run, name=f"lease-keeper:{name}", daemon=True)
         self.renewals = 0
         self.transient_errors = 0  # over the keeper's life
@@ -89,16 +99,16 @@ class LeaseKeeper:
         self.stop()
 
     def _remaining_s(self) -> float:
-        return self._deadline - time.monotonic()
+        return self._deadline - self._clock()
 
     def _run(self) -> None:
-        next_renewal = time.monotonic() + self._interval_s
+        next_renewal = self._clock() + self._interval_s
         failures_in_a_row = 0
-        while not self._stopped.wait(max(0.0, next_renewal - time.monotonic())):
+        while not self._wait(max(0.0, next_renewal - self._clock())):
             if self._remaining_s() <= self._margin_s:
                 self._lose(f"lease ran out before it could be renewed ({self.name})")
                 return
-            sent = time.monotonic()
+            sent = self._clock()
             try:
                 self._renew(self.lock_timeout_ms, max(0.01, self._remaining_s() - self._margin_s))
             except LockLost as error:
@@ -112,7 +122,7 @@ class LeaseKeeper:
                 failures_in_a_row += 1
                 # Retry soon, but never later than the margin allows.
                 backoff = min(0.05 * 2 ** min(failures_in_a_row, 6), self._interval_s)
-                next_renewal = time.monotonic() + min(
+                next_renewal = self._clock() + min(
                     backoff, max(0.0, self._remaining_s() - self._margin_s)
                 )
                 log.warning(
@@ -146,7 +156,7 @@ class LeaseKeeper:
 
 
 def keep_orchestration_lease(
-    hub: OrchestrationQueue,
+    hub: OrchestrationLeaseCalls,
     lock_token: str,
     lock_timeout_ms: int,
     *,

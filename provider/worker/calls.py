@@ -1,0 +1,54 @@
+"""The calls the worker layer makes, as Protocols: `TaskHub` provides them,
+and unit tests drive the worker and the lease keeper with fakes of them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from provider.config import TaskHubConfig
+from provider.types import JsonObject, TagFilter, WorkItemLease
+
+
+class WorkerCalls(Protocol):
+    """What ActivityWorker needs of a task hub."""
+
+    @property
+    def config(self) -> TaskHubConfig: ...
+
+    def fetch_work_item(
+        self,
+        lock_timeout_ms: int | None = None,
+        *,
+        owner_id: str | None = None,
+        session_lock_timeout_ms: int | None = None,
+        tags: TagFilter | None = None,
+        caller_now_ms: int | None = None,
+    ) -> WorkItemLease | None: ...
+
+    def ack_work_item(self, lock_token: str, completion: JsonObject | None = None) -> None: ...
+
+    def abandon_work_item(
+        self, lock_token: str, *, delay_ms: int | None = None, ignore_attempt: bool = False
+    ) -> None: ...
+
+    def renew_work_item_lock(
+        self, lock_token: str, extend_ms: int, *, timeout_s: float | None = None
+    ) -> int: ...
+
+    def renew_session_lock(
+        self, owner_ids: Sequence[str], extend_ms: int, idle_timeout_ms: int
+    ) -> int: ...
+
+    def cleanup_orphaned_sessions(self) -> int: ...
+
+
+class OrchestrationLeaseCalls(Protocol):
+    """What keep_orchestration_lease needs of a task hub."""
+
+    @property
+    def config(self) -> TaskHubConfig: ...
+
+    def renew_orchestration_item_lock(
+        self, lock_token: str, extend_ms: int, *, timeout_s: float | None = None
+    ) -> int: ...
