@@ -5,8 +5,8 @@ hub = TaskHub.connect("postgresql://...", schema="orders")
 item = hub.fetch_orchestration_item()
 """
 
-from provider.client.metadata import ExecutionMetadata
 from provider.client.procedures import now_ms
+from provider.client.shapes import ExecutionMetadata
 from provider.client.task_hub import TaskHub
 from provider.config import TaskHubConfig
 from provider.errors import (

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from psycopg.types.json import Jsonb
 
-from provider.client.orchestration_queue import history_rows
 from provider.client.procedures import ProcedureClient
+from provider.client.shapes import history_rows
 from provider.errors import PermanentError
 from provider.types import CustomStatus, InstanceStats, JsonObject
 

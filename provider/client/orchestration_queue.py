@@ -8,9 +8,14 @@ from datetime import UTC, datetime
 
 from psycopg.types.json import Jsonb
 
-from provider.client.metadata import ExecutionMetadata, ack_metadata_json
-from provider.client.procedures import ProcedureClient, json_text, now_ms
-from provider.errors import InvalidInput
+from provider.client.procedures import ProcedureClient, now_ms
+from provider.client.shapes import (
+    ExecutionMetadata,
+    ack_metadata_json,
+    history_rows,
+    json_text,
+    target_instance,
+)
 from provider.logs import fields
 from provider.types import JsonObject, KvEntry, OrchestrationItem, VersionRange
 
@@ -18,23 +23,6 @@ log = logging.getLogger(__name__)
 
 # A fetch that keeps meeting orphan mailboxes gives up after this many.
 MAX_ORPHAN_DROPS_PER_FETCH = 8
-
-
-def target_instance(work_item: JsonObject) -> str:
-    """The instance an orchestrator-queue message is for."""
-    kinds = list(work_item)
-    kind = kinds[0] if len(kinds) == 1 else None
-    body = work_item.get(kind) if kind else None
-    if not isinstance(body, dict) or kind == "ActivityExecute":
-        raise InvalidInput(
-            "enqueue_for_orchestrator",
-            "expected one orchestrator work item, {Variant: {...}}, not ActivityExecute",
-        )
-    key = "parent_instance" if kind in ("SubOrchCompleted", "SubOrchFailed") else "instance"
-    instance_id = body.get(key)
-    if not isinstance(instance_id, str) or not instance_id:
-        raise InvalidInput("enqueue_for_orchestrator", f"{kind} names no {key}")
-    return instance_id
 
 
 def is_orphan_mailbox(item: OrchestrationItem) -> bool:
@@ -45,18 +33,6 @@ def is_orphan_mailbox(item: OrchestrationItem) -> bool:
         and item.history_error is None
         and all("QueueMessage" in message for message in item.messages)
     )
-
-
-def history_rows(events: Sequence[JsonObject]) -> list[JsonObject]:
-    """Events as the procedures store them: id, type and the event's JSON text."""
-    return [
-        {
-            "event_id": event["event_id"],
-            "event_type": str(event.get("type", "Event")),
-            "event_data": json_text(event),
-        }
-        for event in events
-    ]
 
 
 class OrchestrationQueue(ProcedureClient):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Iterator
@@ -17,7 +16,6 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from provider.config import TaskHubConfig
 from provider.errors import LockLost, TaskHubError, translate
 from provider.logs import fields
-from provider.types import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -25,10 +23,6 @@ log = logging.getLogger(__name__)
 def now_ms() -> int:
     """This host's clock in Unix epoch milliseconds (the procedures' p_now_ms)."""
     return time.time_ns() // 1_000_000
-
-
-def json_text(value: JsonObject | str) -> str:
-    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
 class ProcedureClient:

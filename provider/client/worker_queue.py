@@ -6,26 +6,13 @@ import json
 import logging
 from collections.abc import Sequence
 
-from provider.client.procedures import ProcedureClient, json_text, now_ms
+from provider.client.procedures import ProcedureClient, now_ms
+from provider.client.shapes import completion_instance, json_text
 from provider.errors import InvalidInput, PermanentError
 from provider.logs import fields
 from provider.types import JsonObject, TagFilter, WorkItemLease
 
 log = logging.getLogger(__name__)
-
-
-def completion_instance(completion: JsonObject) -> str:
-    """The instance a completion (ActivityCompleted / ActivityFailed) reports to."""
-    bodies = list(completion.values())
-    instance_id = None
-    if len(bodies) == 1 and isinstance(bodies[0], dict):
-        instance_id = bodies[0].get("instance")
-    if not isinstance(instance_id, str) or not instance_id:
-        raise InvalidInput(
-            "ack_work_item",
-            "a completion must be one work item, {Variant: {...}}, naming its instance",
-        )
-    return instance_id
 
 
 class WorkerQueue(ProcedureClient):

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from provider.client.activity_results import (
+from provider.client.shapes import (
     activity_completed,
     activity_failed,
     activity_identity,

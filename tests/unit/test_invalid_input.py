@@ -11,10 +11,13 @@ import psycopg
 import pytest
 
 from provider import InvalidInput, PermanentError, TagFilter, TaskHubConfig, errors
-from provider.client.activity_results import activity_identity
-from provider.client.metadata import ExecutionMetadata, ack_metadata_json
-from provider.client.orchestration_queue import target_instance
-from provider.client.worker_queue import completion_instance
+from provider.client.shapes import (
+    ExecutionMetadata,
+    ack_metadata_json,
+    activity_identity,
+    completion_instance,
+    target_instance,
+)
 
 BAD_INPUT: dict[str, Callable[[], Any]] = {
     "orchestrator item naming no instance": lambda: target_instance({"ExternalRaised": {}}),
