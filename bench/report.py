@@ -3,15 +3,39 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scripts.workloads.flavours import DUROXIDE_0_2_2, TASKHUB
 
-if TYPE_CHECKING:
-    from bench.run import Comparison
+Metrics = dict[str, float]
 
 THROUGHPUT_KEYS = ("turns_per_s", "activities_per_s", "orchestrations_per_s")
+
+
+@dataclass
+class Comparison:
+    """One scenario: the median metrics of each schema, and what is expected."""
+
+    scenario: str
+    headline: str  # the metric the ratio and the target are about
+    figures: dict[str, Metrics] = field(default_factory=dict)
+    target_ratio: float | None = None
+    checks: dict[str, bool] = field(default_factory=dict)
+    note: str = ""
+
+    def ratio(self) -> float | None:
+        ours = self.figures.get(TASKHUB.name, {}).get(self.headline)
+        theirs = self.figures.get(DUROXIDE_0_2_2.name, {}).get(self.headline)
+        if ours is None or not theirs:
+            return None
+        return ours / theirs
+
+    def met(self) -> bool:
+        ratio = self.ratio()
+        ratio_ok = self.target_ratio is None or (ratio is not None and ratio >= self.target_ratio)
+        return ratio_ok and all(self.checks.values())
 
 
 def _cell(value: float | None) -> str:

@@ -17,7 +17,7 @@ import statistics
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -25,38 +25,13 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 
 from bench import ceiling, end_to_end, growth, uniform, worker_queue
-from bench.report import print_table, save_json, save_plot
+from bench.report import Comparison, Metrics, print_table, save_json, save_plot
 from scripts.embedded_pg import EmbeddedPostgres
 from scripts.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
 from scripts.workloads.flavours import DUROXIDE_0_2_2, TASKHUB, Flavour
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FLAVOURS = (TASKHUB, DUROXIDE_0_2_2)
-Metrics = dict[str, float]
-
-
-@dataclass
-class Comparison:
-    """One scenario: the median metrics of each schema, and what is expected."""
-
-    scenario: str
-    headline: str  # the metric the ratio and the target are about
-    figures: dict[str, Metrics] = field(default_factory=dict)
-    target_ratio: float | None = None
-    checks: dict[str, bool] = field(default_factory=dict)
-    note: str = ""
-
-    def ratio(self) -> float | None:
-        ours = self.figures.get(TASKHUB.name, {}).get(self.headline)
-        theirs = self.figures.get(DUROXIDE_0_2_2.name, {}).get(self.headline)
-        if ours is None or not theirs:
-            return None
-        return ours / theirs
-
-    def met(self) -> bool:
-        ratio = self.ratio()
-        ratio_ok = self.target_ratio is None or (ratio is not None and ratio >= self.target_ratio)
-        return ratio_ok and all(self.checks.values())
 
 
 @dataclass(frozen=True)
