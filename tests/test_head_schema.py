@@ -27,3 +27,24 @@ def test_head_builds_the_schema_the_migrations_build(
     from_head, from_migrations = snapshot(sql, built), snapshot(sql, migrated)
     for kind in from_migrations:
         assert from_head[kind] == from_migrations[kind], kind
+
+
+def test_make_revision_finds_nothing_to_do_while_head_equals_the_migrations(
+    database_url: str,
+) -> None:
+    from scripts import new_revision
+
+    assert new_revision.compare(database_url) == ([], [], [], [])
+    assert new_revision.main(["nothing_changed", "--url", database_url]) == 1
+    assert not list(new_revision.VERSIONS.glob("*_nothing_changed.py"))
+
+
+def test_make_revision_points_each_function_at_its_newest_released_file() -> None:
+    from scripts import new_revision
+
+    assert new_revision.released_file_of("fetch_orchestration_item") == (
+        "0007_fault_tolerance/fetch_orchestration_item.sql"
+    )
+    assert new_revision.released_file_of("taskhub_clock_ms") == "0007_fault_tolerance/clock.sql"
+    assert new_revision.released_file_of("list_instances") == "0002_full_contract/listing.sql"
+    assert new_revision.next_number() == f"{int(migrate.head_revision()) + 1:04d}"
