@@ -2,6 +2,7 @@
 #   make run    embedded Postgres + migrations + demo of the lease guarantees
 #   make test   lint, type check and the whole test suite against real Postgres
 #   make test-fast  the unit tier (tests/unit): no database, seconds
+#   make test-quick the suite without the tests marked slow (chaos, long faults, the wheel)
 #   make stop   stop the development Postgres that `make run` left up
 #   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG)
 #   make bench-grid  the hot path over a grid of loads, side by side (table, JSON, heat map)
@@ -13,7 +14,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test test-fast pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call chaos revision clean
+.PHONY: venv run stop test test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call chaos revision clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +42,9 @@ test: lint pytest
 
 test-fast: venv
 	$(PY) -m pytest tests/unit -q
+
+test-quick: venv
+	$(PY) -m pytest -m "not slow" -q
 
 # Side-by-side benchmarks against duroxide 0.2.2 (a few minutes); bench-quick is a smoke run.
 $(VENV)/.bench-installed: $(VENV)/.installed

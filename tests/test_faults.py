@@ -178,6 +178,7 @@ def test_dispatchers_whose_connections_are_killed_mid_turn_still_finish_every_in
     assert all(events == list(range(1, turns + 1)) for _, events in rows)
 
 
+@pytest.mark.slow
 def test_workers_killed_at_random_for_half_a_minute_every_orchestration_completes(
     hub_schema: str, database_url: str, sql: psycopg.Connection[Any]
 ) -> None:

@@ -48,6 +48,7 @@ def installed_python(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pa
     return python, outside
 
 
+@pytest.mark.slow
 def test_the_installed_wheel_migrates_and_reports_status(
     installed_python: tuple[Path, Path],
     database_url: str,
