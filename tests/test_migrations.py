@@ -14,6 +14,7 @@ import pytest
 
 from provider.deploy import migrate
 from provider.schema_name import InvalidSchemaName
+from scripts.catalogue import snapshot
 from scripts.embedded_pg import find_bin_dir
 from tests.conftest import new_schema_name
 from tests.support.alembic_cli import alembic
@@ -231,39 +232,6 @@ def test_the_cli_refuses_a_bad_schema_name_and_creates_nothing(
     assert sql.execute("SELECT count(*) FROM pg_namespace").fetchone() == schemas_before
 
 
-def definitions(conn: psycopg.Connection[Any], schema: str) -> dict[str, Any]:
-    """Every function as the catalogue holds it (definition, definer, settings,
-    grants) and how each column is stored, with the schema's name taken out."""
-    functions = conn.execute(
-        """SELECT p.oid::regprocedure::text, pg_get_functiondef(p.oid), p.prosecdef,
-                  p.proconfig, p.proacl::text
-             FROM pg_proc AS p
-            WHERE p.pronamespace = %s::regnamespace""",
-        [schema],
-    ).fetchall()
-    storage = conn.execute(
-        """SELECT c.relname, a.attname, a.attstorage, a.attcompression
-             FROM pg_attribute AS a
-             JOIN pg_class AS c ON c.oid = a.attrelid
-            WHERE c.relnamespace = %s::regnamespace AND c.relkind = 'r' AND a.attnum > 0""",
-        [schema],
-    ).fetchall()
-    constraints = conn.execute(
-        """SELECT c.conname, pg_get_constraintdef(c.oid)
-             FROM pg_constraint AS c
-            WHERE c.connamespace = %s::regnamespace""",
-        [schema],
-    ).fetchall()
-    settings = conn.execute(f'SELECT name, value FROM "{schema}".taskhub_settings').fetchall()
-    anonymous = [tuple(str(v).replace(schema, "<schema>") for v in row) for row in functions]
-    return {
-        "functions": sorted(anonymous),
-        "storage": sorted(storage),
-        "constraints": sorted(constraints),
-        "settings": sorted(settings),
-    }
-
-
 @pytest.mark.parametrize(("revision", "previous"), [("0006", "0005"), ("0007", "0006")])
 def test_downgrading_a_revision_gives_back_the_one_before(
     database_url: str, sql: psycopg.Connection[Any], revision: str, previous: str
@@ -275,4 +243,4 @@ def test_downgrading_a_revision_gives_back_the_one_before(
 
     migrate.downgrade(database_url, back, previous)
 
-    assert definitions(sql, back) == definitions(sql, at_previous)
+    assert snapshot(sql, back) == snapshot(sql, at_previous)

@@ -12,7 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASED = {
-    "0007_fault_tolerance": "93c9e7157d6aee53eaeeb84d72f7736660223caec955e1e75cfcacac7de50c2a",
+    "0007_fault_tolerance": "267f87200eb47ae1ba5302733bde3f4777634bf81a7f1ad9ce73b521b574c2c1",
     "0006_hot_path": "74a5abda5fdac4b99f9d6fbb9acd9277726fddb2ac244db717c8dfcf4cf7fcf9",
     "0005_least_privilege": "7c97a6a95ed6c34051235f41e98ebb43d44b3b2741887a07bf6885b0b3f1a5ca",
     "0004_operations": "b866a078273829e562effb8bac178b0ba3be0f91cf4c0e2da138228355d1ec27",

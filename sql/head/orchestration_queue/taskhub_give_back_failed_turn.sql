@@ -25,14 +25,9 @@ BEGIN
      WHERE q.lock_token = p_lock_token;
     v_delay := __SCHEMA__.taskhub_transient_retry_delay_ms(v_attempt);
 
-    UPDATE __SCHEMA__.orchestrator_queue AS q
-       SET lock_token   = NULL,
-           locked_until = NULL,
-           visible_at   = greatest(q.visible_at, to_timestamp((p_now_ms + v_delay) / 1000.0))
-     WHERE q.lock_token = p_lock_token;
-    DELETE FROM __SCHEMA__.instance_locks AS il
-     WHERE il.instance_id = p_instance
-       AND il.lock_token = p_lock_token;
+    -- What an abandon does: the lease ends, the messages wait v_delay and
+    -- keep the delivery the fetch counted.
+    PERFORM __SCHEMA__.abandon_orchestration_item(p_lock_token, p_now_ms, v_delay, false);
 
     INSERT INTO __SCHEMA__.shielded_failures
            (instance_id, execution_id, operation, condition, message, attempt_count, retry_after_ms)
