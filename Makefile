@@ -2,7 +2,7 @@
 #   make run    embedded Postgres + migrations + demo of the lease guarantees
 #   make test   lint, type check and the whole test suite against real Postgres
 #   make test-fast  the unit tier (tests/unit): no database, seconds
-#   make test-quick the suite without the tests marked slow (chaos, long faults, the wheel)
+#   make test-quick the parallel part without the tests marked slow or timing (a minute)
 #   make stop   stop the development Postgres that `make run` left up
 #   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG)
 #   make bench-grid  the hot path over a grid of loads, side by side (table, JSON, heat map)
@@ -34,9 +34,17 @@ lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
+# The suite in two parts. Most tests wait on the server, so they run in
+# TEST_WORKERS processes, each with a PostgreSQL cluster of its own; the tests
+# marked `timing` assert wall-clock margins and run alone afterwards.
 # pytest exits 5 when it collected no test: that is a failure here.
+TEST_WORKERS ?= 3
+PYTEST_PART = rc=0; $(PY) -m pytest $(1) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "no tests ran: $(1)"; exit 1; fi; [ $$rc -eq 0 ]
+
 pytest: venv
-	$(PY) -m pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests ran"; exit 1; fi; exit $$rc
+	$(call PYTEST_PART,-n $(TEST_WORKERS) --dist worksteal -m "not timing")
+	$(call PYTEST_PART,-m timing)
 
 test: lint pytest
 
@@ -44,7 +52,7 @@ test-fast: venv
 	$(PY) -m pytest tests/unit -q
 
 test-quick: venv
-	$(PY) -m pytest -m "not slow" -q
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not slow and not timing" -q
 
 # Side-by-side benchmarks against duroxide 0.2.2 (a few minutes); bench-quick is a smoke run.
 $(VENV)/.bench-installed: $(VENV)/.installed

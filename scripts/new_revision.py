@@ -10,7 +10,7 @@ migration skeleton is written to migrations/versions/NNNN_NAME.py. Its
 downgrade puts back each changed function from the newest released file
 that defines it, and drops the added ones. Changes to tables, indexes or
 views are listed for you to write by hand; nothing is released until its
-digest is added to tests/test_released_revisions.py.
+digest is added to tests/deploy/test_released_revisions.py.
 """
 
 from __future__ import annotations
@@ -185,7 +185,7 @@ def main(argv: list[str]) -> int:
         print(f"  {kind} differ: write that part (and its downgrade) by hand")
     print(
         "Review both, run `make test`, and add the folder's digest to"
-        " tests/test_released_revisions.py when you release it."
+        " tests/deploy/test_released_revisions.py when you release it."
     )
     return 0
 

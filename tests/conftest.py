@@ -4,6 +4,10 @@ The server is, in order of preference: DATABASE_URL; a testcontainers
 PostgreSQL when a Docker engine answers; a private throwaway cluster started
 from the machine's PostgreSQL binaries (stopped at the end of the session).
 
+With pytest-xdist (`make test` runs the suite in several processes) each
+worker process has a server of its own when the cluster is ours, and a
+database of its own on a shared server.
+
 Each test gets its own schema. `hub_schema` is created by our Alembic
 migrations; `duroxide_schema` by the released duroxide 0.2.2 runtime, so that
 defect tests can show they fail on the defective procedures.
@@ -20,13 +24,16 @@ import psycopg
 import pytest
 
 from provider import TaskHub
-from provider.deploy import migrate
 from scripts.embedded_pg import EmbeddedPostgres
+from tests.support.db import new_schema_name
 from tests.support.docker import docker_engine_answers
 from tests.support.flavours import ALL, DUROXIDE_0_2_2, TASKHUB, Flavour
 from tests.support.roles import LoginRole, login_role
+from tests.support.templates import SchemaTemplates
 
-TEST_DATABASE = "taskhub_test"
+# One database per xdist worker ("gw0", "gw1", ...), so that workers sharing a
+# DATABASE_URL server never drop each other's database.
+TEST_DATABASE = "taskhub_test_" + os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
 def _with_database(url: str, database: str) -> str:
@@ -85,16 +92,16 @@ def fresh_database(server_url: str) -> Iterator[str]:
         conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
-def new_schema_name(prefix: str = "t") -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+@pytest.fixture(scope="session")
+def schema_templates(database_url: str) -> SchemaTemplates:
+    """Schemas migrated once per session, cloned for each test (tests/support/templates.py)."""
+    return SchemaTemplates(database_url)
 
 
 @pytest.fixture
-def hub_schema(database_url: str) -> str:
-    """A fresh schema migrated to head by our Alembic migrations."""
-    schema = new_schema_name("th")
-    migrate.upgrade(database_url, schema)
-    return schema
+def hub_schema(schema_templates: SchemaTemplates) -> str:
+    """A fresh schema as our Alembic migrations leave it at head (a clone of one they made)."""
+    return schema_templates.create(new_schema_name("th"))
 
 
 @pytest.fixture

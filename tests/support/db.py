@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
+
+
+def new_schema_name(prefix: str = "t") -> str:
+    """A schema name no other test uses: each test works in a schema of its own."""
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
 
 SERVER_NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 

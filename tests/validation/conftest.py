@@ -1,6 +1,6 @@
 """Fixtures of the ported provider validation suite.
 
-`provider` is a TaskHub on a fresh schema migrated by our Alembic revisions
+`provider` is a TaskHub on a fresh schema as our Alembic revisions make it
 (the suite's `create_provider()`); `provider_factory` makes more, each on its
 own fresh schema. The providers log in as a least-privilege runtime role, as
 a production deployment would: the whole suite runs on nothing but what
@@ -17,22 +17,23 @@ import psycopg
 import pytest
 
 from provider import TaskHub
-from provider.deploy import migrate
-from tests.conftest import new_schema_name
+from tests.support.db import new_schema_name
 from tests.support.roles import LoginRole
+from tests.support.templates import SchemaTemplates
 
 ProviderFactory = Callable[[], TaskHub]
 
 
 @pytest.fixture
 def provider_factory(
-    database_url: str, make_hub: Callable[..., TaskHub], runtime_login: LoginRole
+    schema_templates: SchemaTemplates, make_hub: Callable[..., TaskHub], runtime_login: LoginRole
 ) -> ProviderFactory:
     def create() -> TaskHub:
-        schema = new_schema_name("val")
         # runtime_ddl=none: the taskhub provider needs no CREATE (only the
         # duroxide runtime's connect does), so no DDL guard is installed.
-        migrate.upgrade(database_url, schema, runtime_role=runtime_login.name, runtime_ddl="none")
+        schema = schema_templates.create(
+            new_schema_name("val"), runtime_role=runtime_login.name, runtime_ddl="none"
+        )
         return make_hub(schema, url=runtime_login.url, statement_timeout_ms=10_000)
 
     return create

@@ -6,6 +6,6 @@ statements time out. Then every orchestration, history and queue is checked.
 
     python -m tests.support.chaos --orchestrations 1000 --seconds 240
 
-`runner.run_chaos` is the one entry point; tests/test_chaos.py and
+`runner.run_chaos` is the one entry point; tests/faults/test_chaos.py and
 `__main__` both call it.
 """

@@ -15,8 +15,8 @@ import pytest
 
 from provider import ActivityWorker, PermanentError, TaskHub, now_ms
 from provider.deploy import migrate
-from tests.conftest import new_schema_name
 from tests.support.contract import DATA_TABLES
+from tests.support.db import new_schema_name
 from tests.support.work_items import (
     activity_completed,
     activity_execute,

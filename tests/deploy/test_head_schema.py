@@ -12,7 +12,7 @@ import psycopg
 from provider.deploy import migrate
 from scripts.catalogue import snapshot
 from scripts.head_schema import apply_head
-from tests.conftest import new_schema_name
+from tests.support.db import new_schema_name
 
 
 def test_head_builds_the_schema_the_migrations_build(

@@ -9,6 +9,9 @@ import pytest
 
 from scripts.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
 
+# Asserts margins of wall-clock time: run alone, after the parallel part of the suite.
+pytestmark = pytest.mark.timing
+
 SETTINGS = ContentionSettings(
     dispatchers=16,
     hot_instances=4,

@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 
 from provider.deploy import migrate
-from tests.conftest import new_schema_name
+from tests.support.db import new_schema_name
 from tests.support.roles import LoginRole
 
 

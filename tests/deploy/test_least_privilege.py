@@ -3,7 +3,7 @@ needs and nothing more.
 
 The full workloads run elsewhere as such a role: the whole provider
 validation suite (tests/validation, runtime_ddl=none) and the duroxide 0.2.2
-runtime (tests/test_duroxide_runtime.py, the default runtime_ddl=guarded).
+runtime (tests/runtime/test_duroxide_runtime.py, the default runtime_ddl=guarded).
 Here: what R holds, and what R is refused: DDL, other schemas, direct writes,
 internal and operator functions. And a caller's search_path cannot redirect
 the procedures.
@@ -22,8 +22,8 @@ import pytest
 from provider import now_ms
 from provider.deploy import migrate
 from provider.deploy.runtime_role import grant_statement
-from tests.conftest import new_schema_name
 from tests.support.alembic_cli import alembic
+from tests.support.db import new_schema_name
 from tests.support.flavours import DUROXIDE_0_2_2, Flavour
 from tests.support.roles import LoginRole, login_role
 from tests.support.work_items import start_orchestration

@@ -12,10 +12,9 @@ import psycopg
 import pytest
 
 from provider.deploy import migrate
-from tests.conftest import new_schema_name
+from tests.support.db import new_schema_name
+from tests.support.paths import REPO
 from tests.support.roles import LoginRole
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 def run(*args: str, cwd: Path) -> str:

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 
 from provider.deploy import migrate
-from tests.conftest import new_schema_name
+from tests.support.db import new_schema_name
 from tests.support.roles import LoginRole
 
 WAIT_MS = 30_000

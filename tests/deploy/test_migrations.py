@@ -16,11 +16,9 @@ from provider.deploy import migrate
 from provider.schema_name import InvalidSchemaName
 from scripts.catalogue import snapshot
 from scripts.embedded_pg import find_bin_dir
-from tests.conftest import new_schema_name
 from tests.support.alembic_cli import alembic
 from tests.support.contract import CONTRACT_FUNCTIONS, CONTRACT_TABLES
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.support.db import new_schema_name
 
 
 def columns(conn: psycopg.Connection[Any], schema: str) -> set[tuple[object, ...]]:

@@ -8,13 +8,13 @@ import logging
 import re
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
 from provider import ActivityWorker, TagFilter, TaskHub
+from tests.support.paths import REPO
 from tests.support.work_items import (
     activity_execute,
     metadata,
@@ -22,7 +22,7 @@ from tests.support.work_items import (
     start_orchestration,
 )
 
-RUNBOOK = Path(__file__).resolve().parent.parent / "docs" / "ops.md"
+RUNBOOK = REPO / "docs" / "ops.md"
 RUNBOOK_ROLES = ("hub_runtime", "hub_operator")
 
 

@@ -6,11 +6,11 @@ here."""
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.support.paths import REPO
+
 RELEASED = {
     "0007_fault_tolerance": "267f87200eb47ae1ba5302733bde3f4777634bf81a7f1ad9ce73b521b574c2c1",
     "0006_hot_path": "74a5abda5fdac4b99f9d6fbb9acd9277726fddb2ac244db717c8dfcf4cf7fcf9",

@@ -18,8 +18,7 @@ import psycopg
 import pytest
 
 from provider import TaskHub, now_ms
-from tests.conftest import new_schema_name
-from tests.support.db import lease_remaining_ms, open_transaction
+from tests.support.db import lease_remaining_ms, new_schema_name, open_transaction
 from tests.support.flavours import Flavour
 from tests.support.work_items import metadata, orchestration_started, start_orchestration
 

@@ -12,7 +12,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -28,6 +27,7 @@ from provider import (
     now_ms,
 )
 from tests.support.db import SERVER_NOW_MS
+from tests.support.paths import REPO
 from tests.support.work_items import (
     activity_completed,
     activity_execute,
@@ -38,8 +38,10 @@ from tests.support.work_items import (
 )
 from tests.support.worker_process import RUNS_TABLE, sleep_activity
 
+# Asserts margins of wall-clock time: run alone, after the parallel part of the suite.
+pytestmark = pytest.mark.timing
+
 HubFactory = Callable[..., TaskHub]
-REPO = Path(__file__).resolve().parent.parent
 
 
 def sleep_item(instance: str, activity_id: int, seconds: float) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from provider import (
     TaskHubError,
 )
 from scripts.embedded_pg import EmbeddedPostgres
+from tests.support.paths import REPO
 from tests.support.work_items import (
     activity_execute,
     event,
@@ -40,7 +41,6 @@ from tests.support.work_items import (
 )
 from tests.support.worker_process import RUNS_TABLE
 
-REPO = Path(__file__).resolve().parent.parent
 HubFactory = Callable[..., TaskHub]
 
 

@@ -22,6 +22,9 @@ from psycopg.types.string import TextLoader
 from provider import now_ms
 from scripts.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
 
+# Asserts margins of wall-clock time: run alone, after the parallel part of the suite.
+pytestmark = pytest.mark.timing
+
 LEASE_LEFT_AT_LEAST = 0.9  # of the lock timeout, measured by the client
 # Many tiny events: reading them costs several times what sending them does,
 # so the read can take a quarter of the lock and the send still leaves 90 % of it.
@@ -122,8 +125,7 @@ HOT = ContentionSettings(
 
 
 @pytest.mark.pins_defect(
-    "the lease end is fixed before the history is read (0005); fetches convoy and deadlock"
-    " (0.2.2)",
+    "the lease end is fixed before the history is read (0005); fetches convoy and deadlock (0.2.2)",
     fails_on=("taskhub-0005", "duroxide-0.2.2"),
 )
 def test_sixteen_dispatchers_on_hot_instances_each_receive_a_whole_lease(

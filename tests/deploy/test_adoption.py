@@ -12,7 +12,7 @@ import duroxide
 import psycopg
 
 from provider.deploy import migrate
-from tests.conftest import new_schema_name
+from tests.support.db import new_schema_name
 
 TABLES = ["instances", "executions", "history", "orchestrator_queue", "worker_queue", "kv_store"]
 

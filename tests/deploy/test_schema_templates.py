@@ -1,0 +1,39 @@
+"""The tests' schemas are clones of one migrated per session
+(tests/support/templates.py): a clone must be the schema `alembic upgrade
+head` makes, for each kind of schema the tests ask for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+import pytest
+
+from provider.deploy import migrate
+from scripts.catalogue import snapshot
+from tests.support.db import new_schema_name
+from tests.support.roles import LoginRole
+from tests.support.templates import SchemaTemplates
+
+
+@pytest.mark.parametrize("granted", [False, True], ids=["plain", "runtime-role"])
+def test_a_cloned_schema_is_the_schema_the_migrations_make(
+    granted: bool,
+    database_url: str,
+    runtime_login: LoginRole,
+    sql: psycopg.Connection[Any],
+) -> None:
+    grant: dict[str, Any] = {"runtime_role": runtime_login.name, "runtime_ddl": "none"}
+    grant = grant if granted else {}
+    templates = SchemaTemplates(database_url)
+    cloned = templates.create(new_schema_name("cl"), **grant)
+    migrated = new_schema_name("mg")
+    migrate.upgrade(database_url, migrated, **grant)
+
+    assert templates.dumps_schemas(), "pg_dump could not dump the template: nothing was cloned"
+    from_clone, from_migrations = snapshot(sql, cloned), snapshot(sql, migrated)
+    assert from_clone.keys() == from_migrations.keys()
+    for kind in from_migrations:
+        assert from_clone[kind] == from_migrations[kind], kind
+    version = sql.execute(f'SELECT version_num FROM "{cloned}".taskhub_pg_alembic_version')
+    assert version.fetchall() == [(migrate.head_revision(),)]
