@@ -1,5 +1,7 @@
 """What a schema holds, as the catalogue reports it, with the schema's name
-taken out: to compare two schemas built in different ways."""
+taken out: to compare two schemas built in different ways. A privilege list
+the catalogue leaves NULL (the defaults) is written out, so that the same
+privileges compare equal however they were granted, in any order."""
 
 from __future__ import annotations
 
@@ -19,7 +21,9 @@ SEEDED = {
 QUERIES = {
     "functions": """
         SELECT p.oid::regprocedure::text, pg_get_functiondef(p.oid), p.prosecdef,
-               p.proconfig::text, p.proacl::text
+               p.proconfig::text,
+               (SELECT array_agg(a::text ORDER BY a::text)
+                  FROM unnest(coalesce(p.proacl, acldefault('f', p.proowner))) AS a)::text
           FROM pg_proc AS p WHERE p.pronamespace = %(schema)s::regnamespace""",
     "columns": """
         SELECT c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod),
@@ -30,7 +34,12 @@ QUERIES = {
          WHERE c.relnamespace = %(schema)s::regnamespace AND c.relkind IN ('r', 'v')
            AND a.attnum > 0 AND NOT a.attisdropped AND c.relname <> %(alembic)s""",
     "relations": """
-        SELECT c.relname, c.relkind, c.relacl::text
+        SELECT c.relname, c.relkind,
+               (SELECT array_agg(a::text ORDER BY a::text)
+                  FROM unnest(coalesce(
+                           c.relacl,
+                           acldefault((CASE c.relkind WHEN 'S' THEN 's' ELSE 'r' END)::"char",
+                                      c.relowner))) AS a)::text
           FROM pg_class AS c
          WHERE c.relnamespace = %(schema)s::regnamespace
            AND c.relname NOT LIKE %(alembic)s || '%%'""",
@@ -57,6 +66,10 @@ def snapshot(conn: psycopg.Connection[Any], schema: str) -> dict[str, list[tuple
         rows = conn.execute(query, params).fetchall()
         found[kind] = sorted(_anonymous(row, schema) for row in rows)
     for table, columns in SEEDED.items():
+        # Early revisions have fewer seeded tables; a missing one has no rows.
+        exists = conn.execute("SELECT to_regclass(%s)", [f'"{schema}".{table}']).fetchone()
+        if exists is None or exists[0] is None:
+            continue
         rows = conn.execute(f'SELECT {columns} FROM "{schema}".{table}').fetchall()
         found[f"rows of {table}"] = sorted(_anonymous(row, schema) for row in rows)
     return found

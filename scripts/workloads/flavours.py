@@ -55,20 +55,29 @@ def _taskhub_with_caller_clock(url: str, schema: str) -> None:
         )
 
 
-def _taskhub_at_0005(url: str, schema: str) -> None:
-    migrate.upgrade(url, schema, "0005")
+def _taskhub_at(revision: str) -> Callable[[str, str], None]:
+    """Our schema as an earlier revision left it: the defect a later one fixed is still there."""
 
+    def create(url: str, schema: str) -> None:
+        migrate.upgrade(url, schema, revision)
 
-def _taskhub_at_0006(url: str, schema: str) -> None:
-    migrate.upgrade(url, schema, "0006")
+    return create
 
 
 TASKHUB = Flavour("taskhub", "th", _taskhub)
 DUROXIDE_0_2_2 = Flavour("duroxide-0.2.2", "dx", _duroxide)
 TASKHUB_CALLER_CLOCK = Flavour("taskhub-caller-clock", "tc", _taskhub_with_caller_clock)
-TASKHUB_0005 = Flavour("taskhub-0005", "t5", _taskhub_at_0005)
-TASKHUB_0006 = Flavour("taskhub-0006", "t6", _taskhub_at_0006)
+TASKHUB_0005 = Flavour("taskhub-0005", "t5", _taskhub_at("0005"))
+TASKHUB_0006 = Flavour("taskhub-0006", "t6", _taskhub_at("0006"))
+TASKHUB_0007 = Flavour("taskhub-0007", "t7", _taskhub_at("0007"))
 ALL = {
     flavour.name: flavour
-    for flavour in (TASKHUB, DUROXIDE_0_2_2, TASKHUB_CALLER_CLOCK, TASKHUB_0005, TASKHUB_0006)
+    for flavour in (
+        TASKHUB,
+        DUROXIDE_0_2_2,
+        TASKHUB_CALLER_CLOCK,
+        TASKHUB_0005,
+        TASKHUB_0006,
+        TASKHUB_0007,
+    )
 }

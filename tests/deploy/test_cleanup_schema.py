@@ -28,10 +28,14 @@ def test_cleanup_schema_removes_every_table_and_function(
     migrate.upgrade(database_url, schema, runtime_role=runtime_login.name)
     guard = sql.execute(f'SELECT "{schema}".taskhub_runtime_ddl_guard_name()').fetchone()
     sql.execute(f'CREATE TABLE "{schema}".application_table (id int)')
+    # An application's function of a contract-like name stays too.
+    sql.execute(
+        f'CREATE FUNCTION "{schema}".fetch_orders() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$'
+    )
 
     sql.execute(f'SELECT "{schema}".cleanup_schema()')
 
-    assert objects_in(sql, schema) == ["application_table"]
+    assert objects_in(sql, schema) == ["application_table", "fetch_orders"]
     # The runtime role's grants and the schema's DDL guard went with it.
     assert sql.execute(
         "SELECT has_schema_privilege(%s, %s, 'USAGE'),"

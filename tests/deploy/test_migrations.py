@@ -19,6 +19,7 @@ from scripts.embedded_pg import find_bin_dir
 from tests.support.alembic_cli import alembic
 from tests.support.contract import CONTRACT_FUNCTIONS, CONTRACT_TABLES
 from tests.support.db import new_schema_name
+from tests.support.paths import REPO
 
 
 def columns(conn: psycopg.Connection[Any], schema: str) -> set[tuple[object, ...]]:
@@ -230,7 +231,13 @@ def test_the_cli_refuses_a_bad_schema_name_and_creates_nothing(
     assert sql.execute("SELECT count(*) FROM pg_namespace").fetchone() == schemas_before
 
 
-@pytest.mark.parametrize(("revision", "previous"), [("0006", "0005"), ("0007", "0006")])
+def revision_pairs() -> list[tuple[str, str]]:
+    """(revision, the one before) for every revision after the first, from migrations/versions/."""
+    numbers = sorted(path.name[:4] for path in (REPO / "migrations" / "versions").glob("0*.py"))
+    return list(zip(numbers[1:], numbers, strict=False))
+
+
+@pytest.mark.parametrize(("revision", "previous"), revision_pairs())
 def test_downgrading_a_revision_gives_back_the_one_before(
     database_url: str, sql: psycopg.Connection[Any], revision: str, previous: str
 ) -> None:

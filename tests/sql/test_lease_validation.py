@@ -235,3 +235,42 @@ def test_a_lease_busy_beyond_the_statement_timeout_is_a_retryable_error(
     hub.ack_orchestration_item(
         token, 1, history_delta=[orchestration_started("busy-lease")], metadata=metadata()
     )
+
+
+LEASE_GONE = "No live lease holds this token"
+
+
+@pytest.mark.pins_defect(
+    "each procedure words its lease-lost detail its own way, or gives none",
+    fails_on=("duroxide-0.2.2", "taskhub-0006"),
+)
+def test_every_lease_lost_error_says_why_in_the_same_words(
+    flavour_schema: str, make_hub: HubFactory
+) -> None:
+    hub = make_hub(flavour_schema)
+    unknown: list[Callable[[], object]] = [
+        lambda: hub.ack_orchestration_item("lock_unknown", 1),
+        lambda: hub.renew_orchestration_item_lock("lock_unknown", 1_000),
+        lambda: hub.abandon_orchestration_item("lock_unknown"),
+        lambda: hub.ack_work_item("lock_unknown", None),
+        lambda: hub.renew_work_item_lock("lock_unknown", 1_000),
+        lambda: hub.abandon_work_item("lock_unknown"),
+    ]
+    for operation in unknown:
+        with pytest.raises(LockLost, match=LEASE_GONE):
+            operation()
+
+    orchestration_token = leased_instance(hub, "lapsed", 200)
+    hub.enqueue_worker_work(activity_execute("lapsed", 1))
+    worker = hub.fetch_work_item(200)
+    assert worker is not None
+    time.sleep(0.3)
+    expired: list[Callable[[], object]] = [
+        lambda: hub.ack_orchestration_item(orchestration_token, 1),
+        lambda: hub.renew_orchestration_item_lock(orchestration_token, 1_000),
+        lambda: hub.ack_work_item(worker.lock_token, None),
+        lambda: hub.renew_work_item_lock(worker.lock_token, 1_000),
+    ]
+    for operation in expired:
+        with pytest.raises(LockLost, match=r"The lease expired \d+ ms ago"):
+            operation()

@@ -13,9 +13,15 @@ BEGIN
     IF p_events IS NULL OR p_events = '[]'::jsonb THEN
         RETURN;
     END IF;
-    PERFORM __SCHEMA__.taskhub_require(p_instance_id <> '', 'p_instance_id must be a non-empty text');
-    PERFORM __SCHEMA__.taskhub_require(p_execution_id >= 1, 'p_execution_id must be >= 1');
-    PERFORM __SCHEMA__.taskhub_require(jsonb_typeof(p_events) = 'array', 'p_events must be a JSON array');
+    IF p_instance_id IS NULL OR p_instance_id = '' THEN
+        RAISE EXCEPTION 'p_instance_id must be a non-empty text' USING ERRCODE = '22023';
+    END IF;
+    IF p_execution_id IS NULL OR p_execution_id < 1 THEN
+        RAISE EXCEPTION 'p_execution_id must be >= 1' USING ERRCODE = '22023';
+    END IF;
+    IF jsonb_typeof(p_events) IS DISTINCT FROM 'array' THEN
+        RAISE EXCEPTION 'p_events must be a JSON array' USING ERRCODE = '22023';
+    END IF;
     IF EXISTS (SELECT 1 FROM jsonb_array_elements(p_events) AS e
                 WHERE jsonb_typeof(e) <> 'object'
                    OR jsonb_typeof(e -> 'event_id') <> 'number'

@@ -22,9 +22,9 @@ BEGIN
         FOR v_change IN SELECT m FROM jsonb_array_elements(p_mutations) AS m LOOP
             CASE v_change ->> 'action'
             WHEN 'set' THEN
-                PERFORM __SCHEMA__.taskhub_require(v_change ->> 'key' IS NOT NULL
-                                                   AND v_change ->> 'value' IS NOT NULL,
-                    'a KV set needs a key and a value');
+                IF v_change ->> 'key' IS NULL OR v_change ->> 'value' IS NULL THEN
+                    RAISE EXCEPTION 'a KV set needs a key and a value' USING ERRCODE = '22023';
+                END IF;
                 INSERT INTO __SCHEMA__.kv_delta AS d (instance_id, key, value, last_updated_at_ms)
                 VALUES (p_instance_id, v_change ->> 'key', v_change ->> 'value',
                         coalesce((v_change ->> 'last_updated_at_ms')::bigint, p_now_ms))
@@ -32,8 +32,9 @@ BEGIN
                    SET value = EXCLUDED.value,
                        last_updated_at_ms = EXCLUDED.last_updated_at_ms;
             WHEN 'clear_key' THEN
-                PERFORM __SCHEMA__.taskhub_require(v_change ->> 'key' IS NOT NULL,
-                    'a KV clear_key needs a key');
+                IF v_change ->> 'key' IS NULL THEN
+                    RAISE EXCEPTION 'a KV clear_key needs a key' USING ERRCODE = '22023';
+                END IF;
                 INSERT INTO __SCHEMA__.kv_delta AS d (instance_id, key, value, last_updated_at_ms)
                 VALUES (p_instance_id, v_change ->> 'key', NULL, p_now_ms)
                 ON CONFLICT (instance_id, key) DO UPDATE

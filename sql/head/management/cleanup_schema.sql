@@ -10,12 +10,26 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_fn   record;
-    v_role text;
+    v_functions text[];
+    v_role      text;
 BEGIN
     FOR v_role IN SELECT r.role_name FROM __SCHEMA__.taskhub_runtime_roles AS r LOOP
         PERFORM __SCHEMA__.taskhub_revoke_runtime_role(v_role);
     END LOOP;
+    -- The hub's functions, found before their list goes with the tables:
+    -- every taskhub_* helper and every contract function the runtime is
+    -- granted (taskhub_runtime_privileges), so that an application's own
+    -- functions in a shared schema (public) stay.
+    SELECT array_agg(format('__SCHEMA__.%I(%s)', p.proname,
+                            pg_get_function_identity_arguments(p.oid)))
+      INTO v_functions
+      FROM pg_proc AS p
+     WHERE p.pronamespace = '__SCHEMA__'::regnamespace
+       AND p.proname <> 'cleanup_schema'
+       AND (p.proname LIKE 'taskhub\_%'
+            OR p.proname IN (SELECT g.object_name
+                               FROM __SCHEMA__.taskhub_runtime_privileges AS g
+                              WHERE g.object_kind = 'function'));
     DROP TABLE IF EXISTS
         __SCHEMA__.instances, __SCHEMA__.executions, __SCHEMA__.history,
         __SCHEMA__.orchestrator_queue, __SCHEMA__.worker_queue, __SCHEMA__.instance_locks,
@@ -26,25 +40,9 @@ BEGIN
         __SCHEMA__.taskhub_runtime_privileges, __SCHEMA__.taskhub_runtime_roles,
         __SCHEMA__.shielded_failures
         CASCADE;
-    FOR v_fn IN
-        SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS args
-          FROM pg_proc AS p
-         WHERE p.pronamespace = '__SCHEMA__'::regnamespace
-           AND p.proname <> 'cleanup_schema'
-           AND (p.proname LIKE 'taskhub\_%' OR p.proname = ANY (ARRAY[
-                'enqueue_orchestrator_work', 'fetch_orchestration_item', 'ack_orchestration_item',
-                'abandon_orchestration_item', 'renew_orchestration_item_lock',
-                'enqueue_worker_work', 'fetch_work_item', 'ack_worker', 'abandon_work_item',
-                'renew_work_item_lock', 'renew_session_lock', 'cleanup_orphaned_sessions',
-                'fetch_history', 'fetch_history_with_execution', 'append_history',
-                'list_instances', 'list_executions', 'latest_execution_id',
-                'list_instances_by_status', 'get_instance_info', 'get_execution_info',
-                'get_system_metrics', 'get_queue_depths', 'list_children', 'get_parent_id',
-                'delete_instances_atomic', 'prune_executions', 'get_custom_status',
-                'get_kv_value', 'get_kv_all_values', 'get_instance_stats']))
-    LOOP
-        EXECUTE format('DROP FUNCTION __SCHEMA__.%I(%s)', v_fn.proname, v_fn.args);
-    END LOOP;
+    IF v_functions IS NOT NULL THEN
+        EXECUTE 'DROP FUNCTION ' || array_to_string(v_functions, ', ');
+    END IF;
     -- Last, this function itself: the running call keeps its compiled body.
     DROP FUNCTION __SCHEMA__.cleanup_schema();
 END;

@@ -20,8 +20,9 @@ DECLARE
     v_executions bigint;
     v_events     bigint;
 BEGIN
-    PERFORM __SCHEMA__.taskhub_require(p_keep_last IS NULL OR p_keep_last >= 0,
-        'p_keep_last must not be negative');
+    IF p_keep_last < 0 THEN
+        RAISE EXCEPTION 'p_keep_last must not be negative' USING ERRCODE = '22023';
+    END IF;
 
     SELECT i.current_execution_id INTO v_current
       FROM __SCHEMA__.instances AS i

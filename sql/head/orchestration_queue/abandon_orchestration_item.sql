@@ -21,8 +21,9 @@ DECLARE
     v_now_ms   bigint;
     v_locked_until bigint;
 BEGIN
-    PERFORM __SCHEMA__.taskhub_require(p_delay_ms IS NULL OR p_delay_ms >= 0,
-        'p_delay_ms must not be negative');
+    IF p_delay_ms < 0 THEN
+        RAISE EXCEPTION 'p_delay_ms must not be negative' USING ERRCODE = '22023';
+    END IF;
 
     SELECT il.instance_id, il.locked_until INTO v_instance, v_locked_until
       FROM __SCHEMA__.instance_locks AS il
@@ -40,7 +41,7 @@ BEGIN
     IF v_instance IS NULL OR NOT FOUND THEN
         RAISE EXCEPTION 'Invalid lock token'
             USING ERRCODE = 'TH001',
-                  DETAIL = 'No lease holds this token: it was released, or taken over after it expired.';
+                  DETAIL = __SCHEMA__.taskhub_lease_lost_detail(v_locked_until, v_now_ms);
     END IF;
 
     UPDATE __SCHEMA__.orchestrator_queue AS q

@@ -46,19 +46,30 @@ DECLARE
     v_policy    text;
 BEGIN
     -- Shape checks first: bad input changes nothing.
-    v_problem := CASE
-        WHEN p_lock_token IS NULL THEN 'p_lock_token must not be NULL'
-        WHEN p_execution_id IS NULL OR p_execution_id < 1 THEN 'p_execution_id must be >= 1'
-        WHEN jsonb_typeof(v_history) <> 'array' THEN 'p_history_delta must be a JSON array'
-        WHEN jsonb_typeof(v_workers) <> 'array' THEN 'p_worker_items must be a JSON array'
-        WHEN jsonb_typeof(v_orch) <> 'array' THEN 'p_orchestrator_items must be a JSON array'
-        WHEN jsonb_typeof(v_meta) <> 'object' THEN 'p_metadata must be a JSON object'
-        WHEN jsonb_typeof(v_cancelled) <> 'array' THEN 'p_cancelled_activities must be a JSON array'
-    END;
+    IF p_lock_token IS NULL THEN
+        RAISE EXCEPTION 'p_lock_token must not be NULL' USING ERRCODE = '22023';
+    END IF;
+    IF p_execution_id IS NULL OR p_execution_id < 1 THEN
+        RAISE EXCEPTION 'p_execution_id must be >= 1' USING ERRCODE = '22023';
+    END IF;
+    IF jsonb_typeof(v_history) <> 'array' THEN
+        RAISE EXCEPTION 'p_history_delta must be a JSON array' USING ERRCODE = '22023';
+    END IF;
+    IF jsonb_typeof(v_workers) <> 'array' THEN
+        RAISE EXCEPTION 'p_worker_items must be a JSON array' USING ERRCODE = '22023';
+    END IF;
+    IF jsonb_typeof(v_orch) <> 'array' THEN
+        RAISE EXCEPTION 'p_orchestrator_items must be a JSON array' USING ERRCODE = '22023';
+    END IF;
+    IF jsonb_typeof(v_meta) <> 'object' THEN
+        RAISE EXCEPTION 'p_metadata must be a JSON object' USING ERRCODE = '22023';
+    END IF;
+    IF jsonb_typeof(v_cancelled) <> 'array' THEN
+        RAISE EXCEPTION 'p_cancelled_activities must be a JSON array' USING ERRCODE = '22023';
+    END IF;
     -- One pass over the elements of the three arrays; the first problem found
     -- (in this order of checks) is reported.
-    IF v_problem IS NULL
-       AND (v_history <> '[]' OR v_workers <> '[]' OR v_orch <> '[]') THEN
+    IF v_history <> '[]' OR v_workers <> '[]' OR v_orch <> '[]' THEN
         SELECT CASE min(element.problem)
             WHEN 1 THEN format('an event or work item is larger than %s bytes',
                                __SCHEMA__.taskhub_max_payload_bytes())

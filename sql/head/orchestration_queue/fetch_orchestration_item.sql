@@ -108,11 +108,9 @@ BEGIN
                        ON e.instance_id = i.instance_id
                       AND e.execution_id = i.current_execution_id
                     WHERE i.instance_id = q.instance_id
-                      AND e.duroxide_version_major IS NOT NULL
-                      AND e.duroxide_version_major::bigint * 1000000
-                          + coalesce(e.duroxide_version_minor, 0) * 1000
-                          + coalesce(e.duroxide_version_patch, 0)
-                          NOT BETWEEN v_min AND v_max))
+                      AND NOT __SCHEMA__.taskhub_version_in_range(
+                              e.duroxide_version_major, e.duroxide_version_minor,
+                              e.duroxide_version_patch, v_min, v_max)))
          ORDER BY q.visible_at, q.id
          LIMIT c_scan_rows
     LOOP
@@ -172,11 +170,9 @@ BEGIN
                     ON e.instance_id = i.instance_id
                    AND e.execution_id = i.current_execution_id
                  WHERE i.instance_id = v_instance
-                   AND e.duroxide_version_major IS NOT NULL
-                   AND e.duroxide_version_major::bigint * 1000000
-                       + coalesce(e.duroxide_version_minor, 0) * 1000
-                       + coalesce(e.duroxide_version_patch, 0)
-                       NOT BETWEEN v_min AND v_max);
+                   AND NOT __SCHEMA__.taskhub_version_in_range(
+                           e.duroxide_version_major, e.duroxide_version_minor,
+                           e.duroxide_version_patch, v_min, v_max));
         END IF;
 
         -- 3. Lock every visible, unleased message of the instance without

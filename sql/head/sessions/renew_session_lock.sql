@@ -17,8 +17,12 @@ DECLARE
     v_now_ms  bigint := __SCHEMA__.taskhub_clock_ms(p_now_ms);
     v_renewed bigint;
 BEGIN
-    PERFORM __SCHEMA__.taskhub_require(p_extend_ms > 0, 'p_extend_ms must be positive');
-    PERFORM __SCHEMA__.taskhub_require(p_idle_timeout_ms >= 0, 'p_idle_timeout_ms must not be negative');
+    IF p_extend_ms IS NULL OR p_extend_ms <= 0 THEN
+        RAISE EXCEPTION 'p_extend_ms must be positive' USING ERRCODE = '22023';
+    END IF;
+    IF p_idle_timeout_ms IS NULL OR p_idle_timeout_ms < 0 THEN
+        RAISE EXCEPTION 'p_idle_timeout_ms must not be negative' USING ERRCODE = '22023';
+    END IF;
     IF p_owner_ids IS NULL OR cardinality(p_owner_ids) = 0 THEN
         RETURN 0;
     END IF;

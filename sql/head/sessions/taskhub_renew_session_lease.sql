@@ -19,7 +19,9 @@ DECLARE
     v_locked_until bigint;
     v_now_ms       bigint;
 BEGIN
-    PERFORM __SCHEMA__.taskhub_require(p_extend_ms > 0, 'p_extend_ms must be positive');
+    IF p_extend_ms IS NULL OR p_extend_ms <= 0 THEN
+        RAISE EXCEPTION 'p_extend_ms must be positive' USING ERRCODE = '22023';
+    END IF;
 
     -- Judge without a lock first: a fetcher locks only expired sessions.
     SELECT s.worker_id, s.locked_until INTO v_owner, v_locked_until

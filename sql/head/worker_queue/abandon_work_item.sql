@@ -18,8 +18,9 @@ DECLARE
     v_id           bigint;
     v_locked_until bigint;
 BEGIN
-    PERFORM __SCHEMA__.taskhub_require(p_delay_ms IS NULL OR p_delay_ms >= 0,
-        'p_delay_ms must not be negative');
+    IF p_delay_ms < 0 THEN
+        RAISE EXCEPTION 'p_delay_ms must not be negative' USING ERRCODE = '22023';
+    END IF;
     SELECT q.id, q.locked_until INTO v_id, v_locked_until
       FROM __SCHEMA__.worker_queue AS q
      WHERE q.lock_token = p_lock_token;
@@ -34,7 +35,9 @@ BEGIN
          WHERE q.id = v_id AND q.lock_token = p_lock_token FOR UPDATE SKIP LOCKED;
     END IF;
     IF v_id IS NULL THEN
-        RAISE EXCEPTION 'Invalid lock token or already acked' USING ERRCODE = 'TH001';
+        RAISE EXCEPTION 'Invalid lock token or already acked'
+            USING ERRCODE = 'TH001',
+                  DETAIL = __SCHEMA__.taskhub_lease_lost_detail(v_locked_until, v_now_ms);
     END IF;
 
     UPDATE __SCHEMA__.worker_queue AS q

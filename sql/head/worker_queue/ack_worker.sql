@@ -59,9 +59,7 @@ BEGIN
          WHERE q.lock_token = p_lock_token;
         RAISE EXCEPTION 'Worker queue item not found or already processed'
             USING ERRCODE = 'TH001',
-                  DETAIL = CASE WHEN v_seen_until IS NULL
-                                THEN 'No worker item holds this token: it was acked, cancelled, or taken over after it expired.'
-                                ELSE format('The lease expired %s ms ago.', v_now_ms - v_seen_until) END;
+                  DETAIL = __SCHEMA__.taskhub_lease_lost_detail(v_seen_until, v_now_ms);
     END IF;
 
     -- The completion, for the orchestration's next turn.

@@ -15,7 +15,9 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM __SCHEMA__.taskhub_require(p_extend_secs > 0, 'p_extend_secs must be positive');
+    IF p_extend_secs IS NULL OR p_extend_secs <= 0 THEN
+        RAISE EXCEPTION 'p_extend_secs must be positive' USING ERRCODE = '22023';
+    END IF;
     PERFORM __SCHEMA__.taskhub_renew_work_item_lease(p_lock_token, p_now_ms, p_extend_secs * 1000);
 END;
 $$;

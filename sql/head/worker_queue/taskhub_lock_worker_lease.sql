@@ -36,9 +36,7 @@ BEGIN
      WHERE q.lock_token = p_lock_token;
     RAISE EXCEPTION '%', p_lost_message
         USING ERRCODE = 'TH001',
-              DETAIL = CASE WHEN v_seen_until IS NULL
-                            THEN 'No worker item holds this token: it was acked, cancelled, or taken over after it expired.'
-                            ELSE format('The lease expired %s ms ago.', now_ms - v_seen_until) END;
+              DETAIL = __SCHEMA__.taskhub_lease_lost_detail(v_seen_until, now_ms);
 END;
 $$;
 REVOKE EXECUTE ON FUNCTION __SCHEMA__.taskhub_lock_worker_lease(text, bigint, text) FROM PUBLIC;

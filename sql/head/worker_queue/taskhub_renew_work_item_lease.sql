@@ -15,7 +15,9 @@ DECLARE
     v_locked_until bigint;
     v_now_ms       bigint;
 BEGIN
-    PERFORM __SCHEMA__.taskhub_require(p_extend_ms > 0, 'p_extend_ms must be positive');
+    IF p_extend_ms IS NULL OR p_extend_ms <= 0 THEN
+        RAISE EXCEPTION 'p_extend_ms must be positive' USING ERRCODE = '22023';
+    END IF;
 
     SELECT lease.item_id, lease.session_id, lease.now_ms INTO v_id, v_session, v_now_ms
       FROM __SCHEMA__.taskhub_lock_worker_lease(

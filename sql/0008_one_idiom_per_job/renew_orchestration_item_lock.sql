@@ -1,0 +1,23 @@
+-- Extend a live orchestration lease to now + p_extend_secs.
+--
+-- Only a lease that is still held (same token, not expired by the clock read
+-- after its row lock) is extended; anything else fails at once with
+-- 'Lock token invalid, expired, or already released' (SQLSTATE TH001).
+CREATE OR REPLACE FUNCTION __SCHEMA__.renew_orchestration_item_lock(
+    p_lock_token  text,
+    p_now_ms      bigint,
+    p_extend_secs bigint
+)
+RETURNS void
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF p_extend_secs IS NULL OR p_extend_secs <= 0 THEN
+        RAISE EXCEPTION 'p_extend_secs must be positive' USING ERRCODE = '22023';
+    END IF;
+    PERFORM __SCHEMA__.taskhub_renew_orchestration_lease(p_lock_token, p_now_ms, p_extend_secs * 1000);
+END;
+$$;
+REVOKE EXECUTE ON FUNCTION __SCHEMA__.renew_orchestration_item_lock(text, bigint, bigint) FROM PUBLIC;
