@@ -14,85 +14,36 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
 
-import psycopg
-from psycopg import sql
-
+from provider.client.hub_status import read_hub_status
 from provider.deploy import migrate
 from provider.deploy.runtime_role import RUNTIME_DDL_MODES, InvalidRuntimeRole, validate_role_name
 from provider.schema_name import InvalidSchemaName, validate_schema_name
 
-VERSION_TABLE = "taskhub_pg_alembic_version"
-
 
 def status(url: str, schema: str) -> int:
+    found = read_hub_status(url, schema)
     head = migrate.head_revision()
-    with psycopg.connect(url, autocommit=True) as conn:
-        table = conn.execute("SELECT to_regclass(%s)", [f'"{schema}".{VERSION_TABLE}']).fetchone()
-        current = None
-        if table and table[0]:
-            row = conn.execute(
-                sql.SQL("SELECT version_num FROM {}.{}").format(
-                    sql.Identifier(schema), sql.Identifier(VERSION_TABLE)
-                )
-            ).fetchone()
-            current = row[0] if row else None
-        print(f"schema:   {schema}")
-        print(f"current:  {current or 'not migrated'}")
-        print(f"head:     {head}")
-        print("pending:  " + ("none" if current == head else f"upgrade to {head}"))
-        health = conn.execute(
-            "SELECT to_regclass(%s)", [f'"{schema}".taskhub_queue_health']
-        ).fetchone()
-        if health and health[0]:
-            print("queues:")
-            rows = conn.execute(
-                sql.SQL(
-                    "SELECT queue, ready, scheduled, leased, max_attempt_count, dead_letters"
-                    " FROM {}.taskhub_queue_health"
-                ).format(sql.Identifier(schema))
-            ).fetchall()
-            for queue, ready, scheduled, leased, attempts, dead in rows:
-                print(
-                    f"  {queue:<13} ready {ready}, scheduled {scheduled}, leased {leased},"
-                    f" max attempts {attempts}, dead letters {dead}"
-                )
-        roles_table = conn.execute(
-            "SELECT to_regclass(%s)", [f'"{schema}".taskhub_runtime_roles']
-        ).fetchone()
-        if roles_table and roles_table[0]:
-            roles = conn.execute(
-                sql.SQL(
-                    "SELECT role_name, runtime_ddl FROM {}.taskhub_runtime_roles ORDER BY 1"
-                ).format(sql.Identifier(schema))
-            ).fetchall()
-            described = ", ".join(f"{name} (runtime_ddl {mode})" for name, mode in roles)
-            print(f"runtime roles: {described or 'none'}")
-        _print_shielded_failures(conn, schema)
+    print(f"schema:   {schema}")
+    print(f"current:  {found.revision or 'not migrated'}")
+    print(f"head:     {head}")
+    print("pending:  " + ("none" if found.revision == head else f"upgrade to {head}"))
+    if found.queues:
+        print("queues:")
+    for q in found.queues:
+        print(
+            f"  {q.queue:<13} ready {q.ready}, scheduled {q.scheduled}, leased {q.leased},"
+            f" max attempts {q.max_attempt_count}, dead letters {q.dead_letters}"
+        )
+    if found.runtime_roles is not None:
+        described = ", ".join(f"{name} (runtime_ddl {mode})" for name, mode in found.runtime_roles)
+        print(f"runtime roles: {described or 'none'}")
+    if (shielded := found.shielded_failures) is not None:
+        print(
+            f"transient failures given back: {shielded.last_day} in the last day,"
+            f" {shielded.total} in all (transient_failure_policy {shielded.policy})"
+        )
     return 0
-
-
-def _print_shielded_failures(conn: psycopg.Connection[Any], schema: str) -> None:
-    """Transient failures given back instead of failing orchestrations (0007)."""
-    table = conn.execute("SELECT to_regclass(%s)", [f'"{schema}".shielded_failures']).fetchone()
-    if not (table and table[0]):
-        return
-    row = conn.execute(
-        sql.SQL(
-            "SELECT (SELECT value FROM {0}.taskhub_settings"
-            "         WHERE name = 'transient_failure_policy'),"
-            "       count(*) FILTER (WHERE shielded_at > now() - interval '1 day'),"
-            "       count(*)"
-            "  FROM {0}.shielded_failures"
-        ).format(sql.Identifier(schema))
-    ).fetchone()
-    assert row is not None
-    policy, last_day, total = row
-    print(
-        f"transient failures given back: {last_day} in the last day, {total} in all"
-        f" (transient_failure_policy {policy or 'retry'})"
-    )
 
 
 def _add_runtime_role_arguments(command: argparse.ArgumentParser) -> None:

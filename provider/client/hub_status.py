@@ -1,0 +1,105 @@
+"""What `python -m provider status` reports, read from a task hub's schema.
+
+Each part is read only when the schema has it (a schema at an early revision,
+or not migrated at all, has fewer tables and views), so the status of any
+schema can be read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+VERSION_TABLE = "taskhub_pg_alembic_version"
+
+
+@dataclass(frozen=True)
+class QueueHealth:
+    queue: str
+    ready: int
+    scheduled: int
+    leased: int
+    max_attempt_count: int
+    dead_letters: int
+
+
+@dataclass(frozen=True)
+class ShieldedFailures:
+    """Transient failures given back instead of failing an orchestration (0007)."""
+
+    policy: str
+    last_day: int
+    total: int
+
+
+@dataclass(frozen=True)
+class HubStatus:
+    schema: str
+    revision: str | None  # None: not migrated
+    queues: list[QueueHealth] = field(default_factory=list)
+    runtime_roles: list[tuple[str, str]] | None = None  # (role, runtime_ddl); None: no table
+    shielded_failures: ShieldedFailures | None = None
+
+
+def read_hub_status(url: str, schema: str) -> HubStatus:
+    with psycopg.connect(url, autocommit=True) as conn:
+        return HubStatus(
+            schema=schema,
+            revision=_revision(conn, schema),
+            queues=_queues(conn, schema),
+            runtime_roles=_runtime_roles(conn, schema),
+            shielded_failures=_shielded_failures(conn, schema),
+        )
+
+
+def _has(conn: psycopg.Connection[Any], schema: str, relation: str) -> bool:
+    row = conn.execute("SELECT to_regclass(%s)", [f'"{schema}".{relation}']).fetchone()
+    return bool(row and row[0])
+
+
+def _revision(conn: psycopg.Connection[Any], schema: str) -> str | None:
+    if not _has(conn, schema, VERSION_TABLE):
+        return None
+    query = sql.SQL("SELECT version_num FROM {}.{}").format(
+        sql.Identifier(schema), sql.Identifier(VERSION_TABLE)
+    )
+    row = conn.execute(query).fetchone()
+    return str(row[0]) if row else None
+
+
+def _queues(conn: psycopg.Connection[Any], schema: str) -> list[QueueHealth]:
+    if not _has(conn, schema, "taskhub_queue_health"):
+        return []
+    query = sql.SQL(
+        "SELECT queue, ready, scheduled, leased, max_attempt_count, dead_letters"
+        " FROM {}.taskhub_queue_health"
+    ).format(sql.Identifier(schema))
+    return [QueueHealth(*row) for row in conn.execute(query).fetchall()]
+
+
+def _runtime_roles(conn: psycopg.Connection[Any], schema: str) -> list[tuple[str, str]] | None:
+    if not _has(conn, schema, "taskhub_runtime_roles"):
+        return None
+    query = sql.SQL(
+        "SELECT role_name, runtime_ddl FROM {}.taskhub_runtime_roles ORDER BY 1"
+    ).format(sql.Identifier(schema))
+    return [(str(name), str(mode)) for name, mode in conn.execute(query).fetchall()]
+
+
+def _shielded_failures(conn: psycopg.Connection[Any], schema: str) -> ShieldedFailures | None:
+    if not _has(conn, schema, "shielded_failures"):
+        return None
+    query = sql.SQL(
+        "SELECT (SELECT value FROM {0}.taskhub_settings"
+        "         WHERE name = 'transient_failure_policy'),"
+        "       count(*) FILTER (WHERE shielded_at > now() - interval '1 day'),"
+        "       count(*)"
+        "  FROM {0}.shielded_failures"
+    ).format(sql.Identifier(schema))
+    row = conn.execute(query).fetchone()
+    assert row is not None
+    policy, last_day, total = row
+    return ShieldedFailures(str(policy or "retry"), int(last_day), int(total))
