@@ -3,11 +3,14 @@
 from provider import TaskHub
 hub = TaskHub.connect("postgresql://...", schema="orders")
 item = hub.fetch_orchestration_item()
+
+async with AsyncTaskHub.connect("postgresql://...", schema="orders") as hub:
+    item = await hub.fetch_orchestration_item()
 """
 
 from provider.client.procedures import now_ms
 from provider.client.shapes import ExecutionMetadata
-from provider.client.task_hub import TaskHub
+from provider.client.task_hub import AsyncTaskHub, TaskHub
 from provider.config import TaskHubConfig
 from provider.errors import (
     InvalidInput,
@@ -40,6 +43,7 @@ from provider.worker.lease_keeper import LeaseKeeper, keep_orchestration_lease
 __all__ = [
     "ActivityContext",
     "ActivityWorker",
+    "AsyncTaskHub",
     "CancellationToken",
     "CustomStatus",
     "DeleteResult",

@@ -7,19 +7,21 @@ from collections.abc import Sequence
 
 from psycopg.types.json import Jsonb
 
-from provider.client.procedures import ProcedureClient
+from provider.client.plans import Plan, Plans
 from provider.client.shapes import history_rows
 from provider.errors import PermanentError
 from provider.types import CustomStatus, InstanceStats, JsonObject
 
 
-class InstanceState(ProcedureClient):
-    def read_history(self, instance_id: str, execution_id: int | None = None) -> list[JsonObject]:
+class InstanceState(Plans):
+    def read_history(
+        self, instance_id: str, execution_id: int | None = None
+    ) -> Plan[list[JsonObject]]:
         """Events of one execution (default: the newest), in order."""
         if execution_id is None:
-            rows = self._call("fetch_history", p_instance_id=instance_id)
+            rows = yield from self._call("fetch_history", p_instance_id=instance_id)
         else:
-            rows = self._call(
+            rows = yield from self._call(
                 "fetch_history_with_execution",
                 p_instance_id=instance_id,
                 p_execution_id=execution_id,
@@ -31,9 +33,9 @@ class InstanceState(ProcedureClient):
 
     def append_history(
         self, instance_id: str, execution_id: int, events: Sequence[JsonObject]
-    ) -> None:
+    ) -> Plan[None]:
         """Append events; an event id that already exists is left as it was."""
-        self._call(
+        yield from self._call(
             "append_history",
             p_instance_id=instance_id,
             p_execution_id=execution_id,
@@ -42,25 +44,27 @@ class InstanceState(ProcedureClient):
 
     def get_custom_status(
         self, instance_id: str, last_seen_version: int = 0
-    ) -> CustomStatus | None:
+    ) -> Plan[CustomStatus | None]:
         """The custom status if it changed after last_seen_version, else None."""
-        rows = self._call(
+        rows = yield from self._call(
             "get_custom_status", p_instance_id=instance_id, p_last_seen_version=last_seen_version
         )
         if not rows:
             return None
         return CustomStatus(rows[0]["out_custom_status"], int(rows[0]["out_custom_status_version"]))
 
-    def get_kv_value(self, instance_id: str, key: str) -> str | None:
-        row = self._call("get_kv_value", p_instance=instance_id, p_key=key)[0]
+    def get_kv_value(self, instance_id: str, key: str) -> Plan[str | None]:
+        rows = yield from self._call("get_kv_value", p_instance=instance_id, p_key=key)
+        row = rows[0]
         return str(row["out_value"]) if row["out_found"] else None
 
-    def get_kv_all_values(self, instance_id: str) -> dict[str, str]:
-        rows = self._call("get_kv_all_values", p_instance=instance_id)
+    def get_kv_all_values(self, instance_id: str) -> Plan[dict[str, str]]:
+        rows = yield from self._call("get_kv_all_values", p_instance=instance_id)
         return {str(row["out_key"]): str(row["out_value"]) for row in rows}
 
-    def get_instance_stats(self, instance_id: str) -> InstanceStats | None:
-        row = self._call("get_instance_stats", p_instance=instance_id)[0]
+    def get_instance_stats(self, instance_id: str) -> Plan[InstanceStats | None]:
+        rows = yield from self._call("get_instance_stats", p_instance=instance_id)
+        row = rows[0]
         if not row.pop("out_found"):
             return None
         return InstanceStats(

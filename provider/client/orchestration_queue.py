@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 from psycopg.types.json import Jsonb
 
-from provider.client.procedures import ProcedureClient, now_ms
+from provider.client.plans import Plan, Plans
+from provider.client.procedures import now_ms
 from provider.client.shapes import (
     ExecutionMetadata,
     ack_metadata_json,
@@ -35,7 +36,7 @@ def is_orphan_mailbox(item: OrchestrationItem) -> bool:
     )
 
 
-class OrchestrationQueue(ProcedureClient):
+class OrchestrationQueue(Plans):
     def enqueue_orchestrator_work(
         self,
         instance_id: str,
@@ -43,21 +44,21 @@ class OrchestrationQueue(ProcedureClient):
         *,
         delay_ms: int = 0,
         visible_at: datetime | None = None,
-    ) -> None:
+    ) -> Plan[None]:
         """Queue a message for an instance, visible now, after delay_ms, or at visible_at."""
         if visible_at is None:
             visible_at = datetime.fromtimestamp((now_ms() + delay_ms) / 1000, tz=UTC)
-        self._call(
+        yield from self._call(
             "enqueue_orchestrator_work",
             p_instance_id=instance_id,
             p_work_item=json_text(work_item),
             p_visible_at=visible_at,
         )
 
-    def enqueue_for_orchestrator(self, work_item: JsonObject, *, delay_ms: int = 0) -> None:
+    def enqueue_for_orchestrator(self, work_item: JsonObject, *, delay_ms: int = 0) -> Plan[None]:
         """Queue a message for the instance it names (the parent, for sub-orchestration results)."""
         instance_id = target_instance(work_item)
-        self.enqueue_orchestrator_work(instance_id, work_item, delay_ms=delay_ms)
+        yield from self.enqueue_orchestrator_work(instance_id, work_item, delay_ms=delay_ms)
 
     def fetch_orchestration_item(
         self,
@@ -65,7 +66,7 @@ class OrchestrationQueue(ProcedureClient):
         *,
         versions: VersionRange | Sequence[VersionRange] | None = None,
         caller_now_ms: int | None = None,
-    ) -> OrchestrationItem | None:
+    ) -> Plan[OrchestrationItem | None]:
         """Lease the next instance with visible messages, or None when none is free.
 
         versions: only instances whose current execution is pinned inside the
@@ -77,12 +78,14 @@ class OrchestrationQueue(ProcedureClient):
                 return None
             versions = versions[0]
         for _ in range(MAX_ORPHAN_DROPS_PER_FETCH):
-            item = self._fetch_orchestration_item(lock_timeout_ms, versions, caller_now_ms)
+            item = yield from self._fetch_orchestration_item(
+                lock_timeout_ms, versions, caller_now_ms
+            )
             if item is None or not is_orphan_mailbox(item):
                 return item
             # Mailbox messages for an instance that never started: drop them,
             # so they are not fetched again and again (as duroxide does).
-            self.ack_orchestration_item(item.lock_token, item.execution_id)
+            yield from self.ack_orchestration_item(item.lock_token, item.execution_id)
         return None
 
     def _fetch_orchestration_item(
@@ -90,8 +93,8 @@ class OrchestrationQueue(ProcedureClient):
         lock_timeout_ms: int | None,
         versions: VersionRange | None,
         caller_now_ms: int | None,
-    ) -> OrchestrationItem | None:
-        rows = self._call(
+    ) -> Plan[OrchestrationItem | None]:
+        rows = yield from self._call(
             "fetch_orchestration_item",
             p_now_ms=caller_now_ms if caller_now_ms is not None else now_ms(),
             p_lock_timeout_ms=lock_timeout_ms or self.config.orchestration_lock_timeout_ms,
@@ -159,13 +162,13 @@ class OrchestrationQueue(ProcedureClient):
         orchestrator_items: Sequence[JsonObject] = (),
         metadata: ExecutionMetadata | None = None,
         cancelled_activities: Sequence[JsonObject] = (),
-    ) -> None:
+    ) -> Plan[None]:
         """Commit a turn atomically and release its lease. Raises LockLost if the lease is gone.
 
         cancelled_activities: {"instance", "execution_id", "activity_id"} of
         scheduled activities to take off the worker queue.
         """
-        self._call(
+        yield from self._call(
             "ack_orchestration_item",
             p_lock_token=lock_token,
             p_now_ms=now_ms(),
@@ -179,28 +182,26 @@ class OrchestrationQueue(ProcedureClient):
 
     def abandon_orchestration_item(
         self, lock_token: str, *, delay_ms: int | None = None, ignore_attempt: bool = False
-    ) -> str:
+    ) -> Plan[str]:
         """Release a lease; its messages come back now or after delay_ms. Returns the instance."""
-        return str(
-            self._scalar(
-                "abandon_orchestration_item",
-                p_lock_token=lock_token,
-                p_now_ms=now_ms(),
-                p_delay_ms=delay_ms,
-                p_ignore_attempt=ignore_attempt,
-            )
+        instance_id = yield from self._scalar(
+            "abandon_orchestration_item",
+            p_lock_token=lock_token,
+            p_now_ms=now_ms(),
+            p_delay_ms=delay_ms,
+            p_ignore_attempt=ignore_attempt,
         )
+        return str(instance_id)
 
     def renew_orchestration_item_lock(
         self, lock_token: str, extend_ms: int, *, timeout_s: float | None = None
-    ) -> int:
+    ) -> Plan[int]:
         """Extend a live lease to now + extend_ms; returns its new end (epoch ms)."""
-        return int(
-            self._scalar(
-                "taskhub_renew_orchestration_lease",
-                timeout_s=timeout_s,
-                p_lock_token=lock_token,
-                p_now_ms=now_ms(),
-                p_extend_ms=extend_ms,
-            )
+        locked_until = yield from self._scalar(
+            "taskhub_renew_orchestration_lease",
+            timeout_s=timeout_s,
+            p_lock_token=lock_token,
+            p_now_ms=now_ms(),
+            p_extend_ms=extend_ms,
         )
+        return int(locked_until)

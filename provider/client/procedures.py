@@ -1,23 +1,29 @@
-"""The connection pool and the one way the provider calls a procedure."""
+"""The connection pools and the one way the provider calls a procedure.
+
+`ProcedureClient` (blocking) and `AsyncProcedureClient` (asyncio) run the
+plans of `provider.client.plans`: each call a plan yields is one procedure
+call, and so one transaction, exactly as the duroxide runtime calls them.
+Errors come out as LockLost, RetryableError or PermanentError on both.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
+from provider.client.plans import AsyncRunner, Call, Plan, Rows, SyncRunner
 from provider.config import TaskHubConfig
 from provider.errors import LockLost, TaskHubError, translate
 from provider.logs import fields
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def now_ms() -> int:
@@ -25,103 +31,150 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class ProcedureClient:
-    """A pool of autocommit connections to one task-hub schema.
+def procedure_query(schema: str, call: Call) -> sql.Composed:
+    """SELECT * FROM <schema>.<function>(p_x => %(p_x)s, ...): the arguments
+    by name, as the procedure declares them."""
+    return sql.SQL("SELECT * FROM {}.{}({})").format(
+        sql.Identifier(schema),
+        sql.Identifier(call.function),
+        sql.SQL(", ").join(
+            sql.SQL("{} => {}").format(sql.Identifier(name), sql.Placeholder(name))
+            for name in call.args
+        ),
+    )
 
-    Every call is one procedure call and so one transaction, exactly as the
-    duroxide runtime calls them. Errors come out as LockLost, RetryableError
-    or PermanentError.
-    """
+
+def connection_settings(config: TaskHubConfig) -> dict[str, Any]:
+    """Every pooled connection: autocommit, named, and bounded per statement."""
+    settings: dict[str, Any] = {"autocommit": True, "application_name": config.application_name}
+    if config.statement_timeout_ms is not None:
+        settings["options"] = f"-c statement_timeout={config.statement_timeout_ms}"
+    return settings
+
+
+def _log_call(
+    config: TaskHubConfig, operation: str, started: float, failure: TaskHubError | None
+) -> None:
+    """A lost lease is the caller's business (DEBUG); a refused call is
+    INFO; a database in trouble (retryable) is a WARNING."""
+    record = fields(
+        "procedure.failed" if failure else "procedure.called",
+        schema=config.schema,
+        operation=operation,
+        duration_ms=round((time.monotonic() - started) * 1000, 2),
+        sqlstate=failure.sqlstate if failure else None,
+        error_class=type(failure).__name__ if failure else None,
+    )
+    if failure is None:
+        log.debug("%s returned", operation, extra=record)
+    elif isinstance(failure, LockLost):
+        log.debug("%s", failure, extra=record)
+    elif failure.retryable:
+        log.warning("%s", failure, extra=record)
+    else:
+        log.info("%s", failure, extra=record)
+
+
+class ProcedureClient(SyncRunner):
+    """A blocking pool of autocommit connections to one task-hub schema."""
 
     def __init__(self, config: TaskHubConfig, *, open_pool: bool = True) -> None:
         self.config = config
-        connection: dict[str, Any] = {
-            "autocommit": True,
-            "application_name": config.application_name,
-        }
-        if config.statement_timeout_ms is not None:
-            connection["options"] = f"-c statement_timeout={config.statement_timeout_ms}"
         self._pool = ConnectionPool(
             config.url,
             min_size=config.pool_min_size,
             max_size=config.pool_max_size,
             timeout=config.pool_timeout_s,
-            kwargs=connection,
+            kwargs=connection_settings(config),
             open=open_pool,
             # No check on checkout: psycopg_pool backs off a second or more
             # after a failed check. A dead connection fails its one call as a
             # RetryableError instead, and the pool replaces it at once.
             name=f"taskhub:{config.schema}",
         )
-        self._schema = sql.Identifier(config.schema)
 
     def close(self) -> None:
         self._pool.close()
 
-    @contextmanager
-    def _cursor(
-        self, operation: str, timeout_s: float | None = None
-    ) -> Iterator[psycopg.Cursor[dict[str, Any]]]:
+    def run(self, plan: Plan[T]) -> T:
+        """Make each call the plan asks for; its return value is the result."""
+        try:
+            call = next(plan)
+            while True:
+                call = plan.send(self._execute(call))
+        except StopIteration as done:
+            return cast(T, done.value)
+
+    def _execute(self, call: Call) -> Rows:
         started = time.monotonic()
         try:
             with (
-                self._pool.connection(timeout=timeout_s) as conn,
+                self._pool.connection(timeout=call.timeout_s) as conn,
                 conn.cursor(row_factory=dict_row) as cur,
             ):
-                yield cur
+                cur.execute(procedure_query(self.config.schema, call), call.args)
+                rows = cur.fetchall() if cur.description else []
         except (psycopg.Error, PoolTimeout) as error:
             if isinstance(error, psycopg.OperationalError):
                 # The server may have dropped every connection (restart, failover,
                 # terminated backends): replace the other dead ones now, so the
                 # caller's retry does not meet them one by one.
                 self._pool.check()
-            failure = translate(operation, error)
-            self._log_call(operation, started, failure)
+            failure = translate(call.function, error)
+            _log_call(self.config, call.function, started, failure)
             raise failure from error
         if log.isEnabledFor(logging.DEBUG):
-            self._log_call(operation, started, None)
+            _log_call(self.config, call.function, started, None)
+        return rows
 
-    def _log_call(self, operation: str, started: float, failure: TaskHubError | None) -> None:
-        """A lost lease is the caller's business (DEBUG); a refused call is
-        INFO; a database in trouble (retryable) is a WARNING."""
-        record = fields(
-            "procedure.failed" if failure else "procedure.called",
-            schema=self.config.schema,
-            operation=operation,
-            duration_ms=round((time.monotonic() - started) * 1000, 2),
-            sqlstate=failure.sqlstate if failure else None,
-            error_class=type(failure).__name__ if failure else None,
+
+class AsyncProcedureClient(AsyncRunner):
+    """An asyncio pool of autocommit connections to one task-hub schema.
+
+    The pool opens on `await open()` (or `async with`), as psycopg_pool asks."""
+
+    def __init__(self, config: TaskHubConfig) -> None:
+        self.config = config
+        self._pool = AsyncConnectionPool(
+            config.url,
+            min_size=config.pool_min_size,
+            max_size=config.pool_max_size,
+            timeout=config.pool_timeout_s,
+            kwargs=connection_settings(config),
+            open=False,
+            name=f"taskhub-async:{config.schema}",
         )
-        if failure is None:
-            log.debug("%s returned", operation, extra=record)
-        elif isinstance(failure, LockLost):
-            log.debug("%s", failure, extra=record)
-        elif failure.retryable:
-            log.warning("%s", failure, extra=record)
-        else:
-            log.info("%s", failure, extra=record)
 
-    def _call(
-        self, function: str, *, timeout_s: float | None = None, **args: Any
-    ) -> list[dict[str, Any]]:
-        """SELECT * FROM <schema>.<function>(p_x => %(p_x)s, ...): the arguments
-        by name, as the procedure declares them, and every row by column name.
+    async def open(self) -> None:
+        await self._pool.open()
 
-        timeout_s bounds the wait for a pooled connection (default: the pool's).
-        """
-        query = sql.SQL("SELECT * FROM {}.{}({})").format(
-            self._schema,
-            sql.Identifier(function),
-            sql.SQL(", ").join(
-                sql.SQL("{} => {}").format(sql.Identifier(name), sql.Placeholder(name))
-                for name in args
-            ),
-        )
-        with self._cursor(function, timeout_s) as cur:
-            cur.execute(query, args)
-            return cur.fetchall() if cur.description else []
+    async def close(self) -> None:
+        await self._pool.close()
 
-    def _scalar(self, function: str, *, timeout_s: float | None = None, **args: Any) -> Any:
-        """The value a procedure returns (a function of one result)."""
-        rows = self._call(function, timeout_s=timeout_s, **args)
-        return next(iter(rows[0].values())) if rows else None
+    async def run(self, plan: Plan[T]) -> T:
+        """Make each call the plan asks for; its return value is the result."""
+        try:
+            call = next(plan)
+            while True:
+                call = plan.send(await self._execute(call))
+        except StopIteration as done:
+            return cast(T, done.value)
+
+    async def _execute(self, call: Call) -> Rows:
+        started = time.monotonic()
+        try:
+            async with (
+                self._pool.connection(timeout=call.timeout_s) as conn,
+                conn.cursor(row_factory=dict_row) as cur,
+            ):
+                await cur.execute(procedure_query(self.config.schema, call), call.args)
+                rows = await cur.fetchall() if cur.description else []
+        except (psycopg.Error, PoolTimeout) as error:
+            if isinstance(error, psycopg.OperationalError):
+                await self._pool.check()
+            failure = translate(call.function, error)
+            _log_call(self.config, call.function, started, failure)
+            raise failure from error
+        if log.isEnabledFor(logging.DEBUG):
+            _log_call(self.config, call.function, started, None)
+        return rows

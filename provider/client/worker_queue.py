@@ -6,7 +6,8 @@ import json
 import logging
 from collections.abc import Sequence
 
-from provider.client.procedures import ProcedureClient, now_ms
+from provider.client.plans import Plan, Plans
+from provider.client.procedures import now_ms
 from provider.client.shapes import completion_instance, json_text
 from provider.errors import InvalidInput, PermanentError
 from provider.logs import fields
@@ -15,15 +16,15 @@ from provider.types import JsonObject, TagFilter, WorkItemLease
 log = logging.getLogger(__name__)
 
 
-class WorkerQueue(ProcedureClient):
-    def enqueue_worker_work(self, work_item: JsonObject) -> None:
+class WorkerQueue(Plans):
+    def enqueue_worker_work(self, work_item: JsonObject) -> Plan[None]:
         """Queue an ActivityExecute work item (identity, session and tag are read from it)."""
         body = work_item.get("ActivityExecute")
         if not isinstance(body, dict):
             raise InvalidInput(
                 "enqueue_for_worker", "worker items must be ActivityExecute work items"
             )
-        self._call(
+        yield from self._call(
             "enqueue_worker_work",
             p_work_item=json_text(work_item),
             p_now_ms=now_ms(),
@@ -42,7 +43,7 @@ class WorkerQueue(ProcedureClient):
         session_lock_timeout_ms: int | None = None,
         tags: TagFilter | None = None,
         caller_now_ms: int | None = None,
-    ) -> WorkItemLease | None:
+    ) -> Plan[WorkItemLease | None]:
         """Lease the oldest eligible worker item, or None.
 
         With owner_id, items of sessions this owner holds (or that nobody
@@ -54,7 +55,7 @@ class WorkerQueue(ProcedureClient):
         session_lock_ms = None
         if owner_id:
             session_lock_ms = session_lock_timeout_ms or self.config.session_lock_timeout_ms
-        rows = self._call(
+        rows = yield from self._call(
             "fetch_work_item",
             p_now_ms=caller_now_ms if caller_now_ms is not None else now_ms(),
             p_lock_timeout_ms=lock_timeout_ms or self.config.worker_lock_timeout_ms,
@@ -95,13 +96,13 @@ class WorkerQueue(ProcedureClient):
             )
         return lease
 
-    def ack_work_item(self, lock_token: str, completion: JsonObject | None = None) -> None:
+    def ack_work_item(self, lock_token: str, completion: JsonObject | None = None) -> Plan[None]:
         """Delete a leased item and queue its completion for the orchestration.
 
         A None completion acks a cancelled activity. Raises LockLost if the lease is gone.
         """
         instance_id = completion_instance(completion) if completion is not None else None
-        self._call(
+        yield from self._call(
             "ack_worker",
             p_lock_token=lock_token,
             p_instance_id=instance_id,
@@ -111,8 +112,8 @@ class WorkerQueue(ProcedureClient):
 
     def abandon_work_item(
         self, lock_token: str, *, delay_ms: int | None = None, ignore_attempt: bool = False
-    ) -> None:
-        self._call(
+    ) -> Plan[None]:
+        yield from self._call(
             "abandon_work_item",
             p_lock_token=lock_token,
             p_now_ms=now_ms(),
@@ -122,49 +123,47 @@ class WorkerQueue(ProcedureClient):
 
     def renew_work_item_lock(
         self, lock_token: str, extend_ms: int, *, timeout_s: float | None = None
-    ) -> int:
+    ) -> Plan[int]:
         """Extend a live worker lease to now + extend_ms; returns its new end (epoch ms)."""
-        return int(
-            self._scalar(
-                "taskhub_renew_work_item_lease",
-                timeout_s=timeout_s,
-                p_lock_token=lock_token,
-                p_now_ms=now_ms(),
-                p_extend_ms=extend_ms,
-            )
+        locked_until = yield from self._scalar(
+            "taskhub_renew_work_item_lease",
+            timeout_s=timeout_s,
+            p_lock_token=lock_token,
+            p_now_ms=now_ms(),
+            p_extend_ms=extend_ms,
         )
+        return int(locked_until)
 
     def renew_session_lock(
         self, owner_ids: Sequence[str], extend_ms: int, idle_timeout_ms: int
-    ) -> int:
+    ) -> Plan[int]:
         """Extend the live, non-idle sessions of these owners; returns how many."""
         if not owner_ids:
             return 0
-        return int(
-            self._scalar(
-                "renew_session_lock",
-                p_owner_ids=list(owner_ids),
-                p_now_ms=now_ms(),
-                p_extend_ms=extend_ms,
-                p_idle_timeout_ms=idle_timeout_ms,
-            )
+        renewed = yield from self._scalar(
+            "renew_session_lock",
+            p_owner_ids=list(owner_ids),
+            p_now_ms=now_ms(),
+            p_extend_ms=extend_ms,
+            p_idle_timeout_ms=idle_timeout_ms,
         )
+        return int(renewed)
 
-    def renew_session_lease(self, session_id: str, owner_id: str, extend_ms: int) -> int:
+    def renew_session_lease(self, session_id: str, owner_id: str, extend_ms: int) -> Plan[int]:
         """Extend one session held by owner_id; returns its new end (epoch ms).
 
         Raises LockLost when the session is gone, expired or owned by another worker.
         """
-        return int(
-            self._scalar(
-                "taskhub_renew_session_lease",
-                p_session_id=session_id,
-                p_owner_id=owner_id,
-                p_now_ms=now_ms(),
-                p_extend_ms=extend_ms,
-            )
+        locked_until = yield from self._scalar(
+            "taskhub_renew_session_lease",
+            p_session_id=session_id,
+            p_owner_id=owner_id,
+            p_now_ms=now_ms(),
+            p_extend_ms=extend_ms,
         )
+        return int(locked_until)
 
-    def cleanup_orphaned_sessions(self) -> int:
+    def cleanup_orphaned_sessions(self) -> Plan[int]:
         """Delete expired sessions that no worker item refers to; returns how many."""
-        return int(self._scalar("cleanup_orphaned_sessions", p_now_ms=now_ms()))
+        deleted = yield from self._scalar("cleanup_orphaned_sessions", p_now_ms=now_ms())
+        return int(deleted)

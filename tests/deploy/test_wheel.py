@@ -16,6 +16,8 @@ from tests.support.db import new_schema_name
 from tests.support.paths import REPO
 from tests.support.roles import LoginRole
 
+TYPED_SAMPLE = REPO / "tests" / "deploy" / "typed_sample"
+
 
 def run(*args: str, cwd: Path) -> str:
     done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=600)
@@ -106,3 +108,31 @@ def test_the_installed_wheel_migrates_and_reports_status(
     assert 'CREATE FUNCTION "dba_hub".fetch_orchestration_item' in script
     assert "pg_advisory_xact_lock" in script
     assert "taskhub_grant_runtime_role(\n        'hub_runtime', 'guarded')" in script
+
+
+@pytest.mark.slow
+def test_a_users_strict_mypy_passes_against_the_installed_wheel(
+    installed_python: tuple[Path, Path],
+) -> None:
+    """The wheel ships py.typed: mypy --strict reads the provider's own types
+    (without it, every name imported from provider would be an error)."""
+    python, outside = installed_python
+    sample = outside / "uses_the_provider.py"
+    sample.write_text((TYPED_SAMPLE / "uses_the_provider.py").read_text())
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--python-executable",
+            str(python),
+            sample.name,
+        ],
+        cwd=outside,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
