@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from psycopg.types.json import Jsonb
 
@@ -13,10 +14,14 @@ from provider.client.procedures import now_ms
 from provider.client.shapes import (
     ExecutionMetadata,
     ack_metadata_json,
+    external_raised_item,
     history_rows,
     json_text,
+    runtime_work_item_text,
+    start_orchestration_item,
     target_instance,
 )
+from provider.errors import InvalidInput
 from provider.logs import fields
 from provider.types import JsonObject, KvEntry, OrchestrationItem, VersionRange
 
@@ -59,6 +64,23 @@ class OrchestrationQueue(Plans):
         """Queue a message for the instance it names (the parent, for sub-orchestration results)."""
         instance_id = target_instance(work_item)
         yield from self.enqueue_orchestrator_work(instance_id, work_item, delay_ms=delay_ms)
+
+    def start_orchestration(
+        self, instance_id: str, name: str, input: Any = None, version: str | None = None
+    ) -> Plan[None]:
+        """Queue the start of an orchestration: the work item the duroxide client's
+        start_orchestration (start_orchestration_versioned with a version) writes."""
+        if not isinstance(name, str) or not name:
+            raise InvalidInput("start_orchestration", "name must be a non-empty text")
+        item = start_orchestration_item(instance_id, name, input, version)
+        yield from self.enqueue_orchestrator_work(instance_id, runtime_work_item_text(item))
+
+    def raise_event(self, instance_id: str, name: str, data: Any = None) -> Plan[None]:
+        """Queue an external event for an instance, as the duroxide client's raise_event."""
+        if not isinstance(name, str) or not name:
+            raise InvalidInput("raise_event", "name must be a non-empty text")
+        item = external_raised_item(instance_id, name, data)
+        yield from self.enqueue_orchestrator_work(instance_id, runtime_work_item_text(item))
 
     def fetch_orchestration_item(
         self,

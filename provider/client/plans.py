@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from functools import wraps
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+import psycopg
+
 from provider.config import TaskHubConfig
 
 Rows = list[dict[str, Any]]
@@ -60,12 +62,12 @@ class Runner:
 
 
 class SyncRunner(Runner):
-    def run(self, plan: Plan[T]) -> T:
+    def run(self, plan: Plan[T], conn: psycopg.Connection[Any] | None = None) -> T:
         raise NotImplementedError
 
 
 class AsyncRunner(Runner):
-    async def run(self, plan: Plan[T]) -> T:
+    async def run(self, plan: Plan[T], conn: psycopg.AsyncConnection[Any] | None = None) -> T:
         raise NotImplementedError
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import nullcontext
 from typing import Any, TypeVar, cast
 
 import psycopg
@@ -96,26 +97,32 @@ class ProcedureClient(SyncRunner):
     def close(self) -> None:
         self._pool.close()
 
-    def run(self, plan: Plan[T]) -> T:
-        """Make each call the plan asks for; its return value is the result."""
+    def run(self, plan: Plan[T], conn: psycopg.Connection[Any] | None = None) -> T:
+        """Make each call the plan asks for; its return value is the result.
+
+        With `conn`, the calls run on the caller's connection, inside whatever
+        transaction it has open: they commit or roll back with it."""
         try:
             call = next(plan)
             while True:
-                call = plan.send(self._execute(call))
+                call = plan.send(self._execute(call, conn))
         except StopIteration as done:
             return cast(T, done.value)
 
-    def _execute(self, call: Call) -> Rows:
+    def _execute(self, call: Call, own: psycopg.Connection[Any] | None) -> Rows:
         started = time.monotonic()
+        query = procedure_query(self.config.schema, call)
         try:
             with (
-                self._pool.connection(timeout=call.timeout_s) as conn,
+                nullcontext(own)
+                if own is not None
+                else self._pool.connection(call.timeout_s) as conn,
                 conn.cursor(row_factory=dict_row) as cur,
             ):
-                cur.execute(procedure_query(self.config.schema, call), call.args)
+                cur.execute(query, call.args)
                 rows = cur.fetchall() if cur.description else []
         except (psycopg.Error, PoolTimeout) as error:
-            if isinstance(error, psycopg.OperationalError):
+            if isinstance(error, psycopg.OperationalError) and own is None:
                 # The server may have dropped every connection (restart, failover,
                 # terminated backends): replace the other dead ones now, so the
                 # caller's retry does not meet them one by one.
@@ -151,26 +158,32 @@ class AsyncProcedureClient(AsyncRunner):
     async def close(self) -> None:
         await self._pool.close()
 
-    async def run(self, plan: Plan[T]) -> T:
-        """Make each call the plan asks for; its return value is the result."""
+    async def run(self, plan: Plan[T], conn: psycopg.AsyncConnection[Any] | None = None) -> T:
+        """Make each call the plan asks for; its return value is the result.
+
+        With `conn`, the calls run on the caller's connection, inside whatever
+        transaction it has open: they commit or roll back with it."""
         try:
             call = next(plan)
             while True:
-                call = plan.send(await self._execute(call))
+                call = plan.send(await self._execute(call, conn))
         except StopIteration as done:
             return cast(T, done.value)
 
-    async def _execute(self, call: Call) -> Rows:
+    async def _execute(self, call: Call, own: psycopg.AsyncConnection[Any] | None) -> Rows:
         started = time.monotonic()
+        query = procedure_query(self.config.schema, call)
         try:
             async with (
-                self._pool.connection(timeout=call.timeout_s) as conn,
+                nullcontext(own)
+                if own is not None
+                else self._pool.connection(call.timeout_s) as conn,
                 conn.cursor(row_factory=dict_row) as cur,
             ):
-                await cur.execute(procedure_query(self.config.schema, call), call.args)
+                await cur.execute(query, call.args)
                 rows = await cur.fetchall() if cur.description else []
         except (psycopg.Error, PoolTimeout) as error:
-            if isinstance(error, psycopg.OperationalError):
+            if isinstance(error, psycopg.OperationalError) and own is None:
                 await self._pool.check()
             failure = translate(call.function, error)
             _log_call(self.config, call.function, started, failure)

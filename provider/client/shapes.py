@@ -24,6 +24,37 @@ def json_text(value: JsonObject | str) -> str:
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
+# -- what a client starts ----------------------------------------------------
+# The duroxide Python client passes inputs and event data as json.dumps of the
+# value, and stores the work item as serde_json writes it: compact, UTF-8 as is.
+
+
+def runtime_work_item_text(item: JsonObject) -> str:
+    return json.dumps(item, separators=(",", ":"), ensure_ascii=False)
+
+
+def start_orchestration_item(
+    instance_id: str, name: str, input: Any, version: str | None
+) -> JsonObject:
+    """The StartOrchestration of the duroxide client's start_orchestration(_versioned)."""
+    return {
+        "StartOrchestration": {
+            "instance": instance_id,
+            "orchestration": name,
+            "input": json.dumps(input),
+            "version": version,
+            "parent_instance": None,
+            "parent_id": None,
+            "execution_id": 1,
+        }
+    }
+
+
+def external_raised_item(instance_id: str, name: str, data: Any) -> JsonObject:
+    """The ExternalRaised of the duroxide client's raise_event."""
+    return {"ExternalRaised": {"instance": instance_id, "name": name, "data": json.dumps(data)}}
+
+
 # -- what an ack sends -------------------------------------------------------
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
+
 from provider.client.instance_state import InstanceState
 from provider.client.management import Management
 from provider.client.orchestration_queue import OrchestrationQueue
@@ -40,6 +42,32 @@ class TaskHub(ProcedureClient):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    # starting work, on the pool or inside the caller's transaction
+    def start_orchestration(
+        self,
+        instance_id: str,
+        name: str,
+        input: Any = None,
+        version: str | None = None,
+        *,
+        conn: psycopg.Connection[Any] | None = None,
+    ) -> None:
+        """Start an orchestration as the duroxide client does. With `conn`, the
+        work item is written on that connection, in its open transaction: it
+        becomes visible when the caller commits, and is gone if it rolls back."""
+        self.run(self.plans.start_orchestration(instance_id, name, input, version), conn)
+
+    def raise_event(
+        self,
+        instance_id: str,
+        name: str,
+        data: Any = None,
+        *,
+        conn: psycopg.Connection[Any] | None = None,
+    ) -> None:
+        """Raise an external event as the duroxide client does (`conn`: as above)."""
+        self.run(self.plans.raise_event(instance_id, name, data), conn)
 
     # orchestrator queue
     enqueue_orchestrator_work = blocking(HubPlans.enqueue_orchestrator_work)
@@ -105,6 +133,32 @@ class AsyncTaskHub(AsyncProcedureClient):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+    # starting work, on the pool or inside the caller's transaction
+    async def start_orchestration(
+        self,
+        instance_id: str,
+        name: str,
+        input: Any = None,
+        version: str | None = None,
+        *,
+        conn: psycopg.AsyncConnection[Any] | None = None,
+    ) -> None:
+        """Start an orchestration as the duroxide client does. With `conn`, the
+        work item is written on that connection, in its open transaction: it
+        becomes visible when the caller commits, and is gone if it rolls back."""
+        await self.run(self.plans.start_orchestration(instance_id, name, input, version), conn)
+
+    async def raise_event(
+        self,
+        instance_id: str,
+        name: str,
+        data: Any = None,
+        *,
+        conn: psycopg.AsyncConnection[Any] | None = None,
+    ) -> None:
+        """Raise an external event as the duroxide client does (`conn`: as above)."""
+        await self.run(self.plans.raise_event(instance_id, name, data), conn)
 
     # orchestrator queue
     enqueue_orchestrator_work = awaitable(HubPlans.enqueue_orchestrator_work)

@@ -51,9 +51,10 @@ def scenario(seen: list[str]) -> Scenario:
         seen.append(name)
         return (yield op(name, *args, **kwargs))
 
-    yield from step("enqueue_orchestrator_work", "parent", start_orchestration("parent"))
+    yield from step("start_orchestration", "parent", "TestOrch", {"n": 1}, "1.0.0")
     item = yield from step("fetch_orchestration_item", 30_000)
     assert item.instance_id == "parent" and item.attempt_count == 1
+    assert item.messages[0]["StartOrchestration"]["input"] == '{"n": 1}'
     assert (yield from step("renew_orchestration_item_lock", item.lock_token, 30_000)) > 0
     yield from step(
         "ack_orchestration_item",
@@ -78,8 +79,10 @@ def scenario(seen: list[str]) -> Scenario:
     second = yield from step("fetch_work_item", 30_000)
     yield from step("abandon_work_item", second.lock_token, ignore_attempt=True)
     yield from step("enqueue_for_orchestrator", external_raised("parent"))
+    yield from step("raise_event", "parent", "Approve", True)
+    yield from step("enqueue_orchestrator_work", "other", start_orchestration("other"))
     turn = yield from step("fetch_orchestration_item", 30_000)
-    assert len(turn.messages) == 2
+    assert turn.instance_id == "parent" and len(turn.messages) == 3
     assert (yield from step("abandon_orchestration_item", turn.lock_token)) == "parent"
 
     history = yield from step("read_history", "parent")
@@ -94,14 +97,14 @@ def scenario(seen: list[str]) -> Scenario:
     assert (yield from step("get_kv_all_values", "parent")) == {}
     assert (yield from step("get_instance_stats", "parent")).history_event_count == 3
 
-    assert (yield from step("list_instances")) == ["parent"]
+    assert (yield from step("list_instances")) == ["parent"]  # "other" never started
     assert (yield from step("list_instances_by_status", "Running")) == ["parent"]
     assert (yield from step("list_executions", "parent")) == [1]
     assert (yield from step("latest_execution_id", "parent")) == 1
     assert (yield from step("get_instance_info", "parent")).orchestration_name == "TestOrch"
     assert (yield from step("get_execution_info", "parent", 1)).status == "Running"
     assert (yield from step("get_system_metrics")).total_instances == 1
-    assert (yield from step("get_queue_depths")).orchestrator_queue == 2
+    assert (yield from step("get_queue_depths")).orchestrator_queue == 4
     assert (yield from step("list_children", "parent")) == []
     assert (yield from step("get_parent_id", "parent")) is None
     assert (yield from step("get_instance_tree", "parent")).all_ids == ["parent"]
@@ -171,9 +174,13 @@ def test_both_faces_have_every_operation() -> None:
         assert missing == [], f"{face.__name__} lacks {missing}"
     for name in OPERATIONS:
         assert inspect.iscoroutinefunction(getattr(AsyncTaskHub, name)), name
-        assert inspect.signature(getattr(TaskHub, name)) == inspect.signature(
-            getattr(AsyncTaskHub, name)
-        )
+        assert parameters(getattr(TaskHub, name)) == parameters(getattr(AsyncTaskHub, name))
+
+
+def parameters(method: Callable[..., Any]) -> list[tuple[str, Any, Any]]:
+    """Names, kinds and defaults (the annotations differ where a connection is
+    passed: psycopg.Connection on one face, AsyncConnection on the other)."""
+    return [(p.name, p.kind, p.default) for p in inspect.signature(method).parameters.values()]
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ test uses its own instance ids.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ import duroxide
 import psycopg
 import pytest
 
+from provider import AsyncTaskHub, TaskHub
 from provider.deploy import migrate
 from tests.support.db import new_schema_name
 from tests.support.roles import LoginRole
@@ -291,3 +293,44 @@ def test_management_client_calls(runtime: RuntimeOnOurSchema) -> None:
     assert bulk_pruned.executions_deleted == 0
     bulk_deleted = client.delete_instance_bulk(only_these)
     assert bulk_deleted.instances_deleted == 2
+
+
+def test_an_orchestration_started_in_the_callers_transaction_completes(
+    runtime: RuntimeOnOurSchema,
+) -> None:
+    """The outbox: the start and later an event are written with the caller's
+    own rows, in its transaction; the runtime sees each once it commits."""
+    with (
+        TaskHub.connect(runtime.url, runtime.schema) as hub,
+        psycopg.connect(runtime.url) as conn,
+    ):
+        conn.execute("CREATE TEMP TABLE orders (id text)")
+        conn.execute("INSERT INTO orders VALUES ('order-7')")
+        hub.start_orchestration("outbox-1", "Greeter", "order-7", conn=conn)
+        conn.commit()
+        assert completed_output(runtime.client, "outbox-1") == "Hello, order-7!"
+
+        runtime.client.start_orchestration("outbox-approve", "AwaitApproval", None)
+        runtime.client.wait_for_status_change("outbox-approve", 0, 10, WAIT_MS)
+        hub.raise_event("outbox-approve", "Approve", {"order": "order-7"}, conn=conn)
+        conn.commit()
+    assert completed_output(runtime.client, "outbox-approve") == {"order": "order-7"}
+
+
+def test_an_orchestration_started_in_a_rolled_back_transaction_never_runs(
+    runtime: RuntimeOnOurSchema,
+) -> None:
+    async def start_and_roll_back() -> None:
+        async with (
+            AsyncTaskHub.connect(runtime.url, runtime.schema) as hub,
+            await psycopg.AsyncConnection.connect(runtime.url) as conn,
+        ):
+            await hub.start_orchestration("outbox-2", "Greeter", "nobody", conn=conn)
+            await conn.rollback()
+        # The same start, committed, on the pool: the runtime runs that one.
+        async with AsyncTaskHub.connect(runtime.url, runtime.schema) as hub:
+            await hub.start_orchestration("outbox-3", "Greeter", "somebody")
+
+    asyncio.run(start_and_roll_back())
+    assert completed_output(runtime.client, "outbox-3") == "Hello, somebody!"
+    assert runtime.client.get_status("outbox-2").status == "NotFound"
