@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from provider.client.shapes import (
     activity_completed,
@@ -37,6 +37,7 @@ from provider.client.shapes import (
     activity_poisoned,
     decode_input,
 )
+from provider.config import TaskHubConfig
 from provider.errors import InvalidInput, LockLost, TaskHubError
 from provider.logs import fields
 from provider.types import JsonObject, TagFilter, WorkItemLease
@@ -88,10 +89,33 @@ class _InFlight:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-class ActivityWorker:
+def keeper_name(body: JsonObject) -> str:
+    """How a work item's lease keeper is named in the logs: instance:activity#id."""
+    return f"{body.get('instance')}:{body.get('name')}#{body.get('id')}"
+
+
+class WorkerOptions(TypedDict, total=False):
+    """The settings both workers take (see WorkerCore for the defaults)."""
+
+    concurrency: int
+    tags: TagFilter | None
+    owner_id: str | None
+    lock_timeout_ms: int | None
+    session_lock_timeout_ms: int | None
+    session_idle_timeout_ms: int
+    max_attempts: int
+    idle_poll_ms: int
+    max_idle_poll_ms: int
+    max_error_backoff_ms: int
+
+
+class WorkerCore:
+    """What the threaded and the asyncio worker share: settings, handlers,
+    statistics, the decisions about an item and the ids of its log records."""
+
     def __init__(
         self,
-        hub: WorkerCalls,
+        hub_config: TaskHubConfig,
         *,
         concurrency: int = 4,
         tags: TagFilter | None = None,
@@ -106,24 +130,21 @@ class ActivityWorker:
     ) -> None:
         if concurrency < 1 or max_attempts < 1:
             raise InvalidInput("ActivityWorker", "concurrency and max_attempts must be at least 1")
-        self.hub = hub
         self.concurrency = concurrency
         self.tags = tags or TagFilter.default_only()
         self.owner_id = owner_id
-        self.lock_timeout_ms = lock_timeout_ms or hub.config.worker_lock_timeout_ms
-        self.session_lock_timeout_ms = session_lock_timeout_ms or hub.config.session_lock_timeout_ms
+        self.lock_timeout_ms = lock_timeout_ms or hub_config.worker_lock_timeout_ms
+        self.session_lock_timeout_ms = (
+            session_lock_timeout_ms or hub_config.session_lock_timeout_ms
+        )
         self.session_idle_timeout_ms = session_idle_timeout_ms
         self.max_attempts = max_attempts
         self.idle_poll_s = idle_poll_ms / 1000
         self.max_idle_poll_s = max_idle_poll_ms / 1000
         self.max_error_backoff_s = max_error_backoff_ms / 1000
         self.stats = WorkerStats()
-        self._schema = hub.config.schema
+        self._schema = hub_config.schema
         self._handlers: dict[str, Handler] = {}
-        self._stopping = threading.Event()
-        self._threads: list[threading.Thread] = []
-        self._in_flight: dict[str, _InFlight] = {}
-        self._in_flight_lock = threading.Lock()
 
     # -- registration ---------------------------------------------------------
 
@@ -136,6 +157,113 @@ class ActivityWorker:
             return handler
 
         return decorator
+
+    # -- decisions ------------------------------------------------------------
+
+    def _poison_completion(self, lease: WorkItemLease) -> JsonObject | None:
+        """The failure to ack instead of running an item fetched too often, or None."""
+        if lease.attempt_count <= self.max_attempts:
+            return None
+        body = activity_identity(lease.work_item)
+        log.error(
+            "poison: failing activity %s instead of running it (attempt %d of at most %d)",
+            body.get("name"),
+            lease.attempt_count,
+            self.max_attempts,
+            extra=self._item_fields("worker.poison", lease),
+        )
+        return activity_poisoned(body, lease.attempt_count, self.max_attempts)
+
+    def _handler_for(self, lease: WorkItemLease) -> Handler | None:
+        name = str(activity_identity(lease.work_item).get("name"))
+        handler = self._handlers.get(name)
+        if handler is None:
+            log.warning(
+                "no handler for activity %s; giving it back",
+                name,
+                extra=self._item_fields("worker.no_handler", lease),
+            )
+        return handler
+
+    @staticmethod
+    def _context(lease: WorkItemLease, token: CancellationToken) -> ActivityContext:
+        body = activity_identity(lease.work_item)
+        return ActivityContext(
+            instance_id=str(body["instance"]),
+            execution_id=int(body["execution_id"]),
+            activity_id=int(body["id"]),
+            activity_name=str(body.get("name")),
+            session_id=body.get("session_id"),
+            tag=body.get("tag"),
+            attempt=lease.attempt_count,
+            lock_token=lease.lock_token,
+            token=token,
+        )
+
+    def _failed(
+        self, context: ActivityContext, body: JsonObject, error: Exception
+    ) -> JsonObject | None:
+        """The completion of a handler that raised (None: it was cancelled)."""
+        if context.token.cancelled:
+            return None
+        log.info(
+            "activity %s failed: %s",
+            context.activity_name,
+            error,
+            extra=self._worker_fields(
+                "worker.activity_failed",
+                instance_id=context.instance_id,
+                activity_id=context.activity_id,
+                activity=context.activity_name,
+                lock_token=context.lock_token,
+                attempt_count=context.attempt,
+            ),
+        )
+        return activity_failed(body, f"{type(error).__name__}: {error}")
+
+    def _count(self, completion: JsonObject) -> None:
+        if "ActivityCompleted" in completion:
+            self.stats.completed += 1
+        else:
+            self.stats.failed += 1
+
+    # -- log records ----------------------------------------------------------
+
+    def _item_ids(self, lease: WorkItemLease) -> dict[str, object]:
+        """The ids every record about one worker item carries."""
+        # Safe on any JSON: the item may be one the worker cannot read.
+        work_item: Any = lease.work_item
+        body = work_item.get("ActivityExecute") if isinstance(work_item, dict) else None
+        body = body if isinstance(body, dict) else {}
+        ids = {
+            "schema": self._schema,
+            "owner_id": self.owner_id,
+            "instance_id": body.get("instance"),
+            "activity_id": body.get("id"),
+            "activity": body.get("name"),
+            "lock_token": lease.lock_token,
+            "attempt_count": lease.attempt_count,
+        }
+        return {name: value for name, value in ids.items() if value is not None}
+
+    def _item_fields(self, event: str, lease: WorkItemLease, **more: object) -> dict[str, object]:
+        return fields(event, **self._item_ids(lease), **more)
+
+    def _worker_fields(self, event: str, **more: object) -> dict[str, object]:
+        return fields(event, schema=self._schema, owner_id=self.owner_id, **more)
+
+
+class ActivityWorker(WorkerCore):
+    """The threaded worker: one thread per slot; coroutine handlers run in
+    their own event loop per call (for loop-bound clients, use AsyncActivityWorker)."""
+
+    def __init__(self, hub: WorkerCalls, **options: Unpack[WorkerOptions]) -> None:
+        super().__init__(hub.config, **options)
+        self.hub = hub
+        self._stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._in_flight: dict[str, _InFlight] = {}
+        self._in_flight_lock = threading.Lock()
 
     # -- life cycle -----------------------------------------------------------
 
@@ -226,29 +354,17 @@ class ActivityWorker:
                 )
 
     def _process(self, lease: WorkItemLease, fetched_at: float) -> None:
-        body = activity_identity(lease.work_item)
-        name = str(body.get("name"))
-        if lease.attempt_count > self.max_attempts:
-            log.error(
-                "poison: failing activity %s instead of running it (attempt %d of at most %d)",
-                name,
-                lease.attempt_count,
-                self.max_attempts,
-                extra=self._item_fields("worker.poison", lease),
-            )
-            self._ack(lease, activity_poisoned(body, lease.attempt_count, self.max_attempts))
+        poisoned = self._poison_completion(lease)
+        if poisoned is not None:
+            self._ack(lease, poisoned)
             self.stats.poisoned += 1
             return
-        handler = self._handlers.get(name)
+        handler = self._handler_for(lease)
         if handler is None:
-            log.warning(
-                "no handler for activity %s; giving it back",
-                name,
-                extra=self._item_fields("worker.no_handler", lease),
-            )
             self._abandon(lease, delay_ms=UNREGISTERED_RETRY_MS, ignore_attempt=False)
             return
 
+        body = activity_identity(lease.work_item)
         item = _InFlight(lease, CancellationToken())
         with self._in_flight_lock:
             self._in_flight[lease.lock_token] = item
@@ -257,22 +373,12 @@ class ActivityWorker:
                 lease.lock_token, extend_ms, timeout_s=timeout_s
             ),
             self.lock_timeout_ms,
-            name=f"{body.get('instance')}:{name}#{body.get('id')}",
+            name=keeper_name(body),
             token=item.token,
             leased_at=fetched_at,
             log_ids=self._item_ids(lease),
         )
-        context = ActivityContext(
-            instance_id=str(body["instance"]),
-            execution_id=int(body["execution_id"]),
-            activity_id=int(body["id"]),
-            activity_name=name,
-            session_id=body.get("session_id"),
-            tag=body.get("tag"),
-            attempt=lease.attempt_count,
-            lock_token=lease.lock_token,
-            token=item.token,
-        )
+        context = self._context(lease, item.token)
         try:
             with keeper:
                 completion = self._run(handler, context, decode_input(body), body)
@@ -291,10 +397,7 @@ class ActivityWorker:
                 return
             item.state = "acking"
         if self._ack(lease, completion):
-            if "ActivityCompleted" in completion:
-                self.stats.completed += 1
-            else:
-                self.stats.failed += 1
+            self._count(completion)
 
     def _run(
         self, handler: Handler, context: ActivityContext, value: Any, body: JsonObject
@@ -308,22 +411,7 @@ class ActivityWorker:
         except (WorkCancelled, asyncio.CancelledError):
             return None
         except Exception as error:
-            if context.token.cancelled:
-                return None
-            log.info(
-                "activity %s failed: %s",
-                context.activity_name,
-                error,
-                extra=self._worker_fields(
-                    "worker.activity_failed",
-                    instance_id=context.instance_id,
-                    activity_id=context.activity_id,
-                    activity=context.activity_name,
-                    lock_token=context.lock_token,
-                    attempt_count=context.attempt,
-                ),
-            )
-            return activity_failed(body, f"{type(error).__name__}: {error}")
+            return self._failed(context, body, error)
         return None if context.token.cancelled else activity_completed(body, result)
 
     @staticmethod
@@ -341,29 +429,6 @@ class ActivityWorker:
             context.token.remove_callback(cancel_task)
 
     # -- acks -----------------------------------------------------------------
-
-    def _item_ids(self, lease: WorkItemLease) -> dict[str, object]:
-        """The ids every record about one worker item carries."""
-        # Safe on any JSON: the item may be one the worker cannot read.
-        work_item: Any = lease.work_item
-        body = work_item.get("ActivityExecute") if isinstance(work_item, dict) else None
-        body = body if isinstance(body, dict) else {}
-        ids = {
-            "schema": self._schema,
-            "owner_id": self.owner_id,
-            "instance_id": body.get("instance"),
-            "activity_id": body.get("id"),
-            "activity": body.get("name"),
-            "lock_token": lease.lock_token,
-            "attempt_count": lease.attempt_count,
-        }
-        return {name: value for name, value in ids.items() if value is not None}
-
-    def _item_fields(self, event: str, lease: WorkItemLease, **more: object) -> dict[str, object]:
-        return fields(event, **self._item_ids(lease), **more)
-
-    def _worker_fields(self, event: str, **more: object) -> dict[str, object]:
-        return fields(event, schema=self._schema, owner_id=self.owner_id, **more)
 
     def _ack(self, lease: WorkItemLease, completion: JsonObject, attempts: int = 3) -> bool:
         for attempt in range(attempts):

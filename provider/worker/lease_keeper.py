@@ -10,17 +10,16 @@ renewals keep failing, cancels the work: its token is cancelled and
 
 from __future__ import annotations
 
-import logging
+import asyncio
+import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
-from provider.errors import InvalidInput, LockLost, TaskHubError
-from provider.logs import fields
+from provider.errors import TaskHubError
 from provider.worker.calls import OrchestrationLeaseCalls
 from provider.worker.cancellation import CancellationToken
-
-log = logging.getLogger(__name__)
+from provider.worker.renewal import RenewalSchedule, log_lost, log_renewal_failure
 
 # Clock(): monotonic seconds. Wait(seconds): sleep that long unless stopped;
 # True when stopped. Injected only by tests, which drive a keeper with a fake
@@ -35,11 +34,8 @@ Renew = Callable[[int, float], int]
 
 
 class LeaseKeeper:
-    """Renews one lease from a background thread until `stop()`.
-
-    The keeper tracks the lease's end on the local monotonic clock,
-    conservatively: a renewal sent at t extends it to t + lock_timeout.
-    """
+    """Renews one lease from a background thread until `stop()`
+    (the decisions are RenewalSchedule's, see renewal.py)."""
 
     def __init__(
         self,
@@ -58,30 +54,38 @@ class LeaseKeeper:
     ) -> None:
         """log_ids: the ids (instance_id, lock_token, ...) this keeper's log
         records carry, so they join the records of the work it protects."""
-        if lock_timeout_ms <= 0:
-            raise InvalidInput("LeaseKeeper", "lock_timeout_ms must be positive")
+        now = clock()
+        self.schedule = RenewalSchedule.starting(
+            lock_timeout_ms,
+            leased_at or now,
+            now,
+            renew_every_ms=renew_every_ms,
+            safety_margin_ms=safety_margin_ms,
+        )
         self._renew = renew
         self.lock_timeout_ms = lock_timeout_ms
         self.name = name
         self.log_ids = log_ids or {}
         self.token = token or CancellationToken()
         self._on_lost = on_lost
-        self._interval_s = (renew_every_ms or lock_timeout_ms // 3) / 1000
-        # Give up this long before the lease would end, so that the work is
-        # stopped before someone else can take the item over.
-        self._margin_s = (safety_margin_ms or max(lock_timeout_ms // 10, 50)) / 1000
         self._clock = clock
-        self._deadline = (leased_at or clock()) + lock_timeout_ms / 1000
         self._stopped = threading.Event()
         self._wait = wait or self._stopped.wait
         self._thread = threading.Thread(target=self._run, name=f"lease-keeper:{name}", daemon=True)
-        self.renewals = 0
-        self.transient_errors = 0  # over the keeper's life
         self.lost_reason: str | None = None
 
     @property
     def lost(self) -> bool:
         return self.lost_reason is not None
+
+    @property
+    def renewals(self) -> int:
+        return self.schedule.renewals
+
+    @property
+    def transient_errors(self) -> int:
+        """Over the keeper's life."""
+        return self.schedule.transient_errors
 
     def start(self) -> LeaseKeeper:
         self._thread.start()
@@ -98,61 +102,122 @@ class LeaseKeeper:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    def _remaining_s(self) -> float:
-        return self._deadline - self._clock()
-
     def _run(self) -> None:
-        next_renewal = self._clock() + self._interval_s
-        failures_in_a_row = 0
-        while not self._wait(max(0.0, next_renewal - self._clock())):
-            if self._remaining_s() <= self._margin_s:
+        schedule = self.schedule
+        while not self._wait(schedule.wait_s(self._clock())):
+            if schedule.too_late(self._clock()):
                 self._lose(f"lease ran out before it could be renewed ({self.name})")
                 return
             sent = self._clock()
             try:
-                self._renew(self.lock_timeout_ms, max(0.01, self._remaining_s() - self._margin_s))
-            except LockLost as error:
-                self._lose(f"lease lost: {error.message}")
-                return
+                self._renew(self.lock_timeout_ms, schedule.call_timeout_s(sent))
             except TaskHubError as error:
-                if not error.retryable:
-                    self._lose(f"renewal failed permanently: {error.message}")
+                reason = schedule.failed(error, self._clock())
+                if reason is not None:
+                    self._lose(reason)
                     return
-                self.transient_errors += 1
-                failures_in_a_row += 1
-                # Retry soon, but never later than the margin allows.
-                backoff = min(0.05 * 2 ** min(failures_in_a_row, 6), self._interval_s)
-                next_renewal = self._clock() + min(
-                    backoff, max(0.0, self._remaining_s() - self._margin_s)
-                )
-                log.warning(
-                    "lease renewal failed, retrying: %s",
-                    error,
-                    extra=fields(
-                        "lease.renewal_failed",
-                        lease=self.name,
-                        **self.log_ids,
-                        sqlstate=error.sqlstate,
-                        error_class=type(error).__name__,
-                        remaining_ms=int(self._remaining_s() * 1000),
-                    ),
+                log_renewal_failure(
+                    self.name, self.log_ids, error, schedule.deadline - self._clock()
                 )
                 continue
-            self.renewals += 1
-            failures_in_a_row = 0
-            self._deadline = sent + self.lock_timeout_ms / 1000
-            next_renewal = sent + self._interval_s
+            schedule.renewed(sent)
 
     def _lose(self, reason: str) -> None:
         self.lost_reason = reason
-        log.warning(
-            "cancelling work: %s",
-            reason,
-            extra=fields("lease.lost", lease=self.name, **self.log_ids),
-        )
+        log_lost(self.name, self.log_ids, reason)
         self.token.cancel(reason)
         if self._on_lost is not None:
             self._on_lost(reason)
+
+
+# AsyncRenew(extend_ms, timeout_s): LeaseKeeper's Renew, awaited.
+AsyncRenew = Callable[[int, float], Awaitable[int]]
+
+
+class AsyncLeaseKeeper:
+    """LeaseKeeper as an asyncio task on the caller's loop: the same schedule,
+    the same guarantees (renewal at a third of the lock, transient errors
+    retried within the remaining lease, the token cancelled on loss).
+
+        async with AsyncLeaseKeeper(renew, lock_ms, name="...", token=token):
+            await work()
+    """
+
+    def __init__(
+        self,
+        renew: AsyncRenew,
+        lock_timeout_ms: int,
+        *,
+        name: str,
+        token: CancellationToken | None = None,
+        leased_at: float | None = None,
+        renew_every_ms: int | None = None,
+        safety_margin_ms: int | None = None,
+        log_ids: dict[str, object] | None = None,
+    ) -> None:
+        now = time.monotonic()
+        self.schedule = RenewalSchedule.starting(
+            lock_timeout_ms,
+            leased_at or now,
+            now,
+            renew_every_ms=renew_every_ms,
+            safety_margin_ms=safety_margin_ms,
+        )
+        self._renew = renew
+        self.lock_timeout_ms = lock_timeout_ms
+        self.name = name
+        self.log_ids = log_ids or {}
+        self.token = token or CancellationToken()
+        self._task: asyncio.Task[None] | None = None
+        self.lost_reason: str | None = None
+
+    @property
+    def lost(self) -> bool:
+        return self.lost_reason is not None
+
+    @property
+    def renewals(self) -> int:
+        return self.schedule.renewals
+
+    @property
+    def transient_errors(self) -> int:
+        return self.schedule.transient_errors
+
+    async def __aenter__(self) -> AsyncLeaseKeeper:
+        self._task = asyncio.create_task(self._run(), name=f"lease-keeper:{self.name}")
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        schedule = self.schedule
+        while True:
+            await asyncio.sleep(schedule.wait_s(time.monotonic()))
+            if schedule.too_late(time.monotonic()):
+                self._lose(f"lease ran out before it could be renewed ({self.name})")
+                return
+            sent = time.monotonic()
+            try:
+                await self._renew(self.lock_timeout_ms, schedule.call_timeout_s(sent))
+            except TaskHubError as error:
+                reason = schedule.failed(error, time.monotonic())
+                if reason is not None:
+                    self._lose(reason)
+                    return
+                log_renewal_failure(
+                    self.name, self.log_ids, error, schedule.deadline - time.monotonic()
+                )
+                continue
+            schedule.renewed(sent)
+
+    def _lose(self, reason: str) -> None:
+        self.lost_reason = reason
+        log_lost(self.name, self.log_ids, reason)
+        self.token.cancel(reason)
 
 
 def keep_orchestration_lease(
