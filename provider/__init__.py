@@ -37,12 +37,15 @@ from provider.types import (
     WorkItemLease,
 )
 from provider.worker.activity_worker import ActivityContext, ActivityWorker
+from provider.worker.async_worker import AsyncActivityWorker
 from provider.worker.cancellation import CancellationToken, WorkCancelled
-from provider.worker.lease_keeper import LeaseKeeper, keep_orchestration_lease
+from provider.worker.lease_keeper import AsyncLeaseKeeper, LeaseKeeper, keep_orchestration_lease
 
 __all__ = [
     "ActivityContext",
     "ActivityWorker",
+    "AsyncActivityWorker",
+    "AsyncLeaseKeeper",
     "AsyncTaskHub",
     "CancellationToken",
     "CustomStatus",

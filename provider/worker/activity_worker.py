@@ -134,9 +134,7 @@ class WorkerCore:
         self.tags = tags or TagFilter.default_only()
         self.owner_id = owner_id
         self.lock_timeout_ms = lock_timeout_ms or hub_config.worker_lock_timeout_ms
-        self.session_lock_timeout_ms = (
-            session_lock_timeout_ms or hub_config.session_lock_timeout_ms
-        )
+        self.session_lock_timeout_ms = session_lock_timeout_ms or hub_config.session_lock_timeout_ms
         self.session_idle_timeout_ms = session_idle_timeout_ms
         self.max_attempts = max_attempts
         self.idle_poll_s = idle_poll_ms / 1000

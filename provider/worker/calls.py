@@ -52,3 +52,38 @@ class OrchestrationLeaseCalls(Protocol):
     def renew_orchestration_item_lock(
         self, lock_token: str, extend_ms: int, *, timeout_s: float | None = None
     ) -> int: ...
+
+
+class AsyncWorkerCalls(Protocol):
+    """What AsyncActivityWorker needs of a task hub (AsyncTaskHub provides it)."""
+
+    @property
+    def config(self) -> TaskHubConfig: ...
+
+    async def fetch_work_item(
+        self,
+        lock_timeout_ms: int | None = None,
+        *,
+        owner_id: str | None = None,
+        session_lock_timeout_ms: int | None = None,
+        tags: TagFilter | None = None,
+        caller_now_ms: int | None = None,
+    ) -> WorkItemLease | None: ...
+
+    async def ack_work_item(
+        self, lock_token: str, completion: JsonObject | None = None
+    ) -> None: ...
+
+    async def abandon_work_item(
+        self, lock_token: str, *, delay_ms: int | None = None, ignore_attempt: bool = False
+    ) -> None: ...
+
+    async def renew_work_item_lock(
+        self, lock_token: str, extend_ms: int, *, timeout_s: float | None = None
+    ) -> int: ...
+
+    async def renew_session_lock(
+        self, owner_ids: Sequence[str], extend_ms: int, idle_timeout_ms: int
+    ) -> int: ...
+
+    async def cleanup_orphaned_sessions(self) -> int: ...

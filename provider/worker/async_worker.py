@@ -1,0 +1,312 @@
+"""The asyncio worker: activity handlers on the caller's own event loop.
+
+    worker = AsyncActivityWorker(hub, tags=TagFilter.only("python"), concurrency=8)
+
+    @worker.activity("Summarise")
+    async def summarise(ctx: ActivityContext, text: str) -> str:
+        return await llm.complete(text)     # a client created at start-up, on this loop
+
+    async with worker:                      # or: await worker.run() until worker.stop()
+        ...
+
+Coroutine handlers run as tasks on the loop that runs the worker, so clients
+bound to that loop (asyncio.Queue, an AsyncConnection or an httpx client opened
+at start-up) work inside them. Plain functions run in a thread pool of
+`concurrency` threads and are cancelled cooperatively through `ctx.token`.
+Each item's lease is kept alive by an AsyncLeaseKeeper task, with the
+guarantees of the threaded worker: renewal at a third of the lock, transient
+errors retried within the remaining lease, cancellation when the lease is
+lost (never an ack then), and a shutdown that gives in-flight items back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import inspect
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Unpack
+
+from provider.client.shapes import activity_completed, activity_identity, decode_input
+from provider.errors import LockLost, TaskHubError
+from provider.types import JsonObject, WorkItemLease
+from provider.worker.activity_worker import (
+    UNREGISTERED_RETRY_MS,
+    ActivityContext,
+    Handler,
+    WorkerCore,
+    WorkerOptions,
+    keeper_name,
+)
+from provider.worker.calls import AsyncWorkerCalls
+from provider.worker.cancellation import CancellationToken, WorkCancelled
+from provider.worker.lease_keeper import AsyncLeaseKeeper
+
+log = logging.getLogger("provider.worker.activity_worker")
+
+
+@dataclass
+class _Running:
+    """One item being worked on; `given_back` once shutdown has returned it."""
+
+    lease: WorkItemLease
+    token: CancellationToken
+    given_back: bool = False
+
+
+class AsyncActivityWorker(WorkerCore):
+    def __init__(self, hub: AsyncWorkerCalls, **options: Unpack[WorkerOptions]) -> None:
+        super().__init__(hub.config, **options)
+        self.hub = hub
+        self._stopping = asyncio.Event()
+        self._running: dict[str, _Running] = {}
+        self._threads = ThreadPoolExecutor(self.concurrency, thread_name_prefix="activity")
+        self._task: asyncio.Task[None] | None = None
+
+    # -- life cycle -----------------------------------------------------------
+
+    async def run(self) -> None:
+        """Serve until stop(): `concurrency` slots and the session heartbeat."""
+        self._stopping.clear()
+        log.info(
+            "async activity worker started with %d slots",
+            self.concurrency,
+            extra=self._worker_fields("worker.started"),
+        )
+        try:
+            async with asyncio.TaskGroup() as group:
+                for n in range(self.concurrency):
+                    group.create_task(self._slot(), name=f"activity-slot-{n}")
+                if self.owner_id is not None:
+                    group.create_task(self._session_heartbeat(), name="sessions")
+        finally:
+            self._threads.shutdown(wait=False, cancel_futures=True)
+
+    async def stop(self) -> None:
+        """Stop fetching; give every in-flight item back at once."""
+        self._stopping.set()
+        running = list(self._running.values())
+        for item in running:
+            await self._give_back(item, "worker shutting down")
+        log.info(
+            "async activity worker stopped; %d in-flight items given back",
+            len(running),
+            extra=self._worker_fields("worker.stopped"),
+        )
+
+    async def __aenter__(self) -> AsyncActivityWorker:
+        self._task = asyncio.create_task(self.run(), name="async-activity-worker")
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+        if self._task is not None:
+            await self._task
+
+    # -- the loop -------------------------------------------------------------
+
+    async def _pause(self, seconds: float) -> None:
+        """Sleep, but wake at once on stop()."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
+
+    async def _slot(self) -> None:
+        idle_s, error_s = self.idle_poll_s, 0.1
+        while not self._stopping.is_set():
+            fetched_at = time.monotonic()
+            try:
+                lease = await self.hub.fetch_work_item(
+                    self.lock_timeout_ms,
+                    owner_id=self.owner_id,
+                    session_lock_timeout_ms=self.session_lock_timeout_ms,
+                    tags=self.tags,
+                )
+            except TaskHubError as error:
+                log.warning(
+                    "fetch_work_item failed, retrying in %.1f s: %s",
+                    error_s,
+                    error,
+                    extra=self._worker_fields(
+                        "worker.fetch_failed",
+                        sqlstate=error.sqlstate,
+                        error_class=type(error).__name__,
+                    ),
+                )
+                await self._pause(error_s)
+                error_s = min(error_s * 2, self.max_error_backoff_s)
+                continue
+            error_s = 0.1
+            if lease is None:
+                await self._pause(idle_s)
+                idle_s = min(idle_s * 2, self.max_idle_poll_s)
+                continue
+            idle_s = self.idle_poll_s
+            if self._stopping.is_set():
+                # Fetched while stop() was giving items back: give this one back too.
+                await self._abandon(lease, delay_ms=None, ignore_attempt=True)
+                self.stats.given_back += 1
+                return
+            try:
+                await self._process(lease, fetched_at)
+            except Exception:
+                log.exception(
+                    "cannot process worker item",
+                    extra=self._item_fields("worker.item_unreadable", lease),
+                )
+
+    async def _process(self, lease: WorkItemLease, fetched_at: float) -> None:
+        poisoned = self._poison_completion(lease)
+        if poisoned is not None:
+            await self._ack(lease, poisoned)
+            self.stats.poisoned += 1
+            return
+        handler = self._handler_for(lease)
+        if handler is None:
+            await self._abandon(lease, delay_ms=UNREGISTERED_RETRY_MS, ignore_attempt=False)
+            return
+
+        body = activity_identity(lease.work_item)
+        item = _Running(lease, CancellationToken())
+        self._running[lease.lock_token] = item
+        keeper = AsyncLeaseKeeper(
+            lambda extend_ms, timeout_s: self.hub.renew_work_item_lock(
+                lease.lock_token, extend_ms, timeout_s=timeout_s
+            ),
+            self.lock_timeout_ms,
+            name=keeper_name(body),
+            token=item.token,
+            leased_at=fetched_at,
+            log_ids=self._item_ids(lease),
+        )
+        context = self._context(lease, item.token)
+        try:
+            async with keeper:
+                completion = await self._run(handler, context, decode_input(body), body)
+        finally:
+            self._running.pop(lease.lock_token, None)
+            self.stats.renewals += keeper.renewals
+            self.stats.renewal_errors += keeper.transient_errors
+
+        if item.given_back:
+            return
+        if keeper.lost or completion is None:
+            # Lease gone: another worker owns the item now. Ack nothing.
+            self.stats.lost += 1
+            return
+        if await self._ack(lease, completion):
+            self._count(completion)
+
+    async def _run(
+        self, handler: Handler, context: ActivityContext, value: Any, body: JsonObject
+    ) -> JsonObject | None:
+        """The completion to ack, or None when the work was cancelled."""
+        try:
+            if inspect.iscoroutinefunction(handler):
+                result = await self._on_this_loop(handler, context, value)
+            else:
+                loop = asyncio.get_running_loop()
+                call = functools.partial(handler, context, value)
+                result = await loop.run_in_executor(self._threads, call)
+        except (WorkCancelled, asyncio.CancelledError):
+            if not context.token.cancelled:
+                raise  # the worker itself is being cancelled
+            return None
+        except Exception as error:
+            return self._failed(context, body, error)
+        return None if context.token.cancelled else activity_completed(body, result)
+
+    @staticmethod
+    async def _on_this_loop(handler: Handler, context: ActivityContext, value: Any) -> Any:
+        """The handler as a task of this loop, cancelled when its token is."""
+        task = asyncio.ensure_future(handler(context, value))
+        loop = asyncio.get_running_loop()
+
+        def cancel_task() -> None:
+            loop.call_soon_threadsafe(task.cancel)
+
+        context.token.add_callback(cancel_task)
+        try:
+            return await task
+        finally:
+            context.token.remove_callback(cancel_task)
+
+    # -- acks -----------------------------------------------------------------
+
+    async def _ack(self, lease: WorkItemLease, completion: JsonObject, attempts: int = 3) -> bool:
+        for attempt in range(attempts):
+            try:
+                await self.hub.ack_work_item(lease.lock_token, completion)
+                return True
+            except LockLost as error:
+                log.warning(
+                    "ack refused, lease lost: %s",
+                    error.message,
+                    extra=self._item_fields("worker.ack_refused", lease, sqlstate=error.sqlstate),
+                )
+                self.stats.lost += 1
+                return False
+            except TaskHubError as error:
+                if not error.retryable or attempt == attempts - 1:
+                    log.error(
+                        "ack failed: %s",
+                        error,
+                        extra=self._item_fields(
+                            "worker.ack_failed", lease, sqlstate=error.sqlstate
+                        ),
+                    )
+                    return False
+                await asyncio.sleep(0.05 * 2**attempt)
+        return False
+
+    async def _abandon(
+        self, lease: WorkItemLease, *, delay_ms: int | None, ignore_attempt: bool
+    ) -> None:
+        try:
+            await self.hub.abandon_work_item(
+                lease.lock_token, delay_ms=delay_ms, ignore_attempt=ignore_attempt
+            )
+        except TaskHubError as error:
+            log.info(
+                "abandon failed (the lease will expire instead): %s",
+                error,
+                extra=self._item_fields("worker.abandon_failed", lease, sqlstate=error.sqlstate),
+            )
+
+    async def _give_back(self, item: _Running, reason: str) -> None:
+        if item.given_back:
+            return
+        item.given_back = True
+        item.token.cancel(reason)
+        # It was not this item's fault: the fetch does not count as an attempt.
+        await self._abandon(item.lease, delay_ms=None, ignore_attempt=True)
+        self.stats.given_back += 1
+
+    # -- sessions -------------------------------------------------------------
+
+    async def _session_heartbeat(self) -> None:
+        assert self.owner_id is not None
+        interval_s = self.session_lock_timeout_ms / 3000
+        last_cleanup = time.monotonic()
+        while not self._stopping.is_set():
+            await self._pause(interval_s)
+            if self._stopping.is_set():
+                return
+            try:
+                await self.hub.renew_session_lock(
+                    [self.owner_id], self.session_lock_timeout_ms, self.session_idle_timeout_ms
+                )
+                if time.monotonic() - last_cleanup > 60:
+                    await self.hub.cleanup_orphaned_sessions()
+                    last_cleanup = time.monotonic()
+            except TaskHubError as error:
+                log.warning(
+                    "session heartbeat failed, retrying: %s",
+                    error,
+                    extra=self._worker_fields(
+                        "worker.session_heartbeat_failed", sqlstate=error.sqlstate
+                    ),
+                )
