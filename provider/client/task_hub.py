@@ -14,6 +14,7 @@ from provider.client.management import Management
 from provider.client.orchestration_queue import OrchestrationQueue
 from provider.client.plans import awaitable, blocking
 from provider.client.procedures import AsyncProcedureClient, ProcedureClient
+from provider.client.wakeups import AsyncWakeupListener, WakeupListener
 from provider.client.worker_queue import WorkerQueue
 from provider.config import TaskHubConfig
 
@@ -39,6 +40,10 @@ class TaskHub(ProcedureClient):
 
     def __enter__(self) -> TaskHub:
         return self
+
+    def wakeup_listener(self, queue: str = "worker") -> WakeupListener:
+        """A listener for this hub's push wakeups (not started)."""
+        return WakeupListener(self.config, set_waiting=self.set_wakeup_waiting, queue=queue)
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
@@ -85,6 +90,7 @@ class TaskHub(ProcedureClient):
     renew_session_lock = blocking(HubPlans.renew_session_lock)
     renew_session_lease = blocking(HubPlans.renew_session_lease)
     cleanup_orphaned_sessions = blocking(HubPlans.cleanup_orphaned_sessions)
+    set_wakeup_waiting = blocking(HubPlans.set_wakeup_waiting)
     # instance state
     read_history = blocking(HubPlans.read_history)
     append_history = blocking(HubPlans.append_history)
@@ -131,6 +137,10 @@ class AsyncTaskHub(AsyncProcedureClient):
         await self.open()
         return self
 
+    def wakeup_listener(self, queue: str = "worker") -> AsyncWakeupListener:
+        """A listener for this hub's push wakeups (not started)."""
+        return AsyncWakeupListener(self.config, set_waiting=self.set_wakeup_waiting, queue=queue)
+
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
@@ -176,6 +186,7 @@ class AsyncTaskHub(AsyncProcedureClient):
     renew_session_lock = awaitable(HubPlans.renew_session_lock)
     renew_session_lease = awaitable(HubPlans.renew_session_lease)
     cleanup_orphaned_sessions = awaitable(HubPlans.cleanup_orphaned_sessions)
+    set_wakeup_waiting = awaitable(HubPlans.set_wakeup_waiting)
     # instance state
     read_history = awaitable(HubPlans.read_history)
     append_history = awaitable(HubPlans.append_history)

@@ -163,6 +163,11 @@ class WorkerQueue(Plans):
         )
         return int(locked_until)
 
+    def set_wakeup_waiting(self, listener_pid: int, waiting: bool) -> Plan[None]:
+        """Tell the hub whether the listener with this backend pid waits for work:
+        only then do the procedures notify (see provider/client/wakeups.py)."""
+        yield from self._call("taskhub_set_waiting", p_pid=listener_pid, p_waiting=waiting)
+
     def cleanup_orphaned_sessions(self) -> Plan[int]:
         """Delete expired sessions that no worker item refers to; returns how many."""
         deleted = yield from self._scalar("cleanup_orphaned_sessions", p_now_ms=now_ms())

@@ -37,11 +37,12 @@ from provider.client.shapes import (
     activity_poisoned,
     decode_input,
 )
+from provider.client.wakeups import WakeupListener
 from provider.config import TaskHubConfig
 from provider.errors import InvalidInput, LockLost, TaskHubError
 from provider.logs import fields
 from provider.types import JsonObject, TagFilter, WorkItemLease
-from provider.worker.calls import WorkerCalls
+from provider.worker.calls import WakeupSource, WorkerCalls
 from provider.worker.cancellation import CancellationToken, WorkCancelled
 from provider.worker.lease_keeper import LeaseKeeper
 
@@ -107,6 +108,7 @@ class WorkerOptions(TypedDict, total=False):
     idle_poll_ms: int
     max_idle_poll_ms: int
     max_error_backoff_ms: int
+    push_wakeups: bool
 
 
 class WorkerCore:
@@ -127,6 +129,7 @@ class WorkerCore:
         idle_poll_ms: int = 20,
         max_idle_poll_ms: int = 500,
         max_error_backoff_ms: int = 5_000,
+        push_wakeups: bool = True,
     ) -> None:
         if concurrency < 1 or max_attempts < 1:
             raise InvalidInput("ActivityWorker", "concurrency and max_attempts must be at least 1")
@@ -140,6 +143,8 @@ class WorkerCore:
         self.idle_poll_s = idle_poll_ms / 1000
         self.max_idle_poll_s = max_idle_poll_ms / 1000
         self.max_error_backoff_s = max_error_backoff_ms / 1000
+        # Idle slots wait for a notification (the poll stays as the safety net).
+        self.push_wakeups = push_wakeups
         self.stats = WorkerStats()
         self._schema = hub_config.schema
         self._handlers: dict[str, Handler] = {}
@@ -262,11 +267,14 @@ class ActivityWorker(WorkerCore):
         self._threads: list[threading.Thread] = []
         self._in_flight: dict[str, _InFlight] = {}
         self._in_flight_lock = threading.Lock()
+        self._wakeups: WakeupListener | None = None
 
     # -- life cycle -----------------------------------------------------------
 
     def start(self) -> ActivityWorker:
         self._stopping.clear()
+        if self.push_wakeups and isinstance(self.hub, WakeupSource):
+            self._wakeups = self.hub.wakeup_listener().start()
         self._threads = [
             threading.Thread(target=self._slot, name=f"activity-slot-{n}", daemon=True)
             for n in range(self.concurrency)
@@ -287,6 +295,8 @@ class ActivityWorker(WorkerCore):
     def stop(self, timeout_s: float = 10.0) -> None:
         """Stop fetching; give every in-flight item back at once; wait for the slots."""
         self._stopping.set()
+        if self._wakeups is not None:
+            self._wakeups.wake_all()
         with self._in_flight_lock:
             running = list(self._in_flight.values())
         for item in running:
@@ -294,6 +304,9 @@ class ActivityWorker(WorkerCore):
         deadline = time.monotonic() + timeout_s
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
+        if self._wakeups is not None:
+            self._wakeups.stop()
+            self._wakeups = None
         log.info(
             "activity worker stopped; %d in-flight items given back",
             len(running),
@@ -311,14 +324,13 @@ class ActivityWorker(WorkerCore):
     def _slot(self) -> None:
         idle_s, error_s = self.idle_poll_s, 0.1
         while not self._stopping.is_set():
+            seen = self._wakeups.generation if self._wakeups else 0
             fetched_at = time.monotonic()
             try:
-                lease = self.hub.fetch_work_item(
-                    self.lock_timeout_ms,
-                    owner_id=self.owner_id,
-                    session_lock_timeout_ms=self.session_lock_timeout_ms,
-                    tags=self.tags,
-                )
+                lease = self._fetch()
+                if lease is None:
+                    lease = self._wait_for_work(seen, idle_s)
+                    fetched_at = time.monotonic()
             except TaskHubError as error:
                 # The database is down or refusing: back off, never spin.
                 log.warning(
@@ -336,7 +348,6 @@ class ActivityWorker(WorkerCore):
                 continue
             error_s = 0.1
             if lease is None:
-                self._stopping.wait(idle_s)
                 idle_s = min(idle_s * 2, self.max_idle_poll_s)
                 continue
             idle_s = self.idle_poll_s
@@ -350,6 +361,26 @@ class ActivityWorker(WorkerCore):
                     "cannot process worker item",
                     extra=self._item_fields("worker.item_unreadable", lease),
                 )
+
+    def _fetch(self) -> WorkItemLease | None:
+        return self.hub.fetch_work_item(
+            self.lock_timeout_ms,
+            owner_id=self.owner_id,
+            session_lock_timeout_ms=self.session_lock_timeout_ms,
+            tags=self.tags,
+        )
+
+    def _wait_for_work(self, seen: int, idle_s: float) -> WorkItemLease | None:
+        """Nothing to do: wait for a wakeup (or poll after idle_s); a lease
+        when the look after announcing the wait found one."""
+        if self._wakeups is None:
+            self._stopping.wait(idle_s)
+            return None
+        with self._wakeups.idle() as announced:
+            lease = self._fetch() if announced else None
+            if lease is None:
+                self._wakeups.wait(seen, idle_s)
+            return lease
 
     def _process(self, lease: WorkItemLease, fetched_at: float) -> None:
         poisoned = self._poison_completion(lease)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Unpack
 
 from provider.client.shapes import activity_completed, activity_identity, decode_input
+from provider.client.wakeups import AsyncWakeupListener
 from provider.errors import LockLost, TaskHubError
 from provider.types import JsonObject, WorkItemLease
 from provider.worker.activity_worker import (
@@ -42,7 +43,7 @@ from provider.worker.activity_worker import (
     WorkerOptions,
     keeper_name,
 )
-from provider.worker.calls import AsyncWorkerCalls
+from provider.worker.calls import AsyncWakeupSource, AsyncWorkerCalls
 from provider.worker.cancellation import CancellationToken, WorkCancelled
 from provider.worker.lease_keeper import AsyncLeaseKeeper
 
@@ -66,6 +67,7 @@ class AsyncActivityWorker(WorkerCore):
         self._running: dict[str, _Running] = {}
         self._threads = ThreadPoolExecutor(self.concurrency, thread_name_prefix="activity")
         self._task: asyncio.Task[None] | None = None
+        self._wakeups: AsyncWakeupListener | None = None
 
     # -- life cycle -----------------------------------------------------------
 
@@ -77,6 +79,8 @@ class AsyncActivityWorker(WorkerCore):
             self.concurrency,
             extra=self._worker_fields("worker.started"),
         )
+        if self.push_wakeups and isinstance(self.hub, AsyncWakeupSource):
+            self._wakeups = self.hub.wakeup_listener().start()
         try:
             async with asyncio.TaskGroup() as group:
                 for n in range(self.concurrency):
@@ -85,10 +89,15 @@ class AsyncActivityWorker(WorkerCore):
                     group.create_task(self._session_heartbeat(), name="sessions")
         finally:
             self._threads.shutdown(wait=False, cancel_futures=True)
+            if self._wakeups is not None:
+                await self._wakeups.stop()
+                self._wakeups = None
 
     async def stop(self) -> None:
         """Stop fetching; give every in-flight item back at once."""
         self._stopping.set()
+        if self._wakeups is not None:
+            await self._wakeups.wake_all()
         running = list(self._running.values())
         for item in running:
             await self._give_back(item, "worker shutting down")
@@ -117,14 +126,13 @@ class AsyncActivityWorker(WorkerCore):
     async def _slot(self) -> None:
         idle_s, error_s = self.idle_poll_s, 0.1
         while not self._stopping.is_set():
+            seen = self._wakeups.generation if self._wakeups else 0
             fetched_at = time.monotonic()
             try:
-                lease = await self.hub.fetch_work_item(
-                    self.lock_timeout_ms,
-                    owner_id=self.owner_id,
-                    session_lock_timeout_ms=self.session_lock_timeout_ms,
-                    tags=self.tags,
-                )
+                lease = await self._fetch()
+                if lease is None:
+                    lease = await self._wait_for_work(seen, idle_s)
+                    fetched_at = time.monotonic()
             except TaskHubError as error:
                 log.warning(
                     "fetch_work_item failed, retrying in %.1f s: %s",
@@ -141,7 +149,6 @@ class AsyncActivityWorker(WorkerCore):
                 continue
             error_s = 0.1
             if lease is None:
-                await self._pause(idle_s)
                 idle_s = min(idle_s * 2, self.max_idle_poll_s)
                 continue
             idle_s = self.idle_poll_s
@@ -157,6 +164,25 @@ class AsyncActivityWorker(WorkerCore):
                     "cannot process worker item",
                     extra=self._item_fields("worker.item_unreadable", lease),
                 )
+
+    async def _fetch(self) -> WorkItemLease | None:
+        return await self.hub.fetch_work_item(
+            self.lock_timeout_ms,
+            owner_id=self.owner_id,
+            session_lock_timeout_ms=self.session_lock_timeout_ms,
+            tags=self.tags,
+        )
+
+    async def _wait_for_work(self, seen: int, idle_s: float) -> WorkItemLease | None:
+        """As ActivityWorker._wait_for_work, on this loop."""
+        if self._wakeups is None:
+            await self._pause(idle_s)
+            return None
+        async with self._wakeups.idle() as announced:
+            lease = await self._fetch() if announced else None
+            if lease is None:
+                await self._wakeups.wait(seen, idle_s)
+            return lease
 
     async def _process(self, lease: WorkItemLease, fetched_at: float) -> None:
         poisoned = self._poison_completion(lease)

@@ -4,8 +4,9 @@ and unit tests drive the worker and the lease keeper with fakes of them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
+from provider.client.wakeups import AsyncWakeupListener, WakeupListener
 from provider.config import TaskHubConfig
 from provider.types import JsonObject, TagFilter, WorkItemLease
 
@@ -87,3 +88,17 @@ class AsyncWorkerCalls(Protocol):
     ) -> int: ...
 
     async def cleanup_orphaned_sessions(self) -> int: ...
+
+
+@runtime_checkable
+class WakeupSource(Protocol):
+    """A hub that can wake its workers (TaskHub); fakes without it poll."""
+
+    def wakeup_listener(self, queue: str = "worker") -> WakeupListener: ...
+
+
+@runtime_checkable
+class AsyncWakeupSource(Protocol):
+    """A hub that can wake its asyncio workers (AsyncTaskHub)."""
+
+    def wakeup_listener(self, queue: str = "worker") -> AsyncWakeupListener: ...

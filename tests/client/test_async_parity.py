@@ -74,6 +74,7 @@ def scenario(seen: list[str]) -> Scenario:
     assert (yield from step("renew_session_lock", ["owner-1"], 30_000, 60_000)) == 1
     yield from step("ack_work_item", lease.lock_token, activity_completed("parent", 1))
     assert (yield from step("cleanup_orphaned_sessions")) == 0
+    yield from step("set_wakeup_waiting", 0, False)  # no such listener: nothing changes
 
     yield from step("enqueue_worker_work", activity_execute("parent", 2))
     second = yield from step("fetch_work_item", 30_000)

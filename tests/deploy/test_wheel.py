@@ -4,6 +4,7 @@ and reports status."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,12 +29,22 @@ def run(*args: str, cwd: Path) -> str:
 @pytest.fixture(scope="module")
 def installed_python(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     work = tmp_path_factory.mktemp("wheel")
+    # Built from a clean copy: no stale build/ of the working tree gets into the
+    # wheel, and two test processes never build in the same directory.
+    source = work / "source"
+    shutil.copytree(
+        REPO,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", "results"
+        ),
+    )
     run(
         sys.executable,
         "-m",
         "pip",
         "wheel",
-        str(REPO),
+        str(source),
         "--no-deps",
         "-q",
         "-w",

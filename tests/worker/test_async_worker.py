@@ -173,7 +173,7 @@ def test_a_lost_lease_cancels_the_handler_task_and_nothing_is_acked(
             await hub.enqueue_worker_work(item("lost", 1, "Forever", None))
             await asyncio.wait_for(started.wait(), 15)
             # Another holder takes the item over: the keeper's renewal is refused.
-            sql.execute(f'UPDATE "{hub_schema}".worker_queue SET lock_token = \'stolen\'')
+            sql.execute(f"UPDATE \"{hub_schema}\".worker_queue SET lock_token = 'stolen'")
             await asyncio.wait_for(cancelled.wait(), 5)
         assert worker.stats.lost == 1 and worker.stats.completed == 0
 

@@ -235,6 +235,9 @@ BEGIN
                w -> 'ActivityExecute' ->> 'tag'
           FROM jsonb_array_elements(v_workers) WITH ORDINALITY AS item (w, pos)
          ORDER BY pos;
+        PERFORM __SCHEMA__.taskhub_wake('worker', tags.tag)
+           FROM (SELECT DISTINCT w -> 'ActivityExecute' ->> 'tag' AS tag
+                   FROM jsonb_array_elements(v_workers) AS w) AS tags;
     END IF;
 
     IF jsonb_array_length(v_cancelled) > 0 THEN
@@ -259,6 +262,11 @@ BEGIN
                v_now_ts
           FROM jsonb_array_elements(v_orch) WITH ORDINALITY AS item (o, pos)
          ORDER BY pos;
+        -- Timers that fire later wake nobody: the poll finds them.
+        IF EXISTS (SELECT 1 FROM jsonb_array_elements(v_orch) AS o
+                    WHERE coalesce((o -> 'TimerFired' ->> 'fire_at_ms')::bigint, 0) <= v_now_ms) THEN
+            PERFORM __SCHEMA__.taskhub_wake('orchestrator');
+        END IF;
     END IF;
 
     -- The turn's own messages are consumed (messages that arrived during the

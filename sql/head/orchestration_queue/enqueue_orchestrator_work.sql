@@ -34,6 +34,10 @@ BEGIN
 
     INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, created_at)
     VALUES (p_instance_id, p_work_item, p_visible_at, clock_timestamp());
+    -- A message for later (a delayed timer) wakes nobody: the poll finds it.
+    IF p_visible_at <= clock_timestamp() THEN
+        PERFORM __SCHEMA__.taskhub_wake('orchestrator');
+    END IF;
 END;
 $$;
 REVOKE EXECUTE ON FUNCTION __SCHEMA__.enqueue_orchestrator_work(text, text, timestamp with time zone, text, text, bigint) FROM PUBLIC;

@@ -31,6 +31,9 @@ SELECT 'function', name, 'EXECUTE', 'taskhub provider (bulk management, millisec
            'taskhub_renew_work_item_lease'
        ]) AS name
 UNION ALL
+SELECT 'function', name, 'EXECUTE', 'taskhub workers: push wakeups (LISTEN instead of polling)'
+  FROM unnest(ARRAY['taskhub_listen', 'taskhub_set_waiting']) AS name
+UNION ALL
 VALUES
     ('table', 'instances', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),
     ('table', 'executions', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),

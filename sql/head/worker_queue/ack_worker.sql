@@ -67,6 +67,7 @@ BEGIN
         INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, created_at)
         VALUES (p_instance_id, p_completion_json, to_timestamp(v_now_ms / 1000.0),
                 to_timestamp(v_now_ms / 1000.0));
+        PERFORM __SCHEMA__.taskhub_wake('orchestrator');
     END IF;
 
     IF v_session IS NOT NULL THEN

@@ -1,6 +1,7 @@
 -- Put one activity execution on the worker queue, visible at once.
 -- The identity columns (instance, execution, activity id) let a later turn
--- cancel it; session_id and tag route it to the right workers.
+-- cancel it; session_id and tag route it to the right workers, who are woken
+-- at commit (taskhub_wake).
 CREATE FUNCTION __SCHEMA__.enqueue_worker_work(
     p_work_item    text,
     p_now_ms       bigint,
@@ -40,6 +41,7 @@ BEGIN
            (work_item, visible_at, created_at, instance_id, execution_id, activity_id, session_id, tag)
     VALUES (p_work_item, v_now_ts, v_now_ts, p_instance_id, p_execution_id, p_activity_id,
             p_session_id, p_tag);
+    PERFORM __SCHEMA__.taskhub_wake('worker', p_tag);
 END;
 $$;
 REVOKE EXECUTE ON FUNCTION __SCHEMA__.enqueue_worker_work(text, bigint, text, bigint, bigint, text, text) FROM PUBLIC;

@@ -1,0 +1,61 @@
+"""Push wakeups: the procedures that make work visible now announce it on the
+schema's channel while a worker waits for it (taskhub_wake), so that workers
+LISTEN instead of polling fast; workers register in taskhub_wakeup_listeners
+(taskhub_listen) and say when they wait (taskhub_set_waiting).
+
+Revision ID: 0009
+Revises: 0008
+Create Date: 2026-12-01
+"""
+
+from __future__ import annotations
+
+from provider.deploy.migration_steps import apply_sql_files, drop_functions, replace_with_released
+
+revision = "0009"
+down_revision = "0008"
+branch_labels = None
+depends_on = None
+
+# This revision's files, copied from sql/head/, applied in order.
+FILES: list[str] = [
+    # The table and the helpers first: the SQL functions and procedures use them.
+    "0009_push_wakeups/wakeup_listeners.sql",
+    "0009_push_wakeups/taskhub_wakeup_channel.sql",
+    "0009_push_wakeups/taskhub_wake.sql",
+    "0009_push_wakeups/taskhub_listen.sql",
+    "0009_push_wakeups/taskhub_set_waiting.sql",
+    "0009_push_wakeups/ack_orchestration_item.sql",
+    "0009_push_wakeups/ack_worker.sql",
+    "0009_push_wakeups/cleanup_schema.sql",
+    "0009_push_wakeups/enqueue_orchestrator_work.sql",
+    "0009_push_wakeups/enqueue_worker_work.sql",
+]
+# Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
+# back these functions of the released files.
+REPLACED: dict[str, list[str]] = {
+    "0008_one_idiom_per_job/ack_orchestration_item.sql": ["ack_orchestration_item"],
+    "0008_one_idiom_per_job/ack_worker.sql": ["ack_worker"],
+    "0008_one_idiom_per_job/cleanup_schema.sql": ["cleanup_schema"],
+    "0001_queue_core/enqueue_orchestrator_work.sql": ["enqueue_orchestrator_work"],
+    "0001_queue_core/enqueue_worker_work.sql": ["enqueue_worker_work"],
+}
+# New in this revision: dropped by the downgrade.
+NEW_FUNCTIONS: list[str] = [
+    "taskhub_listen",
+    "taskhub_set_waiting",
+    "taskhub_wake",
+    "taskhub_wakeup_channel",
+]
+
+
+def upgrade() -> None:
+    # Last: like every function of the schema, the new ones are not
+    # executable by PUBLIC.
+    apply_sql_files([*FILES, "0006_hot_path/no_public_execute.sql"])
+
+
+def downgrade() -> None:
+    replace_with_released(list(REPLACED), REPLACED)
+    drop_functions(NEW_FUNCTIONS)
+    apply_sql_files(["0009_push_wakeups/down.sql"])

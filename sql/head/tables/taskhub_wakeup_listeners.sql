@@ -1,0 +1,11 @@
+-- The workers listening for wakeups, one row per listening connection, and
+-- whether it is waiting for work right now. Procedures notify only while some
+-- listener waits: a busy worker polls anyway, so a hub under load sends no
+-- notifications at all, and one whose runtime never listens sends none ever.
+-- Unlogged: after a crash the listeners register again.
+CREATE UNLOGGED TABLE __SCHEMA__.taskhub_wakeup_listeners (
+    pid           integer     PRIMARY KEY,
+    queue         text        NOT NULL CHECK (queue IN ('orchestrator', 'worker')),
+    waiting       boolean     NOT NULL DEFAULT false,
+    registered_at timestamptz NOT NULL DEFAULT now()
+);
