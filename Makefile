@@ -7,6 +7,7 @@
 #   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG)
 #   make bench-grid  the hot path over a grid of loads, side by side (table, JSON, heat map)
 #   make bench-per-call  server time and round trip per procedure call, side by side
+#   make bench-wakeups  push wakeups against polling: start latency, notification cost
 #   make revision NAME=x  start revision NNNN_x from what changed in sql/head/
 #   make chaos  the duroxide runtime under faults on both schemas (CHAOS_ORCHESTRATIONS, CHAOS_SECONDS)
 
@@ -14,7 +15,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call chaos revision clean
+.PHONY: venv run stop test test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-wakeups chaos revision clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +76,11 @@ bench-grid-quick: $(VENV)/.bench-installed
 # One client, light turns and worker items: time per call on each schema (about a minute).
 bench-per-call: $(VENV)/.bench-installed
 	$(PY) -m bench.per_call --also taskhub-0006
+
+# Push wakeups against polling, and what the notifications cost (about 2 minutes;
+# also part of make bench).
+bench-wakeups: $(VENV)/.bench-installed
+	$(PY) -m bench.wakeups
 
 # The runtime under faults, side by side with duroxide 0.2.2 (1,000 orchestrations per
 # side by default, a few minutes); fails when anything failed or was lost on our schema.

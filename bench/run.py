@@ -24,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from bench import ceiling, end_to_end, growth, uniform, worker_queue
+from bench import ceiling, end_to_end, growth, uniform, wakeups, worker_queue
 from bench.report import Comparison, Metrics, print_table, save_json, save_plot
 from scripts.embedded_pg import EmbeddedPostgres
 from scripts.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
@@ -201,7 +201,9 @@ def run_all(url: str, plan: Plan) -> tuple[list[Comparison], dict[str, Any]]:
         )
     )
     print("growth done", flush=True)
-    extras = {"ceiling": ceiling_figures, "growth": growth_figures}
+    wakeup_figures = wakeups.run(url, quick=plan.repeats == 1)
+    print("wakeups done", flush=True)
+    extras = {"ceiling": ceiling_figures, "growth": growth_figures, "wakeups": wakeup_figures}
     return comparisons, extras
 
 
@@ -237,6 +239,8 @@ def main() -> None:
     elapsed = time.perf_counter() - started
 
     print_table(comparisons, extras["ceiling"]["claims_per_s"])
+    print()
+    print("\n".join(wakeups.report(extras["wakeups"])))
     RESULTS.mkdir(exist_ok=True)
     document = {
         "plan": asdict(plan),

@@ -10,6 +10,8 @@ CREATE UNLOGGED TABLE __SCHEMA__.taskhub_wakeup_listeners (
     waiting       boolean     NOT NULL DEFAULT false,
     registered_at timestamptz NOT NULL DEFAULT now()
 );
+CREATE INDEX taskhub_wakeup_listeners_waiting_idx
+    ON __SCHEMA__.taskhub_wakeup_listeners (queue) WHERE waiting;
 
 -- Workers register and say when they wait: granted to every runtime role by
 -- the migration run (taskhub_refresh_runtime_roles).

@@ -9,3 +9,5 @@ CREATE UNLOGGED TABLE __SCHEMA__.taskhub_wakeup_listeners (
     waiting       boolean     NOT NULL DEFAULT false,
     registered_at timestamptz NOT NULL DEFAULT now()
 );
+CREATE INDEX taskhub_wakeup_listeners_waiting_idx
+    ON __SCHEMA__.taskhub_wakeup_listeners (queue) WHERE waiting;

@@ -1,0 +1,244 @@
+"""Push wakeups against polling, in one run on one server.
+
+1. Wakeup latency: an idle ActivityWorker (every slot waiting), an activity
+   scheduled at a random moment; the time until its handler starts. One
+   worker waits on push wakeups, the other polls as before (20 ms doubling to
+   500 ms); samples alternate between them.
+2. What the notifications cost: enqueue + fetch + ack cycles from several
+   clients, on our schema with no listener waiting, with one waiting all the
+   time (the worst case: every enqueue notifies), and on revision 0008 (no
+   notifications at all); rounds alternate, medians.
+
+    python -m bench.wakeups [--quick] [--url URL]
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+
+from provider import ActivityContext, ActivityWorker, TaskHub
+from scripts.workloads.flavours import TASKHUB, TASKHUB_0008, Flavour
+
+P50_TARGET_MS, P99_TARGET_MS, OVERHEAD_TARGET = 5.0, 20.0, 0.03
+
+
+def _activity(n: int, name: str = "Go") -> dict[str, Any]:
+    return {
+        "ActivityExecute": {
+            "instance": f"i-{n}",
+            "execution_id": 1,
+            "id": n,
+            "name": name,
+            "input": "null",
+        }
+    }
+
+
+class _Timed:
+    """A worker whose handler records when each activity started."""
+
+    def __init__(self, hub: TaskHub, push: bool) -> None:
+        self.started: dict[int, float] = {}
+        self.changed = threading.Condition()
+        self.worker = ActivityWorker(hub, concurrency=2, push_wakeups=push)
+        self.worker.register("Go", self._go)
+
+    def _go(self, ctx: ActivityContext, _: Any) -> None:
+        with self.changed:
+            self.started[ctx.activity_id] = time.monotonic()
+            self.changed.notify_all()
+
+    def start_of(self, activity_id: int, timeout_s: float = 5.0) -> float:
+        with self.changed:
+            self.changed.wait_for(lambda: activity_id in self.started, timeout_s)
+            return self.started[activity_id]
+
+
+def _percentile(samples: list[float], share: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def wakeup_latency(url: str, samples: int) -> dict[str, dict[str, float]]:
+    latencies: dict[str, list[float]] = {"push": [], "polling": []}
+    schemas = {mode: TASKHUB.create_schema(url, f"bench_wake_{mode}") for mode in latencies}
+    hubs = {mode: TaskHub.connect(url, schemas[mode]) for mode in latencies}
+    timed = {mode: _Timed(hubs[mode], push=mode == "push") for mode in latencies}
+    rng = random.Random(7)
+    try:
+        for t in timed.values():
+            t.worker.start()
+        time.sleep(1.0)
+        for n in range(samples):
+            for mode in ("push", "polling") if n % 2 == 0 else ("polling", "push"):
+                time.sleep(rng.uniform(0.2, 0.8))  # idle: the poll has backed off
+                sent = time.monotonic()
+                hubs[mode].enqueue_worker_work(_activity(n))
+                latencies[mode].append((timed[mode].start_of(n) - sent) * 1000)
+    finally:
+        for mode in latencies:
+            timed[mode].worker.stop()
+            hubs[mode].close()
+            _drop(url, schemas[mode])
+    return {
+        mode: {
+            "p50_ms": statistics.median(values),
+            "p99_ms": _percentile(values, 0.99),
+            "max_ms": max(values),
+            "samples": len(values),
+        }
+        for mode, values in latencies.items()
+    }
+
+
+@contextmanager
+def _waiting_listener(url: str, schema: str) -> Iterator[None]:
+    """A listener registered as waiting for the whole run, draining what it gets."""
+    stop = threading.Event()
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(f'SELECT "{schema}".taskhub_listen(%s)', ["worker"]).fetchone()
+        assert row is not None
+        conn.execute(f'LISTEN "{row[0]}"')
+        conn.execute(f'SELECT "{schema}".taskhub_set_waiting(%s, true)', [conn.info.backend_pid])
+
+        def drain() -> None:
+            while not stop.is_set():
+                for _ in conn.notifies(timeout=0.2):
+                    pass
+
+        thread = threading.Thread(target=drain, daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+
+
+def _cycles_per_s(url: str, schema: str, clients: int, cycles: int) -> float:
+    def client(number: int) -> None:
+        with TaskHub.connect(url, schema, pool_min_size=1, pool_max_size=1) as hub:
+            for n in range(cycles):
+                activity = number * 1_000_000 + n
+                hub.enqueue_worker_work(_activity(activity, "Cycle"))
+                lease = hub.fetch_work_item(30_000)
+                if lease is not None:
+                    completion = {
+                        "ActivityCompleted": {
+                            **lease.work_item["ActivityExecute"],
+                            "result": "null",
+                        }
+                    }
+                    for key in ("name", "input"):
+                        completion["ActivityCompleted"].pop(key, None)
+                    hub.ack_work_item(lease.lock_token, completion)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return clients * cycles / (time.perf_counter() - started)
+
+
+def notification_cost(url: str, rounds: int, cycles: int) -> dict[str, float]:
+    """Median enqueue+fetch+ack cycles per second of each setting."""
+    settings: list[tuple[str, Flavour, bool]] = [
+        ("no listener waiting", TASKHUB, False),
+        ("a listener always waiting", TASKHUB, True),
+        ("revision 0008 (no notifications)", TASKHUB_0008, False),
+    ]
+    runs: dict[str, list[float]] = {name: [] for name, _, _ in settings}
+    for round_number in range(rounds):
+        order = settings if round_number % 2 == 0 else settings[::-1]
+        for name, flavour, listening in order:
+            schema = flavour.create_schema(url, f"bench_notify_{flavour.prefix}_{round_number}")
+            try:
+                if listening:
+                    with _waiting_listener(url, schema):
+                        runs[name].append(_cycles_per_s(url, schema, 4, cycles))
+                else:
+                    runs[name].append(_cycles_per_s(url, schema, 4, cycles))
+            finally:
+                _drop(url, schema)
+    return {name: statistics.median(values) for name, values in runs.items()}
+
+
+def _drop(url: str, schema: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def run(url: str, quick: bool = False) -> dict[str, Any]:
+    latency = wakeup_latency(url, samples=10 if quick else 40)
+    cost = notification_cost(url, rounds=1 if quick else 5, cycles=200 if quick else 600)
+    return {"latency": latency, "notification_cost": cost}
+
+
+def report(figures: dict[str, Any]) -> list[str]:
+    """The section `make bench` prints, with the targets."""
+    push, polling = figures["latency"]["push"], figures["latency"]["polling"]
+    lines = [
+        "wakeup latency, idle worker: queued -> handler started (ms)",
+        f"  {'':<28} {'p50':>8} {'p99':>8} {'max':>8}",
+    ]
+    for mode, row in (("push wakeups", push), ("polling (20-500 ms)", polling)):
+        lines.append(
+            f"  {mode:<28} {row['p50_ms']:>8.1f} {row['p99_ms']:>8.1f} {row['max_ms']:>8.1f}"
+        )
+    lines.append(
+        f"  target p50 <= {P50_TARGET_MS:.0f} ms, p99 <= {P99_TARGET_MS:.0f} ms: "
+        + (
+            "MET"
+            if push["p50_ms"] <= P50_TARGET_MS and push["p99_ms"] <= P99_TARGET_MS
+            else "NOT MET"
+        )
+    )
+    cost = figures["notification_cost"]
+    baseline = cost["revision 0008 (no notifications)"]
+    lines.append("notification cost: enqueue + fetch + ack cycles/s (4 clients)")
+    for name, value in cost.items():
+        lines.append(f"  {name:<36} {value:>8.0f}  {100 * (value / baseline - 1):+6.1f} %")
+    # Under load every slot is busy, so no listener waits and nothing is sent:
+    # that is the throughput case. A listener waits only while a slot idles.
+    under_load = cost["no listener waiting"]
+    lines.append(
+        f"  target under load (no listener waiting): at most {100 * OVERHEAD_TARGET:.0f} %"
+        " below 0008: " + ("MET" if under_load >= (1 - OVERHEAD_TARGET) * baseline else "NOT MET")
+    )
+    lines.append(
+        "  (a listener always waiting is the worst case: every enqueue notifies; it happens"
+        " only while a worker has an idle slot)"
+    )
+    return lines
+
+
+def main() -> None:
+    import argparse
+
+    from bench.run import database_url
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--url")
+    args = parser.parse_args()
+    url, cluster = database_url(args.url)
+    try:
+        figures = run(url, args.quick)
+    finally:
+        if cluster is not None:
+            cluster.stop()
+    print("\n".join(report(figures)))
+
+
+if __name__ == "__main__":
+    main()
