@@ -151,7 +151,8 @@ class WakeupListener:
                         extra=fields("wakeups.listening", schema=self.config.schema, pid=pid),
                     )
                     while not self._stopping.is_set():
-                        for _ in conn.notifies(timeout=0.5, stop_after=1):
+                        # Short waits: stop() is seen within 0.1 s.
+                        for _ in conn.notifies(timeout=0.1, stop_after=1):
                             self._woken()
             except psycopg.errors.UndefinedFunction:
                 _log_no_wakeups(self.config.schema)

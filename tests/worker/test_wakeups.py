@@ -17,7 +17,7 @@ from provider import ActivityContext, ActivityWorker, TaskHub
 from tests.support.work_items import activity_execute, start_orchestration
 
 HubFactory = Callable[..., TaskHub]
-SLOW_POLL_MS = 5_000  # so that only a wakeup can start the work quickly
+SLOW_POLL_MS = 2_500  # so that only a wakeup can start the work within a second
 
 
 def notifications(conn: psycopg.Connection[Any]) -> list[str]:
