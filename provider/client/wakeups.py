@@ -99,9 +99,10 @@ class WakeupListener:
 
     @contextlib.contextmanager
     def idle(self) -> Iterator[bool]:
-        """A slot waits: the listener is announced as waiting while any slot is.
-        Yields True when this slot made the announcement: work committed just
-        before it was not announced, so the slot should look once more."""
+        """A slot waits. The first slot to wait since the last wakeup tells the
+        server the listener waits (the procedures clear that when they notify,
+        so a busy worker costs nothing). Yields True to the slot that told:
+        work committed just before was not announced, so it looks once more."""
         announced = self._count_idle(+1)
         try:
             yield announced
@@ -109,29 +110,31 @@ class WakeupListener:
             self._count_idle(-1)
 
     def _count_idle(self, change: int) -> bool:
-        """Count a slot in or out; True when that changed what the server was told."""
+        """Count a slot in or out; True when this call told the server "waiting"."""
         with self._changed:
             self._idle.count += change
-            pid, waiting = self._idle.pid, self._idle.count > 0
-            if pid is None or waiting == self._idle.said_waiting:
+            pid = self._idle.pid
+            if pid is None or self._idle.count == 0 or self._idle.said_waiting:
                 return False
-            self._idle.said_waiting = waiting
+            self._idle.said_waiting = True
         try:
-            self._set_waiting(pid, waiting)
+            self._set_waiting(pid, True)
         except TaskHubError:
-            # The slot polls anyway; the next transition says it again.
+            # The slot polls anyway; the next slot to wait says it again.
             with self._changed:
-                self._idle.said_waiting = not waiting
+                self._idle.said_waiting = False
             return False
         return True
 
     def wake_all(self) -> None:
         """Wake every waiting slot now (a worker stopping)."""
-        self._woken()
+        self._woken(notified=False)
 
-    def _woken(self) -> None:
+    def _woken(self, notified: bool = True) -> None:
         with self._changed:
             self.generation += 1
+            if notified:
+                self._idle.said_waiting = False  # the notifier cleared the flag
             self._changed.notify_all()
 
     def _listen(self) -> None:
@@ -143,8 +146,8 @@ class WakeupListener:
                     failures = 0
                     with self._changed:
                         self._idle.pid, self._idle.said_waiting = pid, False
+                    self._woken(notified=False)  # look at what came while not listening
                     self._count_idle(0)  # announce slots that were already waiting
-                    self._woken()  # anything that came while not listening
                     log.debug(
                         "listening on %s",
                         channel,
@@ -218,23 +221,25 @@ class AsyncWakeupListener:
 
     async def _count_idle(self, change: int) -> bool:
         self._idle.count += change
-        pid, waiting = self._idle.pid, self._idle.count > 0
-        if pid is None or waiting == self._idle.said_waiting:
+        pid = self._idle.pid
+        if pid is None or self._idle.count == 0 or self._idle.said_waiting:
             return False
-        self._idle.said_waiting = waiting
+        self._idle.said_waiting = True
         try:
-            await self._set_waiting(pid, waiting)
+            await self._set_waiting(pid, True)
         except TaskHubError:
-            self._idle.said_waiting = not waiting
+            self._idle.said_waiting = False
             return False
         return True
 
     async def wake_all(self) -> None:
-        await self._woken()
+        await self._woken(notified=False)
 
-    async def _woken(self) -> None:
+    async def _woken(self, notified: bool = True) -> None:
         async with self._changed:
             self.generation += 1
+            if notified:
+                self._idle.said_waiting = False
             self._changed.notify_all()
 
     async def _listen(self) -> None:
@@ -256,8 +261,8 @@ class AsyncWakeupListener:
                     await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(str(row[0]))))
                     failures = 0
                     self._idle.pid, self._idle.said_waiting = conn.info.backend_pid, False
+                    await self._woken(notified=False)
                     await self._count_idle(0)
-                    await self._woken()
                     async for _ in conn.notifies():
                         await self._woken()
             except psycopg.errors.UndefinedFunction:

@@ -1,7 +1,8 @@
 -- The listener with backend pid p_pid (its LISTEN connection; the worker
--- says so from any connection) is waiting for work (true), or busy again
--- (false). A worker says true before its last fetch ahead of a wait, so that
--- a message committed after that fetch is announced.
+-- says so from any connection) is waiting for work (true), or not (false).
+-- A worker says true before its last fetch ahead of a wait, so that a message
+-- committed after that fetch is announced; taskhub_wake sets it back to
+-- false when it wakes the listener.
 CREATE OR REPLACE FUNCTION __SCHEMA__.taskhub_set_waiting(p_pid integer, p_waiting boolean)
 RETURNS void
 LANGUAGE sql

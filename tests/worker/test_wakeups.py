@@ -60,7 +60,7 @@ def test_an_idle_worker_starts_new_work_at_once(
     assert waited < 1.0, f"started {waited:.3f} s after it was queued"
 
 
-def test_the_procedures_notify_only_while_a_listener_waits(
+def test_the_procedures_notify_a_waiting_listener_once(
     hub_schema: str, make_hub: HubFactory, database_url: str
 ) -> None:
     hub = make_hub(hub_schema)
@@ -73,16 +73,22 @@ def test_the_procedures_notify_only_while_a_listener_waits(
         hub.enqueue_worker_work(activity_execute("n", 1))
         assert notifications(listener) == []  # registered, but not waiting
 
+        # Woken once per wait: the first message clears the flag.
         hub.set_wakeup_waiting(pid, True)
         hub.enqueue_worker_work(activity_execute("n", 2, tag="gpu"))
         hub.enqueue_worker_work(activity_execute("n", 3))
-        hub.enqueue_orchestrator_work("n", start_orchestration("n"))
-        later = datetime.now(UTC) + timedelta(minutes=5)
-        hub.enqueue_orchestrator_work("n", {"TimerFired": {"instance": "n"}}, visible_at=later)
-        assert notifications(listener) == ["worker:gpu", "worker"]  # no orchestrator listener
+        assert notifications(listener) == ["worker:gpu"]
 
-        hub.set_wakeup_waiting(pid, False)
+        hub.set_wakeup_waiting(pid, True)
+        hub.enqueue_orchestrator_work("n", start_orchestration("n"))  # nobody waits for these
+        later = datetime.now(UTC) + timedelta(minutes=5)
         hub.enqueue_worker_work(activity_execute("n", 4))
+        assert notifications(listener) == ["worker"]
+
+        hub.set_wakeup_waiting(pid, True)
+        hub.enqueue_orchestrator_work("n", {"TimerFired": {"instance": "n"}}, visible_at=later)
+        hub.set_wakeup_waiting(pid, False)
+        hub.enqueue_worker_work(activity_execute("n", 5))
         assert notifications(listener) == []
 
 

@@ -1,7 +1,7 @@
 -- The workers listening for wakeups, one row per listening connection, and
--- whether it is waiting for work right now. Procedures notify only while some
--- listener waits: a busy worker polls anyway, so a hub under load sends no
--- notifications at all, and one whose runtime never listens sends none ever.
+-- whether it waits for work right now. Procedures notify only a listener that
+-- waits, once (taskhub_wake): a busy worker polls anyway, so a hub under load
+-- sends few notifications, and one whose runtime never listens sends none.
 -- Unlogged: after a crash the listeners register again.
 CREATE UNLOGGED TABLE __SCHEMA__.taskhub_wakeup_listeners (
     pid           integer     PRIMARY KEY,
