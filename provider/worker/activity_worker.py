@@ -50,6 +50,12 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[..., Any]
 UNREGISTERED_RETRY_MS = 1_000
+ACK_ATTEMPTS = 3
+
+
+def ack_backoff_s(attempt: int) -> float:
+    """The pause before ack attempt `attempt + 1` after a transient failure."""
+    return 0.05 * 2.0**attempt
 
 
 @dataclass(frozen=True)
@@ -229,6 +235,34 @@ class WorkerCore:
             self.stats.completed += 1
         else:
             self.stats.failed += 1
+
+    def _retry_ack(self, lease: WorkItemLease, error: TaskHubError, attempt: int) -> bool:
+        """After a failed ack: True to try again, False to give up (logged)."""
+        if isinstance(error, LockLost):
+            # The same ids as the poison decision, so that a decision and
+            # its failed ack read as one event in the logs.
+            log.warning(
+                "ack refused, lease lost: %s",
+                error.message,
+                extra=self._item_fields("worker.ack_refused", lease, sqlstate=error.sqlstate),
+            )
+            self.stats.lost += 1
+            return False
+        if not error.retryable or attempt == ACK_ATTEMPTS - 1:
+            log.error(
+                "ack failed: %s",
+                error,
+                extra=self._item_fields("worker.ack_failed", lease, sqlstate=error.sqlstate),
+            )
+            return False
+        return True
+
+    def _abandon_failed(self, lease: WorkItemLease, error: TaskHubError) -> None:
+        log.info(
+            "abandon failed (the lease will expire instead): %s",
+            error,
+            extra=self._item_fields("worker.abandon_failed", lease, sqlstate=error.sqlstate),
+        )
 
     # -- log records ----------------------------------------------------------
 
@@ -459,32 +493,15 @@ class ActivityWorker(WorkerCore):
 
     # -- acks -----------------------------------------------------------------
 
-    def _ack(self, lease: WorkItemLease, completion: JsonObject, attempts: int = 3) -> bool:
-        for attempt in range(attempts):
+    def _ack(self, lease: WorkItemLease, completion: JsonObject) -> bool:
+        for attempt in range(ACK_ATTEMPTS):
             try:
                 self.hub.ack_work_item(lease.lock_token, completion)
                 return True
-            except LockLost as error:
-                # The same ids as the poison decision, so that a decision and
-                # its failed ack read as one event in the logs.
-                log.warning(
-                    "ack refused, lease lost: %s",
-                    error.message,
-                    extra=self._item_fields("worker.ack_refused", lease, sqlstate=error.sqlstate),
-                )
-                self.stats.lost += 1
-                return False
             except TaskHubError as error:
-                if not error.retryable or attempt == attempts - 1:
-                    log.error(
-                        "ack failed: %s",
-                        error,
-                        extra=self._item_fields(
-                            "worker.ack_failed", lease, sqlstate=error.sqlstate
-                        ),
-                    )
+                if not self._retry_ack(lease, error, attempt):
                     return False
-                time.sleep(0.05 * 2**attempt)
+                time.sleep(ack_backoff_s(attempt))
         return False
 
     def _abandon(self, lease: WorkItemLease, *, delay_ms: int | None, ignore_attempt: bool) -> None:
@@ -493,11 +510,7 @@ class ActivityWorker(WorkerCore):
                 lease.lock_token, delay_ms=delay_ms, ignore_attempt=ignore_attempt
             )
         except TaskHubError as error:
-            log.info(
-                "abandon failed (the lease will expire instead): %s",
-                error,
-                extra=self._item_fields("worker.abandon_failed", lease, sqlstate=error.sqlstate),
-            )
+            self._abandon_failed(lease, error)
 
     def _give_back(self, item: _InFlight, reason: str) -> None:
         with item.lock:

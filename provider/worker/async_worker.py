@@ -33,14 +33,16 @@ from typing import Any, Unpack
 
 from provider.client.shapes import activity_completed, activity_identity, decode_input
 from provider.client.wakeups import AsyncWakeupListener
-from provider.errors import LockLost, TaskHubError
+from provider.errors import TaskHubError
 from provider.types import JsonObject, WorkItemLease
 from provider.worker.activity_worker import (
+    ACK_ATTEMPTS,
     UNREGISTERED_RETRY_MS,
     ActivityContext,
     Handler,
     WorkerCore,
     WorkerOptions,
+    ack_backoff_s,
     keeper_name,
 )
 from provider.worker.calls import AsyncWakeupSource, AsyncWorkerCalls
@@ -262,30 +264,15 @@ class AsyncActivityWorker(WorkerCore):
 
     # -- acks -----------------------------------------------------------------
 
-    async def _ack(self, lease: WorkItemLease, completion: JsonObject, attempts: int = 3) -> bool:
-        for attempt in range(attempts):
+    async def _ack(self, lease: WorkItemLease, completion: JsonObject) -> bool:
+        for attempt in range(ACK_ATTEMPTS):
             try:
                 await self.hub.ack_work_item(lease.lock_token, completion)
                 return True
-            except LockLost as error:
-                log.warning(
-                    "ack refused, lease lost: %s",
-                    error.message,
-                    extra=self._item_fields("worker.ack_refused", lease, sqlstate=error.sqlstate),
-                )
-                self.stats.lost += 1
-                return False
             except TaskHubError as error:
-                if not error.retryable or attempt == attempts - 1:
-                    log.error(
-                        "ack failed: %s",
-                        error,
-                        extra=self._item_fields(
-                            "worker.ack_failed", lease, sqlstate=error.sqlstate
-                        ),
-                    )
+                if not self._retry_ack(lease, error, attempt):
                     return False
-                await asyncio.sleep(0.05 * 2**attempt)
+                await asyncio.sleep(ack_backoff_s(attempt))
         return False
 
     async def _abandon(
@@ -296,11 +283,7 @@ class AsyncActivityWorker(WorkerCore):
                 lease.lock_token, delay_ms=delay_ms, ignore_attempt=ignore_attempt
             )
         except TaskHubError as error:
-            log.info(
-                "abandon failed (the lease will expire instead): %s",
-                error,
-                extra=self._item_fields("worker.abandon_failed", lease, sqlstate=error.sqlstate),
-            )
+            self._abandon_failed(lease, error)
 
     async def _give_back(self, item: _Running, reason: str) -> None:
         if item.given_back:
