@@ -71,6 +71,7 @@ TASKHUB_0005 = Flavour("taskhub-0005", "t5", _taskhub_at("0005"))
 TASKHUB_0006 = Flavour("taskhub-0006", "t6", _taskhub_at("0006"))
 TASKHUB_0007 = Flavour("taskhub-0007", "t7", _taskhub_at("0007"))
 TASKHUB_0008 = Flavour("taskhub-0008", "t8", _taskhub_at("0008"))
+TASKHUB_0009 = Flavour("taskhub-0009", "t9", _taskhub_at("0009"))
 ALL = {
     flavour.name: flavour
     for flavour in (
@@ -81,5 +82,6 @@ ALL = {
         TASKHUB_0006,
         TASKHUB_0007,
         TASKHUB_0008,
+        TASKHUB_0009,
     )
 }

@@ -64,7 +64,7 @@ def refusal(conn: psycopg.Connection[Any], statement: str) -> str | None:
     return None
 
 
-HOT_PATH_PLANNER_SETTINGS = {"plan_cache_mode=force_generic_plan", "enable_seqscan=off"}
+HOT_PATH_PLANNER_SETTINGS = {"plan_cache_mode=force_generic_plan", "enable_seqscan=off", "jit=off"}
 
 
 def runtime_functions(sql: psycopg.Connection[Any], schema: str) -> set[str]:

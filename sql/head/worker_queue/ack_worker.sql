@@ -18,6 +18,9 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET plan_cache_mode = force_generic_plan
 SET enable_seqscan = off
+-- With seq scans priced out, plan costs pass jit_above_cost, and compiling each
+-- query would take longer than running it (12-19 ms per fetch at depth).
+SET jit = off
 AS $$
 DECLARE
     v_completion jsonb;

@@ -1,0 +1,77 @@
+"""The hot path never JIT-compiles: fetch and ack on both queues plan with
+enable_seqscan off, which prices plans past jit_above_cost, and compiling a
+candidate scan took 12-19 ms per fetch on a deep queue (0.5 ms without).
+Revision 0010 sets jit = off on them; 0006 to 0009 have the defect."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import psycopg
+import pytest
+
+from provider import TaskHub
+from scripts.workloads.flavours import Flavour
+from tests.support.work_items import activity_completed, activity_execute, start_orchestration
+
+
+def jit_compiled_statements(url: str, schema: str) -> list[str]:
+    """The statements of one fetch and ack on each queue that were JIT-compiled,
+    with JIT made as eager as it gets for this session."""
+    hub = TaskHub.connect(url, schema)
+    try:
+        hub.enqueue_orchestrator_work("jit", start_orchestration("jit"))
+        hub.enqueue_worker_work(activity_execute("jit", 1))
+    finally:
+        hub.close()
+    plans: list[str] = []
+    with psycopg.connect(url, autocommit=True) as conn:
+        if conn.execute("SELECT pg_jit_available()").fetchone() != (True,):
+            pytest.skip("this server has no JIT provider")
+        conn.add_notice_handler(lambda notice: plans.append(notice.message_primary or ""))
+        for setting in (
+            "LOAD 'auto_explain'",
+            "SET auto_explain.log_min_duration = 0",
+            "SET auto_explain.log_nested_statements = on",
+            "SET auto_explain.log_analyze = on",
+            "SET auto_explain.log_level = notice",
+            "SET client_min_messages = notice",
+            "SET jit = on",
+            "SET jit_above_cost = 0",
+        ):
+            conn.execute(setting)
+        q = f'"{schema}"'
+        row: Any = conn.execute(
+            f"SELECT out_lock_token, out_execution_id FROM {q}.fetch_orchestration_item("
+            "(extract(epoch FROM now()) * 1000)::bigint, 30000)"
+        ).fetchone()
+        conn.execute(
+            f"SELECT {q}.ack_orchestration_item(%s, (extract(epoch FROM now()) * 1000)::bigint,"
+            " %s, '[]', '[]', '[]', '{}')",
+            [row[0], row[1]],
+        )
+        token: Any = conn.execute(
+            f"SELECT out_lock_token FROM {q}.fetch_work_item("
+            "(extract(epoch FROM now()) * 1000)::bigint, 30000)"
+        ).fetchone()
+        conn.execute(
+            f"SELECT {q}.ack_worker(%s, 'jit', %s, (extract(epoch FROM now()) * 1000)::bigint)",
+            [token[0], json.dumps(activity_completed("jit", 1))],
+        )
+    # The calls above are this session's own statements: JIT compiles them.
+    own = ("Query Text: SELECT out_lock_token", f"Query Text: SELECT {q}.")
+    nested = [plan for plan in plans if not any(mark in plan for mark in own)]
+    return [plan.split("\n")[1][:120] for plan in nested if "\nJIT:" in plan]
+
+
+@pytest.mark.pins_defect(
+    "the hot path plans with enable_seqscan off and JIT-compiles its queries",
+    fails_on=("taskhub-0009",),
+)
+def test_fetch_and_ack_never_jit_compile(
+    flavour: Flavour, flavour_schema: str, database_url: str
+) -> None:
+    if flavour.name == "duroxide-0.2.2":
+        pytest.skip("duroxide 0.2.2 does not price seq scans out")
+    assert jit_compiled_statements(database_url, flavour_schema) == []
