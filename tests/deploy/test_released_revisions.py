@@ -12,7 +12,9 @@ import pytest
 from tests.support.paths import REPO
 
 RELEASED = {
-    "0010_no_jit_on_the_hot_path": "dadc7e0af66265a46082801fdc123b48489243bf46bc06ac1eed8f1f4bb11169",
+    "0010_no_jit_on_the_hot_path": (
+        "dadc7e0af66265a46082801fdc123b48489243bf46bc06ac1eed8f1f4bb11169"
+    ),
     "0009_push_wakeups": "a0a9a6925054c76e2f5985c43291c7b7d92f51c34d0667e7d68c784bd11fc030",
     "0008_one_idiom_per_job": "ded4dd2de1482e39735432dd1838bf3e3a61283cba6413721632fd83425dc436",
     "0007_fault_tolerance": "267f87200eb47ae1ba5302733bde3f4777634bf81a7f1ad9ce73b521b574c2c1",
