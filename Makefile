@@ -37,15 +37,16 @@ lint: venv
 
 # The suite in two parts. Most tests wait on the server, so they run in
 # TEST_WORKERS processes, each with a PostgreSQL cluster of its own; the tests
-# marked `timing` assert wall-clock margins and run alone afterwards.
+# marked `timing` assert wall-clock margins and run alone afterwards (their runs
+# on defect flavours, which must fail anyway, stay in the parallel part).
 # pytest exits 5 when it collected no test: that is a failure here.
 TEST_WORKERS ?= 3
 PYTEST_PART = rc=0; $(PY) -m pytest $(1) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "no tests ran: $(1)"; exit 1; fi; [ $$rc -eq 0 ]
 
 pytest: venv
-	$(call PYTEST_PART,-n $(TEST_WORKERS) --dist worksteal -m "not timing")
-	$(call PYTEST_PART,-m timing)
+	$(call PYTEST_PART,-n $(TEST_WORKERS) --dist worksteal -m "not timing or defect_flavour")
+	$(call PYTEST_PART,-m "timing and not defect_flavour")
 
 test: lint pytest
 

@@ -34,7 +34,7 @@ class ChaosSettings:
 
 
 # The run inside `make test`: about a minute for both sides together.
-BOUNDED = ChaosSettings(orchestrations=200, fault_seconds=32.0, drain_seconds=30.0)
+BOUNDED = ChaosSettings(orchestrations=120, fault_seconds=32.0, drain_seconds=30.0)
 
 
 def from_environment(base: ChaosSettings = ChaosSettings()) -> ChaosSettings:
