@@ -150,6 +150,7 @@ def test_every_runbook_query_runs_and_answers(
     }
     assert all(row[5] > 0 for row in leases)
     assert [row[:2] for row in answer("taskhub_session_owners")] == [("sess-1", "worker-a")]
+    assert answer("taskhub_wakeup_listeners") == []  # no worker listens in this test
     # The runbook requeued the dead letter and released the lease.
     assert answer("SELECT orders.taskhub_requeue_dead_letter(")[0][0] is not None
     assert answer("SELECT orders.taskhub_release_orchestration_lease(") == [(True,)]
