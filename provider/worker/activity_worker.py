@@ -264,6 +264,24 @@ class WorkerCore:
             extra=self._item_fields("worker.abandon_failed", lease, sqlstate=error.sqlstate),
         )
 
+    def _fetch_failed(self, error: TaskHubError, retry_in_s: float) -> None:
+        # The database is down or refusing: the slot backs off, never spins.
+        log.warning(
+            "fetch_work_item failed, retrying in %.1f s: %s",
+            retry_in_s,
+            error,
+            extra=self._worker_fields(
+                "worker.fetch_failed", sqlstate=error.sqlstate, error_class=type(error).__name__
+            ),
+        )
+
+    def _heartbeat_failed(self, error: TaskHubError) -> None:
+        log.warning(
+            "session heartbeat failed, retrying: %s",
+            error,
+            extra=self._worker_fields("worker.session_heartbeat_failed", sqlstate=error.sqlstate),
+        )
+
     # -- log records ----------------------------------------------------------
 
     def _item_ids(self, lease: WorkItemLease) -> dict[str, object]:
@@ -366,17 +384,7 @@ class ActivityWorker(WorkerCore):
                     lease = self._wait_for_work(seen, idle_s)
                     fetched_at = time.monotonic()
             except TaskHubError as error:
-                # The database is down or refusing: back off, never spin.
-                log.warning(
-                    "fetch_work_item failed, retrying in %.1f s: %s",
-                    error_s,
-                    error,
-                    extra=self._worker_fields(
-                        "worker.fetch_failed",
-                        sqlstate=error.sqlstate,
-                        error_class=type(error).__name__,
-                    ),
-                )
+                self._fetch_failed(error, error_s)
                 self._stopping.wait(error_s)
                 error_s = min(error_s * 2, self.max_error_backoff_s)
                 continue
@@ -537,10 +545,4 @@ class ActivityWorker(WorkerCore):
                     self.hub.cleanup_orphaned_sessions()
                     last_cleanup = time.monotonic()
             except TaskHubError as error:
-                log.warning(
-                    "session heartbeat failed, retrying: %s",
-                    error,
-                    extra=self._worker_fields(
-                        "worker.session_heartbeat_failed", sqlstate=error.sqlstate
-                    ),
-                )
+                self._heartbeat_failed(error)

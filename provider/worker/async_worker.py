@@ -136,16 +136,7 @@ class AsyncActivityWorker(WorkerCore):
                     lease = await self._wait_for_work(seen, idle_s)
                     fetched_at = time.monotonic()
             except TaskHubError as error:
-                log.warning(
-                    "fetch_work_item failed, retrying in %.1f s: %s",
-                    error_s,
-                    error,
-                    extra=self._worker_fields(
-                        "worker.fetch_failed",
-                        sqlstate=error.sqlstate,
-                        error_class=type(error).__name__,
-                    ),
-                )
+                self._fetch_failed(error, error_s)
                 await self._pause(error_s)
                 error_s = min(error_s * 2, self.max_error_backoff_s)
                 continue
@@ -312,10 +303,4 @@ class AsyncActivityWorker(WorkerCore):
                     await self.hub.cleanup_orphaned_sessions()
                     last_cleanup = time.monotonic()
             except TaskHubError as error:
-                log.warning(
-                    "session heartbeat failed, retrying: %s",
-                    error,
-                    extra=self._worker_fields(
-                        "worker.session_heartbeat_failed", sqlstate=error.sqlstate
-                    ),
-                )
+                self._heartbeat_failed(error)
