@@ -37,15 +37,21 @@ log = logging.getLogger(__name__)
 RECONNECT_DELAYS_S = (0.1, 0.5, 1.0, 2.0, 5.0)
 
 
+def _register_query(schema: str) -> sql.Composed:
+    """Register this connection as a listener of a queue; returns the channel."""
+    return sql.SQL("SELECT {}.taskhub_listen(%s)").format(sql.Identifier(schema))
+
+
+def _listen_statement(channel: Any) -> sql.Composed:
+    return sql.SQL("LISTEN {}").format(sql.Identifier(str(channel)))
+
+
 def _register(conn: psycopg.Connection[Any], schema: str, queue: str) -> tuple[str, int]:
     """LISTEN on the schema's channel as a listener of `queue`: (channel, pid)."""
-    row = conn.execute(
-        sql.SQL("SELECT {}.taskhub_listen(%s)").format(sql.Identifier(schema)), [queue]
-    ).fetchone()
+    row = conn.execute(_register_query(schema), [queue]).fetchone()
     assert row is not None
-    channel = str(row[0])
-    conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
-    return channel, conn.info.backend_pid
+    conn.execute(_listen_statement(row[0]))
+    return str(row[0]), conn.info.backend_pid
 
 
 def _log_no_wakeups(schema: str) -> None:
@@ -249,16 +255,10 @@ class AsyncWakeupListener:
                 async with await psycopg.AsyncConnection.connect(
                     self.config.url, **connection_settings(self.config)
                 ) as conn:
-                    row = await (
-                        await conn.execute(
-                            sql.SQL("SELECT {}.taskhub_listen(%s)").format(
-                                sql.Identifier(self.config.schema)
-                            ),
-                            [self.queue],
-                        )
-                    ).fetchone()
+                    cur = await conn.execute(_register_query(self.config.schema), [self.queue])
+                    row = await cur.fetchone()
                     assert row is not None
-                    await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(str(row[0]))))
+                    await conn.execute(_listen_statement(row[0]))
                     failures = 0
                     self._idle.pid, self._idle.said_waiting = conn.info.backend_pid, False
                     await self._woken(notified=False)

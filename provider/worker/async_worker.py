@@ -230,9 +230,11 @@ class AsyncActivityWorker(WorkerCore):
                 loop = asyncio.get_running_loop()
                 call = functools.partial(handler, context, value)
                 result = await loop.run_in_executor(self._threads, call)
-        except (WorkCancelled, asyncio.CancelledError):
+        except WorkCancelled:
+            return None
+        except asyncio.CancelledError:
             if not context.token.cancelled:
-                raise  # the worker itself is being cancelled
+                raise  # the worker itself is being cancelled, not this item
             return None
         except Exception as error:
             return self._failed(context, body, error)

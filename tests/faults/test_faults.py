@@ -30,6 +30,7 @@ from provider import (
     TaskHubError,
 )
 from scripts.embedded_pg import EmbeddedPostgres
+from tests.support.db import orchestrator_items as completions
 from tests.support.paths import REPO
 from tests.support.work_items import (
     activity_execute,
@@ -42,11 +43,6 @@ from tests.support.work_items import (
 from tests.support.worker_process import RUNS_TABLE
 
 HubFactory = Callable[..., TaskHub]
-
-
-def completions(sql: psycopg.Connection[Any], schema: str) -> list[dict[str, Any]]:
-    rows = sql.execute(f'SELECT work_item FROM "{schema}".orchestrator_queue').fetchall()
-    return [json.loads(row[0]) for row in rows]
 
 
 def wait_until(condition: Callable[[], Any], timeout_s: float) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +14,13 @@ import psycopg
 def new_schema_name(prefix: str = "t") -> str:
     """A schema name no other test uses: each test works in a schema of its own."""
     return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+def orchestrator_items(conn: psycopg.Connection[Any], schema: str) -> list[dict[str, Any]]:
+    """Every work item on the orchestrator queue, oldest first (the completions
+    a worker sent, the starts and events a client queued)."""
+    rows = conn.execute(f'SELECT work_item FROM "{schema}".orchestrator_queue ORDER BY id')
+    return [json.loads(row[0]) for row in rows.fetchall()]
 
 
 SERVER_NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"

@@ -21,6 +21,7 @@ from provider import (
     TagFilter,
     TaskHub,
 )
+from tests.support.db import orchestrator_items as completions
 from tests.support.work_items import activity_execute
 
 HubFactory = Callable[..., TaskHub]
@@ -30,11 +31,6 @@ def item(instance: str, activity_id: int, name: str, value: Any) -> dict[str, An
     work = activity_execute(instance, activity_id, name=name)
     work["ActivityExecute"]["input"] = json.dumps(value)
     return work
-
-
-def completions(sql: psycopg.Connection[Any], schema: str) -> list[dict[str, Any]]:
-    rows = sql.execute(f'SELECT work_item FROM "{schema}".orchestrator_queue ORDER BY id')
-    return [json.loads(row[0]) for row in rows.fetchall()]
 
 
 async def eventually(condition: Callable[[], Any], timeout_s: float = 15.0) -> Any:

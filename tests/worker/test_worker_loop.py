@@ -27,6 +27,7 @@ from provider import (
     now_ms,
 )
 from tests.support.db import SERVER_NOW_MS
+from tests.support.db import orchestrator_items as completions
 from tests.support.paths import REPO
 from tests.support.work_items import (
     activity_completed,
@@ -69,11 +70,6 @@ def wait_until(condition: Callable[[], Any], timeout_s: float = 15.0) -> Any:
             return value
         time.sleep(0.01)
     raise AssertionError("condition not met in time")
-
-
-def completions(sql: psycopg.Connection[Any], schema: str) -> list[dict[str, Any]]:
-    rows = sql.execute(f'SELECT work_item FROM "{schema}".orchestrator_queue ORDER BY id')
-    return [json.loads(row[0]) for row in rows.fetchall()]
 
 
 @pytest.fixture
