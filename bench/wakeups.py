@@ -4,12 +4,9 @@
    scheduled at a random moment; the time until its handler starts. One
    worker waits on push wakeups, the other polls as before (20 ms doubling to
    500 ms); samples alternate between them.
-2. What the notifications cost: enqueue + fetch + ack cycles from several
-   clients, on our schema with no listener waiting, with one waiting all the
-   time (the worst case: every enqueue notifies), and on revision 0008 (no
-   notifications at all); rounds alternate, medians.
+2. What the notifications cost enqueue and ack (bench/notification_cost.py).
 3. The whole loop: a worker running activities while a producer queues them,
-   with push wakeups, and polling on revision 0008.
+   with push wakeups, and polling on a schema without wakeups.
 
     python -m bench.wakeups [--quick] [--url URL]
 """
@@ -20,16 +17,16 @@ import random
 import statistics
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 
+from bench import notification_cost
 from provider import ActivityContext, ActivityWorker, TaskHub
-from scripts.workloads.flavours import TASKHUB, TASKHUB_0008, Flavour
+from scripts.workloads.flavours import TASKHUB, TASKHUB_WITHOUT_WAKEUPS, Flavour
 
-P50_TARGET_MS, P99_TARGET_MS, OVERHEAD_TARGET = 5.0, 20.0, 0.03
+P50_TARGET_MS, P99_TARGET_MS = 5.0, 20.0
+POLLING = "polling, no wakeups in the schema"
 
 
 def _activity(n: int, name: str = "Go") -> dict[str, Any]:
@@ -101,85 +98,6 @@ def wakeup_latency(url: str, samples: int) -> dict[str, dict[str, float]]:
     }
 
 
-@contextmanager
-def _waiting_listener(url: str, schema: str) -> Iterator[None]:
-    """The worst case: a listener that waits again after every wakeup (a worker
-    that runs out of work after each item), so that every enqueue notifies."""
-    stop = threading.Event()
-    with (
-        psycopg.connect(url, autocommit=True) as conn,
-        psycopg.connect(url, autocommit=True) as say,
-    ):
-        row = conn.execute(f'SELECT "{schema}".taskhub_listen(%s)', ["worker"]).fetchone()
-        assert row is not None
-        conn.execute(f'LISTEN "{row[0]}"')
-        waiting = f'SELECT "{schema}".taskhub_set_waiting({conn.info.backend_pid}, true)'
-        say.execute(waiting)
-
-        def drain() -> None:
-            while not stop.is_set():
-                for _ in conn.notifies(timeout=0.2):
-                    say.execute(waiting)
-
-        thread = threading.Thread(target=drain, daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join()
-
-
-def _cycles_per_s(url: str, schema: str, clients: int, cycles: int) -> float:
-    def client(number: int) -> None:
-        with TaskHub.connect(url, schema, pool_min_size=1, pool_max_size=1) as hub:
-            for n in range(cycles):
-                activity = number * 1_000_000 + n
-                hub.enqueue_worker_work(_activity(activity, "Cycle"))
-                lease = hub.fetch_work_item(30_000)
-                if lease is not None:
-                    completion = {
-                        "ActivityCompleted": {
-                            **lease.work_item["ActivityExecute"],
-                            "result": "null",
-                        }
-                    }
-                    for key in ("name", "input"):
-                        completion["ActivityCompleted"].pop(key, None)
-                    hub.ack_work_item(lease.lock_token, completion)
-
-    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return clients * cycles / (time.perf_counter() - started)
-
-
-def notification_cost(url: str, rounds: int, cycles: int) -> dict[str, float]:
-    """Median enqueue+fetch+ack cycles per second of each setting."""
-    settings: list[tuple[str, Flavour, bool]] = [
-        ("no listener waiting", TASKHUB, False),
-        ("a listener waiting after every wakeup", TASKHUB, True),
-        ("revision 0008 (no notifications)", TASKHUB_0008, False),
-    ]
-    runs: dict[str, list[float]] = {name: [] for name, _, _ in settings}
-    for round_number in range(rounds):
-        order = settings if round_number % 2 == 0 else settings[::-1]
-        for name, flavour, listening in order:
-            schema = flavour.create_schema(url, f"bench_notify_{flavour.prefix}_{round_number}")
-            try:
-                if listening:
-                    with _waiting_listener(url, schema):
-                        runs[name].append(_cycles_per_s(url, schema, 4, cycles))
-                else:
-                    runs[name].append(_cycles_per_s(url, schema, 4, cycles))
-            finally:
-                _drop(url, schema)
-    return {name: statistics.median(values) for name, values in runs.items()}
-
-
 def _worker_activities_per_s(url: str, schema: str, push: bool, activities: int) -> float:
     """A producer queues activities as fast as it can while a worker (4 slots)
     runs them: activities per second from the first enqueue to the last ack."""
@@ -198,10 +116,10 @@ def _worker_activities_per_s(url: str, schema: str, push: bool, activities: int)
 
 def worker_throughput(url: str, rounds: int, activities: int) -> dict[str, float]:
     """Median activities/s of a worker with push wakeups (our schema) and of the
-    same worker polling on revision 0008; rounds alternate."""
+    same worker polling on a schema without wakeups; rounds alternate."""
     settings: list[tuple[str, Flavour, bool]] = [
         ("push wakeups", TASKHUB, True),
-        ("polling, revision 0008", TASKHUB_0008, False),
+        (POLLING, TASKHUB_WITHOUT_WAKEUPS, False),
     ]
     runs: dict[str, list[float]] = {name: [] for name, _, _ in settings}
     for round_number in range(rounds):
@@ -222,7 +140,7 @@ def _drop(url: str, schema: str) -> None:
 
 def run(url: str, quick: bool = False) -> dict[str, Any]:
     latency = wakeup_latency(url, samples=10 if quick else 40)
-    cost = notification_cost(url, rounds=1 if quick else 5, cycles=200 if quick else 600)
+    cost = notification_cost.measure(url, rounds=1 if quick else 5, calls=200 if quick else 1_000)
     flow = worker_throughput(url, rounds=1 if quick else 5, activities=300 if quick else 1_500)
     return {"latency": latency, "notification_cost": cost, "worker_throughput": flow}
 
@@ -246,23 +164,9 @@ def report(figures: dict[str, Any]) -> list[str]:
             else "NOT MET"
         )
     )
-    cost = figures["notification_cost"]
-    baseline = cost["revision 0008 (no notifications)"]
-    lines.append("notification cost: enqueue + fetch + ack cycles/s (4 clients)")
-    for name, value in cost.items():
-        lines.append(f"  {name:<36} {value:>8.0f}  {100 * (value / baseline - 1):+6.1f} %")
-    # Under load every slot is busy, so no listener waits and nothing is sent:
-    # that is the throughput case. A listener waits only while a slot idles.
-    under_load = cost["no listener waiting"]
-    lines.append(
-        f"  target under load (no listener waiting): at most {100 * OVERHEAD_TARGET:.0f} %"
-        " below 0008: " + ("MET" if under_load >= (1 - OVERHEAD_TARGET) * baseline else "NOT MET")
-    )
-    lines.append(
-        "  (a listener waiting again after every wakeup is the worst case: every enqueue notifies)"
-    )
+    lines += notification_cost.report(figures["notification_cost"])
     flow = figures["worker_throughput"]
-    polling_flow = flow["polling, revision 0008"]
+    polling_flow = flow[POLLING]
     lines.append("a worker (4 slots) running activities as a producer queues them: activities/s")
     for name, value in flow.items():
         lines.append(f"  {name:<36} {value:>8.0f}  {100 * (value / polling_flow - 1):+6.1f} %")

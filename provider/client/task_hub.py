@@ -14,7 +14,7 @@ from provider.client.management import Management
 from provider.client.orchestration_queue import OrchestrationQueue
 from provider.client.plans import awaitable, blocking
 from provider.client.procedures import AsyncProcedureClient, ProcedureClient
-from provider.client.wakeups import AsyncWakeupListener, WakeupListener
+from provider.client.wakeups import Wakeups
 from provider.client.worker_queue import WorkerQueue
 from provider.config import TaskHubConfig
 
@@ -41,9 +41,10 @@ class TaskHub(ProcedureClient):
     def __enter__(self) -> TaskHub:
         return self
 
-    def wakeup_listener(self, queue: str = "worker") -> WakeupListener:
-        """A listener for this hub's push wakeups (not started)."""
-        return WakeupListener(self.config, set_waiting=self.set_wakeup_waiting, queue=queue)
+    def wakeups(self, queue: str = "worker") -> Wakeups:
+        """The process's listener for this hub's schema, shared by every
+        worker of the process; release() it when done."""
+        return Wakeups.acquire(self.config, queue)
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
@@ -137,9 +138,9 @@ class AsyncTaskHub(AsyncProcedureClient):
         await self.open()
         return self
 
-    def wakeup_listener(self, queue: str = "worker") -> AsyncWakeupListener:
-        """A listener for this hub's push wakeups (not started)."""
-        return AsyncWakeupListener(self.config, set_waiting=self.set_wakeup_waiting, queue=queue)
+    def wakeups(self, queue: str = "worker") -> Wakeups:
+        """As TaskHub.wakeups: the same listener serves asyncio workers."""
+        return Wakeups.acquire(self.config, queue)
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()

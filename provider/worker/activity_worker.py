@@ -37,7 +37,7 @@ from provider.client.shapes import (
     activity_poisoned,
     decode_input,
 )
-from provider.client.wakeups import WakeupListener
+from provider.client.wakeups import Wakeups
 from provider.config import TaskHubConfig
 from provider.errors import InvalidInput, LockLost, TaskHubError
 from provider.logs import fields
@@ -139,6 +139,10 @@ class WorkerCore:
     ) -> None:
         if concurrency < 1 or max_attempts < 1:
             raise InvalidInput("ActivityWorker", "concurrency and max_attempts must be at least 1")
+        if tags is not None and not isinstance(tags, TagFilter):
+            raise InvalidInput(
+                "ActivityWorker", f"tags must be a TagFilter (TagFilter.only(...)), got {tags!r}"
+            )
         self.concurrency = concurrency
         self.tags = tags or TagFilter.default_only()
         self.owner_id = owner_id
@@ -308,6 +312,10 @@ class WorkerCore:
         return fields(event, schema=self._schema, owner_id=self.owner_id, **more)
 
 
+def _nobody_listens(pid: int, waiting: bool) -> None:
+    """The set_wakeup_waiting of a worker without push wakeups: never called."""
+
+
 class ActivityWorker(WorkerCore):
     """The threaded worker: one thread per slot; coroutine handlers run in
     their own event loop per call (for loop-bound clients, use AsyncActivityWorker)."""
@@ -319,14 +327,16 @@ class ActivityWorker(WorkerCore):
         self._threads: list[threading.Thread] = []
         self._in_flight: dict[str, _InFlight] = {}
         self._in_flight_lock = threading.Lock()
-        self._wakeups: WakeupListener | None = None
+        self._wakeups: Wakeups | None = None
+        self._set_waiting: Callable[[int, bool], None] = _nobody_listens
 
     # -- life cycle -----------------------------------------------------------
 
     def start(self) -> ActivityWorker:
         self._stopping.clear()
         if self.push_wakeups and isinstance(self.hub, WakeupSource):
-            self._wakeups = self.hub.wakeup_listener().start()
+            self._wakeups = self.hub.wakeups()
+            self._set_waiting = self.hub.set_wakeup_waiting
         self._threads = [
             threading.Thread(target=self._slot, name=f"activity-slot-{n}", daemon=True)
             for n in range(self.concurrency)
@@ -357,7 +367,7 @@ class ActivityWorker(WorkerCore):
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
         if self._wakeups is not None:
-            self._wakeups.stop()
+            self._wakeups.release()
             self._wakeups = None
         log.info(
             "activity worker stopped; %d in-flight items given back",
@@ -418,7 +428,7 @@ class ActivityWorker(WorkerCore):
         if self._wakeups is None:
             self._stopping.wait(idle_s)
             return None
-        with self._wakeups.idle() as announced:
+        with self._wakeups.idle(self._set_waiting) as announced:
             lease = self._fetch() if announced else None
             if lease is None:
                 self._wakeups.wait(seen, idle_s)

@@ -27,12 +27,13 @@ import functools
 import inspect
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Unpack
 
 from provider.client.shapes import activity_completed, activity_identity, decode_input
-from provider.client.wakeups import AsyncWakeupListener
+from provider.client.wakeups import Wakeups
 from provider.errors import TaskHubError
 from provider.types import JsonObject, WorkItemLease
 from provider.worker.activity_worker import (
@@ -61,6 +62,10 @@ class _Running:
     given_back: bool = False
 
 
+async def _nobody_listens(pid: int, waiting: bool) -> None:
+    """The set_wakeup_waiting of a worker without push wakeups: never called."""
+
+
 class AsyncActivityWorker(WorkerCore):
     def __init__(self, hub: AsyncWorkerCalls, **options: Unpack[WorkerOptions]) -> None:
         super().__init__(hub.config, **options)
@@ -69,7 +74,8 @@ class AsyncActivityWorker(WorkerCore):
         self._running: dict[str, _Running] = {}
         self._threads = ThreadPoolExecutor(self.concurrency, thread_name_prefix="activity")
         self._task: asyncio.Task[None] | None = None
-        self._wakeups: AsyncWakeupListener | None = None
+        self._wakeups: Wakeups | None = None
+        self._set_waiting: Callable[[int, bool], Awaitable[None]] = _nobody_listens
 
     # -- life cycle -----------------------------------------------------------
 
@@ -82,7 +88,8 @@ class AsyncActivityWorker(WorkerCore):
             extra=self._worker_fields("worker.started"),
         )
         if self.push_wakeups and isinstance(self.hub, AsyncWakeupSource):
-            self._wakeups = self.hub.wakeup_listener().start()
+            self._wakeups = self.hub.wakeups()
+            self._set_waiting = self.hub.set_wakeup_waiting
         try:
             async with asyncio.TaskGroup() as group:
                 for n in range(self.concurrency):
@@ -92,14 +99,15 @@ class AsyncActivityWorker(WorkerCore):
         finally:
             self._threads.shutdown(wait=False, cancel_futures=True)
             if self._wakeups is not None:
-                await self._wakeups.stop()
+                # The last user joins the listening thread: not on this loop.
+                await asyncio.to_thread(self._wakeups.release)
                 self._wakeups = None
 
     async def stop(self) -> None:
         """Stop fetching; give every in-flight item back at once."""
         self._stopping.set()
         if self._wakeups is not None:
-            await self._wakeups.wake_all()
+            self._wakeups.wake_all()
         running = list(self._running.values())
         for item in running:
             await self._give_back(item, "worker shutting down")
@@ -171,10 +179,10 @@ class AsyncActivityWorker(WorkerCore):
         if self._wakeups is None:
             await self._pause(idle_s)
             return None
-        async with self._wakeups.idle() as announced:
+        async with self._wakeups.idle_async(self._set_waiting) as announced:
             lease = await self._fetch() if announced else None
             if lease is None:
-                await self._wakeups.wait(seen, idle_s)
+                await self._wakeups.wait_async(seen, idle_s)
             return lease
 
     async def _process(self, lease: WorkItemLease, fetched_at: float) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from provider.client.wakeups import AsyncWakeupListener, WakeupListener
+from provider.client.wakeups import Wakeups
 from provider.config import TaskHubConfig
 from provider.types import JsonObject, TagFilter, WorkItemLease
 
@@ -94,11 +94,15 @@ class AsyncWorkerCalls(Protocol):
 class WakeupSource(Protocol):
     """A hub that can wake its workers (TaskHub); fakes without it poll."""
 
-    def wakeup_listener(self, queue: str = "worker") -> WakeupListener: ...
+    def wakeups(self, queue: str = "worker") -> Wakeups: ...
+
+    def set_wakeup_waiting(self, pid: int, waiting: bool) -> None: ...
 
 
 @runtime_checkable
 class AsyncWakeupSource(Protocol):
     """A hub that can wake its asyncio workers (AsyncTaskHub)."""
 
-    def wakeup_listener(self, queue: str = "worker") -> AsyncWakeupListener: ...
+    def wakeups(self, queue: str = "worker") -> Wakeups: ...
+
+    async def set_wakeup_waiting(self, pid: int, waiting: bool) -> None: ...

@@ -9,6 +9,9 @@
 * `taskhub-0005`: our schema at revision 0005, whose fetch fixed the lease end
   when it claimed the instance, before reading the history. Tests of the lease
   left at the client must fail on it.
+* `taskhub-without-wakeups`: our schema with no push wakeups at all (revision
+  0008, the last before them, with the jit = off of 0010): the anchor that
+  the notifications' cost is measured against.
 """
 
 from __future__ import annotations
@@ -55,6 +58,20 @@ def _taskhub_with_caller_clock(url: str, schema: str) -> None:
         )
 
 
+HOT_PATH = ("fetch_orchestration_item", "ack_orchestration_item", "fetch_work_item", "ack_worker")
+
+
+def _taskhub_without_wakeups(url: str, schema: str) -> None:
+    migrate.upgrade(url, schema, "0008")
+    with psycopg.connect(url, autocommit=True) as conn:
+        for (function,) in conn.execute(
+            "SELECT p.oid::regprocedure::text FROM pg_proc AS p"
+            " WHERE p.pronamespace = %s::regnamespace AND p.proname = ANY(%s)",
+            [f'"{schema}"', list(HOT_PATH)],
+        ).fetchall():
+            conn.execute(f"ALTER FUNCTION {function} SET jit = off")
+
+
 def _taskhub_at(revision: str) -> Callable[[str, str], None]:
     """Our schema as an earlier revision left it: the defect a later one fixed is still there."""
 
@@ -72,6 +89,8 @@ TASKHUB_0006 = Flavour("taskhub-0006", "t6", _taskhub_at("0006"))
 TASKHUB_0007 = Flavour("taskhub-0007", "t7", _taskhub_at("0007"))
 TASKHUB_0008 = Flavour("taskhub-0008", "t8", _taskhub_at("0008"))
 TASKHUB_0009 = Flavour("taskhub-0009", "t9", _taskhub_at("0009"))
+TASKHUB_0010 = Flavour("taskhub-0010", "t10", _taskhub_at("0010"))
+TASKHUB_WITHOUT_WAKEUPS = Flavour("taskhub-without-wakeups", "tnw", _taskhub_without_wakeups)
 ALL = {
     flavour.name: flavour
     for flavour in (
@@ -83,5 +102,7 @@ ALL = {
         TASKHUB_0007,
         TASKHUB_0008,
         TASKHUB_0009,
+        TASKHUB_0010,
+        TASKHUB_WITHOUT_WAKEUPS,
     )
 }

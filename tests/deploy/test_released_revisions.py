@@ -12,6 +12,9 @@ import pytest
 from tests.support.paths import REPO
 
 RELEASED = {
+    "0011_wake_check_in_the_statement": (
+        "7db2516e4a5711efc5d34c2ea6f14bd8145ee69d0b803ce0be9a5712003bae82"
+    ),
     "0010_no_jit_on_the_hot_path": (
         "dadc7e0af66265a46082801fdc123b48489243bf46bc06ac1eed8f1f4bb11169"
     ),

@@ -18,6 +18,7 @@ from provider.client.shapes import (
     completion_instance,
     target_instance,
 )
+from provider.worker.activity_worker import WorkerCore
 
 BAD_INPUT: dict[str, Callable[[], Any]] = {
     "orchestrator item naming no instance": lambda: target_instance({"ExternalRaised": {}}),
@@ -29,6 +30,10 @@ BAD_INPUT: dict[str, Callable[[], Any]] = {
     ),
     "unknown tag mode": lambda: TagFilter(mode="everything"),
     "tag mode without tags": lambda: TagFilter(mode="tags"),
+    "worker tags not a TagFilter": lambda: WorkerCore(
+        TaskHubConfig(url="postgresql://unused"),
+        tags=["gpu"],  # type: ignore[arg-type]
+    ),
     "non-positive lock timeout": lambda: TaskHubConfig(
         url="postgresql://unused", orchestration_lock_timeout_ms=0
     ),

@@ -1,9 +1,11 @@
 """Push wakeups: an idle worker starts new work at once instead of at its next
-poll, the procedures notify only while a listener waits, and a listener whose
-connection dies listens again."""
+poll, the procedures notify only while a listener waits, the workers of a
+process share one listening connection, and a listener whose connection dies
+listens again."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable
@@ -13,7 +15,14 @@ from typing import Any
 import psycopg
 import pytest
 
-from provider import ActivityContext, ActivityWorker, TaskHub
+from provider import (
+    ActivityContext,
+    ActivityWorker,
+    AsyncActivityWorker,
+    AsyncTaskHub,
+    TagFilter,
+    TaskHub,
+)
 from tests.support.work_items import activity_execute, start_orchestration
 
 HubFactory = Callable[..., TaskHub]
@@ -146,3 +155,76 @@ def test_a_worker_on_a_schema_without_wakeups_polls(
         while worker.stats.completed == 0 and time.monotonic() < deadline:
             time.sleep(0.02)
     assert worker.stats.completed == 1
+
+
+def listening_backends(sql: psycopg.Connection[Any], schema: str) -> int:
+    """Connections registered as listeners of the schema that are still open."""
+    row = sql.execute(
+        f'SELECT count(*) FROM "{schema}".taskhub_wakeup_listeners AS l'
+        " JOIN pg_stat_activity AS a USING (pid)"
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_the_workers_of_a_process_share_one_listening_connection(
+    hub_schema: str, make_hub: HubFactory, database_url: str, sql: psycopg.Connection[Any]
+) -> None:
+    hub = make_hub(hub_schema)
+    started: dict[str, float] = {}
+
+    def handler(name: str) -> Callable[[ActivityContext, Any], None]:
+        def run(ctx: ActivityContext, _: Any) -> None:
+            started[name] = time.monotonic()
+
+        return run
+
+    threaded = [
+        ActivityWorker(
+            hub,
+            tags=TagFilter.only(f"t{n}"),
+            idle_poll_ms=SLOW_POLL_MS,
+            max_idle_poll_ms=SLOW_POLL_MS,
+        )
+        for n in range(2)
+    ]
+    for n, worker in enumerate(threaded):
+        worker.register(f"T{n}", handler(f"T{n}"))
+
+    async def main() -> float:
+        async with AsyncTaskHub.connect(database_url, hub_schema) as async_hub:
+            worker = AsyncActivityWorker(
+                async_hub,
+                tags=TagFilter.only("a"),
+                idle_poll_ms=SLOW_POLL_MS,
+                max_idle_poll_ms=SLOW_POLL_MS,
+            )
+            worker.register("A", handler("A"))
+            async with worker:
+                await asyncio.sleep(0.6)  # every slot of the three workers idle
+                assert listening_backends(sql, hub_schema) == 1
+                sent = time.monotonic()
+                await asyncio.to_thread(enqueue_one_for_each)
+                while len(started) < 3 and time.monotonic() - sent < 2 * SLOW_POLL_MS / 1000:
+                    await asyncio.sleep(0.01)
+                return sent
+
+    def enqueue_one_for_each() -> None:
+        for n in range(2):
+            hub.enqueue_worker_work(activity_execute("s", n, name=f"T{n}", tag=f"t{n}"))
+        hub.enqueue_worker_work(activity_execute("s", 9, name="A", tag="a"))
+
+    for worker in threaded:
+        worker.start()
+    try:
+        sent = asyncio.run(main())
+    finally:
+        for worker in threaded:
+            worker.stop()
+    assert sorted(started) == ["A", "T0", "T1"]
+    # Each was woken by the one connection, well before its 2.5 s poll.
+    assert max(started.values()) - sent < 1.0, started
+    deadline = time.monotonic() + 2
+    while listening_backends(sql, hub_schema) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert listening_backends(sql, hub_schema) == 0  # the last worker closed it

@@ -238,9 +238,13 @@ BEGIN
                w -> 'ActivityExecute' ->> 'tag'
           FROM jsonb_array_elements(v_workers) WITH ORDINALITY AS item (w, pos)
          ORDER BY pos;
-        PERFORM __SCHEMA__.taskhub_wake('worker', tags.tag)
-           FROM (SELECT DISTINCT w -> 'ActivityExecute' ->> 'tag' AS tag
-                   FROM jsonb_array_elements(v_workers) AS w) AS tags;
+        -- Asked first: on a busy hub no worker waits, and the tags need no look.
+        IF EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
+                    WHERE l.queue = 'worker' AND l.waiting) THEN
+            PERFORM __SCHEMA__.taskhub_wake('worker', tags.tag)
+               FROM (SELECT DISTINCT w -> 'ActivityExecute' ->> 'tag' AS tag
+                       FROM jsonb_array_elements(v_workers) AS w) AS tags;
+        END IF;
     END IF;
 
     IF jsonb_array_length(v_cancelled) > 0 THEN
@@ -266,9 +270,13 @@ BEGIN
           FROM jsonb_array_elements(v_orch) WITH ORDINALITY AS item (o, pos)
          ORDER BY pos;
         -- Timers that fire later wake nobody: the poll finds them.
-        IF EXISTS (SELECT 1 FROM jsonb_array_elements(v_orch) AS o
-                    WHERE coalesce((o -> 'TimerFired' ->> 'fire_at_ms')::bigint, 0) <= v_now_ms) THEN
-            PERFORM __SCHEMA__.taskhub_wake('orchestrator');
+        IF EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
+                    WHERE l.queue = 'orchestrator' AND l.waiting) THEN
+            IF EXISTS (SELECT 1 FROM jsonb_array_elements(v_orch) AS o
+                        WHERE coalesce((o -> 'TimerFired' ->> 'fire_at_ms')::bigint, 0)
+                              <= v_now_ms) THEN
+                PERFORM __SCHEMA__.taskhub_wake('orchestrator');
+            END IF;
         END IF;
     END IF;
 

@@ -16,6 +16,8 @@ LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    v_listener_waits boolean;
 BEGIN
     IF p_instance_id IS NULL OR p_instance_id = '' THEN
         RAISE EXCEPTION 'p_instance_id must be a non-empty text' USING ERRCODE = '22023';
@@ -33,9 +35,14 @@ BEGIN
     END IF;
 
     INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, created_at)
-    VALUES (p_instance_id, p_work_item, p_visible_at, clock_timestamp());
+    VALUES (p_instance_id, p_work_item, p_visible_at, clock_timestamp())
+    -- Asked in the statement that makes the work visible: no statement of its own
+    -- when nobody waits, as on a busy hub.
+    RETURNING EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
+                       WHERE l.queue = 'orchestrator' AND l.waiting)
+         INTO v_listener_waits;
     -- A message for later (a delayed timer) wakes nobody: the poll finds it.
-    IF p_visible_at <= clock_timestamp() THEN
+    IF v_listener_waits AND p_visible_at <= clock_timestamp() THEN
         PERFORM __SCHEMA__.taskhub_wake('orchestrator');
     END IF;
 END;

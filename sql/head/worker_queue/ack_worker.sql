@@ -23,11 +23,12 @@ SET enable_seqscan = off
 SET jit = off
 AS $$
 DECLARE
-    v_completion jsonb;
-    v_now_ms     bigint;
-    v_acked      boolean;
-    v_session    text;
-    v_seen_until bigint;
+    v_completion     jsonb;
+    v_now_ms         bigint;
+    v_acked          boolean;
+    v_session        text;
+    v_seen_until     bigint;
+    v_listener_waits boolean;
 BEGIN
     -- Not valid JSON: the cast refuses it (22P02) before anything is written.
     v_completion := p_completion_json::jsonb;
@@ -69,8 +70,15 @@ BEGIN
     IF p_completion_json IS NOT NULL THEN
         INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, created_at)
         VALUES (p_instance_id, p_completion_json, to_timestamp(v_now_ms / 1000.0),
-                to_timestamp(v_now_ms / 1000.0));
-        PERFORM __SCHEMA__.taskhub_wake('orchestrator');
+                to_timestamp(v_now_ms / 1000.0))
+        -- Asked in the statement that makes the work visible: no statement of its own
+        -- when nobody waits, as on a busy hub.
+        RETURNING EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
+                           WHERE l.queue = 'orchestrator' AND l.waiting)
+             INTO v_listener_waits;
+        IF v_listener_waits THEN
+            PERFORM __SCHEMA__.taskhub_wake('orchestrator');
+        END IF;
     END IF;
 
     IF v_session IS NOT NULL THEN

@@ -17,7 +17,8 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_now_ts timestamptz := to_timestamp(__SCHEMA__.taskhub_clock_ms(NULL) / 1000.0);
+    v_now_ts         timestamptz := to_timestamp(__SCHEMA__.taskhub_clock_ms(NULL) / 1000.0);
+    v_listener_waits boolean;
 BEGIN
     IF octet_length(p_work_item) > __SCHEMA__.taskhub_max_payload_bytes() THEN
         RAISE EXCEPTION 'p_work_item is larger than % bytes', __SCHEMA__.taskhub_max_payload_bytes()
@@ -40,8 +41,15 @@ BEGIN
     INSERT INTO __SCHEMA__.worker_queue
            (work_item, visible_at, created_at, instance_id, execution_id, activity_id, session_id, tag)
     VALUES (p_work_item, v_now_ts, v_now_ts, p_instance_id, p_execution_id, p_activity_id,
-            p_session_id, p_tag);
-    PERFORM __SCHEMA__.taskhub_wake('worker', p_tag);
+            p_session_id, p_tag)
+    -- Asked in the statement that makes the work visible: no statement of its own
+    -- when nobody waits, as on a busy hub.
+    RETURNING EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
+                       WHERE l.queue = 'worker' AND l.waiting)
+         INTO v_listener_waits;
+    IF v_listener_waits THEN
+        PERFORM __SCHEMA__.taskhub_wake('worker', p_tag);
+    END IF;
 END;
 $$;
 REVOKE EXECUTE ON FUNCTION __SCHEMA__.enqueue_worker_work(text, bigint, text, bigint, bigint, text, text) FROM PUBLIC;

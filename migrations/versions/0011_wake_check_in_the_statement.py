@@ -1,0 +1,49 @@
+"""The procedures that make work visible ask whether a listener waits in the
+statement that makes the work visible (INSERT ... RETURNING EXISTS (...)),
+and call taskhub_wake only when one does. Before, every enqueue and ack with
+a completion called taskhub_wake, whose own check was two statements more:
+5-6 us a call, a third of an enqueue's server time on a hub where nobody
+waits; the check in the statement is an index probe of 1.5-3 us.
+
+Revision ID: 0011
+Revises: 0010
+Create Date: 2026-12-01
+"""
+
+from __future__ import annotations
+
+from provider.deploy.migration_steps import apply_sql_files, drop_functions, replace_with_released
+
+revision = "0011"
+down_revision = "0010"
+branch_labels = None
+depends_on = None
+
+# This revision's files, copied from sql/head/, applied in order.
+FILES: list[str] = [
+    "0011_wake_check_in_the_statement/ack_orchestration_item.sql",
+    "0011_wake_check_in_the_statement/ack_worker.sql",
+    "0011_wake_check_in_the_statement/enqueue_orchestrator_work.sql",
+    "0011_wake_check_in_the_statement/enqueue_worker_work.sql",
+]
+# Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
+# back these functions of the released files.
+REPLACED: dict[str, list[str]] = {
+    "0010_no_jit_on_the_hot_path/ack_orchestration_item.sql": ["ack_orchestration_item"],
+    "0010_no_jit_on_the_hot_path/ack_worker.sql": ["ack_worker"],
+    "0009_push_wakeups/enqueue_orchestrator_work.sql": ["enqueue_orchestrator_work"],
+    "0009_push_wakeups/enqueue_worker_work.sql": ["enqueue_worker_work"],
+}
+# New in this revision: dropped by the downgrade.
+NEW_FUNCTIONS: list[str] = []
+
+
+def upgrade() -> None:
+    # Last: like every function of the schema, the new ones are not
+    # executable by PUBLIC.
+    apply_sql_files([*FILES, "0006_hot_path/no_public_execute.sql"])
+
+
+def downgrade() -> None:
+    replace_with_released(list(REPLACED), REPLACED)
+    drop_functions(NEW_FUNCTIONS)
