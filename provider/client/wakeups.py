@@ -1,6 +1,6 @@
 """Push wakeups: one listening connection per process, for every worker.
 
-The procedures that make work visible notify the schema's channel while some
+The procedures that make work visible notify the schema's channel while the
 listener says it waits (sql/head/wakeups/). All the workers of a process
 that serve one schema, threaded and asyncio alike, share one Wakeups: one
 thread with one LISTEN connection. Their idle slots wait on it instead of
@@ -9,15 +9,17 @@ sleeping through a poll interval, and keep a slow poll as the safety net
 listening connection dies, it is opened again and registered again;
 meanwhile the slots just poll.
 
-    wakeups = Wakeups.acquire(hub.config)          # shared; release() when done
-    seen = wakeups.generation
-    if hub.fetch_work_item() is None:
-        with wakeups.idle(hub.set_wakeup_waiting) as announced:
-            if not announced or hub.fetch_work_item() is None:  # look once more
-                wakeups.wait(seen, 0.5)            # returns at a wakeup, or after 0.5 s
+    wakeups = Wakeups.acquire(hub.config)        # shared; release() when done
+    while True:
+        ticket = wakeups.ticket()                # before the fetch
+        if hub.fetch_work_item() is None:
+            wakeups.wait_for_work(ticket, hub.set_wakeup_waiting, 0.5)
 
-An asyncio slot does the same with `async with wakeups.idle_async(...)` and
-`await wakeups.wait_async(...)`, which never block its loop.
+A slot sleeps only when the server was told "waiting" before its fetch began:
+work committed after that fetch is then announced. Otherwise it tells the
+server (or lets the slot that is telling finish) and fetches once more. An
+asyncio slot does the same with `await wakeups.wait_for_work_async(...)`,
+which never blocks its loop.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import psycopg
@@ -59,6 +62,15 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+@dataclass(frozen=True)
+class Ticket:
+    """What a slot saw before its fetch: wakeups received, and "waiting"
+    announcements completed. Either moving on means: fetch again."""
+
+    generation: int
+    announcements: int
+
+
 class Wakeups:
     """The process's listener for one schema and queue, shared by its workers."""
 
@@ -68,12 +80,13 @@ class Wakeups:
     def __init__(self, config: TaskHubConfig, queue: str = "worker") -> None:
         self.config = config
         self.queue = queue
-        self.generation = 0  # +1 per wakeup received
         self._changed = threading.Condition()
+        self._generation = 0  # +1 per wakeup received (or listening anew)
+        self._announcements = 0  # +1 per "waiting" the server has taken
         self._async_waiters: dict[asyncio.Future[None], asyncio.AbstractEventLoop] = {}
-        self._idle_slots = 0
         self._pid: int | None = None  # the listening connection's, while it listens
-        self._said_waiting = False
+        self._announcing = False  # a slot is telling the server "waiting"
+        self._server_knows = False  # the server's flag is set (no wakeup since)
         self._users = 0
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._listen, name="wakeups", daemon=True)
@@ -110,18 +123,48 @@ class Wakeups:
 
     # -- waiting --------------------------------------------------------------
 
-    def wait(self, seen: int, timeout_s: float) -> bool:
-        """Until a wakeup after generation `seen`, or timeout_s: True when woken."""
+    def ticket(self) -> Ticket:
+        """Take one before each fetch."""
         with self._changed:
-            return self._changed.wait_for(lambda: self.generation > seen, timeout_s)
+            return Ticket(self._generation, self._announcements)
 
-    async def wait_async(self, seen: int, timeout_s: float) -> bool:
-        """As wait(), on the caller's event loop."""
+    def wait_for_work(
+        self, ticket: Ticket, set_waiting: Callable[[int, bool], None], timeout_s: float
+    ) -> None:
+        """The fetch after `ticket` found nothing: sleep until a wakeup, or
+        timeout_s (the poll). set_waiting is a hub's set_wakeup_waiting."""
+        pid = self._claim_announcement(ticket)
+        if pid is not None:
+            try:
+                set_waiting(pid, True)
+            except TaskHubError:
+                self._announcement_failed()  # this slot polls; the next says it again
+            else:
+                self._announced(ticket)
+        with self._changed:
+            self._changed.wait_for(lambda: self._moved_on(ticket), timeout_s)
+
+    async def wait_for_work_async(
+        self,
+        ticket: Ticket,
+        set_waiting: Callable[[int, bool], Awaitable[None]],
+        timeout_s: float,
+    ) -> None:
+        """As wait_for_work, on the caller's event loop (an AsyncTaskHub's
+        set_wakeup_waiting)."""
+        pid = self._claim_announcement(ticket)
+        if pid is not None:
+            try:
+                await set_waiting(pid, True)
+            except TaskHubError:
+                self._announcement_failed()
+            else:
+                self._announced(ticket)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         with self._changed:
-            if self.generation > seen:
-                return True
+            if self._moved_on(ticket):
+                return
             self._async_waiters[future] = loop
         try:
             with contextlib.suppress(TimeoutError):
@@ -129,78 +172,53 @@ class Wakeups:
         finally:
             with self._changed:
                 self._async_waiters.pop(future, None)
-        return self.generation > seen
-
-    @contextlib.contextmanager
-    def idle(self, set_waiting: Callable[[int, bool], None]) -> Iterator[bool]:
-        """A slot waits. The first slot to wait since the last wakeup tells the
-        server the listener waits (set_waiting: a hub's set_wakeup_waiting;
-        the procedures clear the flag when they notify, so a busy hub costs
-        nothing). Yields True to the slot that told: work committed just
-        before was not announced, so it looks once more."""
-        pid = self._slot_idles()
-        announced = False
-        if pid is not None:
-            try:
-                set_waiting(pid, True)
-                announced = True
-            except TaskHubError:
-                self._announcement_failed()  # the slot polls; the next one says it again
-        try:
-            yield announced
-        finally:
-            self._slot_works()
-
-    @contextlib.asynccontextmanager
-    async def idle_async(
-        self, set_waiting: Callable[[int, bool], Awaitable[None]]
-    ) -> AsyncIterator[bool]:
-        """As idle(), with an AsyncTaskHub's set_wakeup_waiting."""
-        pid = self._slot_idles()
-        announced = False
-        if pid is not None:
-            try:
-                await set_waiting(pid, True)
-                announced = True
-            except TaskHubError:
-                self._announcement_failed()
-        try:
-            yield announced
-        finally:
-            self._slot_works()
 
     def wake_all(self) -> None:
         """Wake every waiting slot now (a worker stopping: its slots see it)."""
         self._woken(notified=False)
 
-    # -- the shared count of idle slots ---------------------------------------
+    # -- the announcement that a slot waits -----------------------------------
 
-    def _slot_idles(self) -> int | None:
-        """Count a slot in; the listener's pid when this slot is to announce."""
+    def _moved_on(self, ticket: Ticket) -> bool:
+        return (self._generation, self._announcements) != (
+            ticket.generation,
+            ticket.announcements,
+        )
+
+    def _claim_announcement(self, ticket: Ticket) -> int | None:
+        """The listener's pid when this slot is to tell the server "waiting":
+        the server does not know yet, and no other slot is telling it."""
         with self._changed:
-            self._idle_slots += 1
-            return self._claim_announcement()
-
-    def _slot_works(self) -> None:
-        with self._changed:
-            self._idle_slots -= 1
-
-    def _claim_announcement(self) -> int | None:
-        """Under the lock: the pid to announce, if slots wait and nobody said so."""
-        if self._pid is None or self._idle_slots == 0 or self._said_waiting:
-            return None
-        self._said_waiting = True
-        return self._pid
+            if self._pid is None or self._server_knows or self._announcing:
+                return None
+            if self._moved_on(ticket):
+                return None  # the slot fetches again anyway
+            self._announcing = True
+            return self._pid
 
     def _announcement_failed(self) -> None:
         with self._changed:
-            self._said_waiting = False
+            self._announcing = False
+
+    def _announced(self, ticket: Ticket) -> None:
+        """The server took "waiting". Unless a wakeup came meanwhile (which
+        cleared it again), it knows; either way every slot whose fetch began
+        before now looks once more: work committed before now went unannounced."""
+        with self._changed:
+            self._announcing = False
+            self._server_knows = self._generation == ticket.generation
+            self._announcements += 1
+        self._wake_waiters()
 
     def _woken(self, notified: bool = True) -> None:
         with self._changed:
-            self.generation += 1
+            self._generation += 1
             if notified:
-                self._said_waiting = False  # the notifier cleared the flag
+                self._server_knows = False  # the notifier cleared the flag
+        self._wake_waiters()
+
+    def _wake_waiters(self) -> None:
+        with self._changed:
             self._changed.notify_all()
             waiters = list(self._async_waiters.items())
             self._async_waiters.clear()
@@ -248,10 +266,8 @@ class Wakeups:
                 self._stopping.wait(delay)
 
     def _listening(self, pid: int) -> None:
-        """A new listening connection: slots look at what came while nobody
-        listened, and slots that already wait are announced."""
+        """A new listening connection: every slot looks at what came while
+        nobody listened, and the first to find nothing announces it waits."""
         with self._changed:
-            self._pid, self._said_waiting = pid, False
+            self._pid, self._server_knows = pid, False
         self._woken(notified=False)
-        # No hub at hand here: the next slot to wait announces (a slot woken
-        # just now looks, finds nothing, and waits again).

@@ -37,7 +37,7 @@ from provider.client.shapes import (
     activity_poisoned,
     decode_input,
 )
-from provider.client.wakeups import Wakeups
+from provider.client.wakeups import Ticket, Wakeups
 from provider.config import TaskHubConfig
 from provider.errors import InvalidInput, LockLost, TaskHubError
 from provider.logs import fields
@@ -386,13 +386,12 @@ class ActivityWorker(WorkerCore):
     def _slot(self) -> None:
         idle_s, error_s = self.idle_poll_s, 0.1
         while not self._stopping.is_set():
-            seen = self._wakeups.generation if self._wakeups else 0
+            ticket = self._wakeups.ticket() if self._wakeups else None
             fetched_at = time.monotonic()
             try:
                 lease = self._fetch()
                 if lease is None:
-                    lease = self._wait_for_work(seen, idle_s)
-                    fetched_at = time.monotonic()
+                    self._wait_for_work(ticket, idle_s)
             except TaskHubError as error:
                 self._fetch_failed(error, error_s)
                 self._stopping.wait(error_s)
@@ -422,17 +421,12 @@ class ActivityWorker(WorkerCore):
             tags=self.tags,
         )
 
-    def _wait_for_work(self, seen: int, idle_s: float) -> WorkItemLease | None:
-        """Nothing to do: wait for a wakeup (or poll after idle_s); a lease
-        when the look after announcing the wait found one."""
-        if self._wakeups is None:
+    def _wait_for_work(self, ticket: Ticket | None, idle_s: float) -> None:
+        """Nothing to do: wait for a wakeup, or poll after idle_s."""
+        if self._wakeups is None or ticket is None:
             self._stopping.wait(idle_s)
-            return None
-        with self._wakeups.idle(self._set_waiting) as announced:
-            lease = self._fetch() if announced else None
-            if lease is None:
-                self._wakeups.wait(seen, idle_s)
-            return lease
+        else:
+            self._wakeups.wait_for_work(ticket, self._set_waiting, idle_s)
 
     def _process(self, lease: WorkItemLease, fetched_at: float) -> None:
         poisoned = self._poison_completion(lease)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Unpack
 
 from provider.client.shapes import activity_completed, activity_identity, decode_input
-from provider.client.wakeups import Wakeups
+from provider.client.wakeups import Ticket, Wakeups
 from provider.errors import TaskHubError
 from provider.types import JsonObject, WorkItemLease
 from provider.worker.activity_worker import (
@@ -136,13 +136,12 @@ class AsyncActivityWorker(WorkerCore):
     async def _slot(self) -> None:
         idle_s, error_s = self.idle_poll_s, 0.1
         while not self._stopping.is_set():
-            seen = self._wakeups.generation if self._wakeups else 0
+            ticket = self._wakeups.ticket() if self._wakeups else None
             fetched_at = time.monotonic()
             try:
                 lease = await self._fetch()
                 if lease is None:
-                    lease = await self._wait_for_work(seen, idle_s)
-                    fetched_at = time.monotonic()
+                    await self._wait_for_work(ticket, idle_s)
             except TaskHubError as error:
                 self._fetch_failed(error, error_s)
                 await self._pause(error_s)
@@ -174,16 +173,12 @@ class AsyncActivityWorker(WorkerCore):
             tags=self.tags,
         )
 
-    async def _wait_for_work(self, seen: int, idle_s: float) -> WorkItemLease | None:
+    async def _wait_for_work(self, ticket: Ticket | None, idle_s: float) -> None:
         """As ActivityWorker._wait_for_work, on this loop."""
-        if self._wakeups is None:
+        if self._wakeups is None or ticket is None:
             await self._pause(idle_s)
-            return None
-        async with self._wakeups.idle_async(self._set_waiting) as announced:
-            lease = await self._fetch() if announced else None
-            if lease is None:
-                await self._wakeups.wait_async(seen, idle_s)
-            return lease
+        else:
+            await self._wakeups.wait_for_work_async(ticket, self._set_waiting, idle_s)
 
     async def _process(self, lease: WorkItemLease, fetched_at: float) -> None:
         poisoned = self._poison_completion(lease)
