@@ -15,7 +15,7 @@ from typing import Any
 
 from provider import ActivityContext, ActivityWorker, TagFilter, TaskHub
 from provider.deploy import migrate
-from scripts.embedded_pg import EmbeddedPostgres
+from provider.testing.embedded_pg import EmbeddedPostgres
 
 ACTIVITIES = 120
 ACTIVITY_S = 0.2

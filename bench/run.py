@@ -26,7 +26,7 @@ import psycopg
 
 from bench import ceiling, end_to_end, growth, uniform, wakeups, worker_queue
 from bench.report import Comparison, Metrics, print_table, save_json, save_plot
-from scripts.embedded_pg import EmbeddedPostgres
+from provider.testing.embedded_pg import EmbeddedPostgres
 from scripts.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
 from scripts.workloads.flavours import DUROXIDE_0_2_2, TASKHUB, Flavour
 

@@ -9,7 +9,10 @@ Every run (online or `--sql`) is one transaction that:
      withholds the CREATE the duroxide runtime's connect needs); after a run
      that applied revisions, re-grants the runtime roles granted before, so
      objects of new revisions are covered;
-  5. after a downgrade to base, drops that version table and the schema if it
+  5. after a run that applied revisions, records every function and view as
+     it left them (taskhub_definitions, from revision 0012), which
+     `taskhub-pg check` compares with the live catalogue;
+  6. after a downgrade to base, drops that version table and the schema if it
      is left empty, so nothing stays behind.
 """
 
@@ -89,6 +92,18 @@ END
 $cleanup$
 """
 
+# From revision 0012: what this run leaves, for the deploy gate to compare
+# with (`taskhub-pg check`). Only after a run that applied revisions.
+RECORD_DEFINITIONS = f"""
+DO $record$
+BEGIN
+    IF to_regproc('{QUOTED}.taskhub_record_definitions') IS NOT NULL THEN
+        PERFORM {QUOTED}.taskhub_record_definitions();
+    END IF;
+END
+$record$
+"""
+
 GRANT_RUNTIME_ROLE = _grant_statement()
 REFRESH_RUNTIME_ROLES = runtime_role.refresh_statement(SCHEMA)
 
@@ -115,6 +130,8 @@ def _run_in_transaction() -> None:
             context.execute(GRANT_RUNTIME_ROLE)
         elif applied_steps:
             context.execute(REFRESH_RUNTIME_ROLES)
+        if applied_steps:
+            context.execute(RECORD_DEFINITIONS)
         context.execute(CLEAN_UP_AT_BASE)
 
 

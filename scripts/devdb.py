@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from scripts.embedded_pg import EmbeddedPostgres, free_port
+from provider.testing.embedded_pg import EmbeddedPostgres, free_port
 
 DEV_DIR = Path("/tmp/taskhub-pg-dev")
 PORT_FILE = DEV_DIR / "port"

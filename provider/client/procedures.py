@@ -18,6 +18,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
+from provider.client.call_observers import observe_call
 from provider.client.plans import AsyncRunner, Call, Plan, Rows, SyncRunner
 from provider.config import TaskHubConfig
 from provider.errors import LockLost, TaskHubError, translate
@@ -129,9 +130,11 @@ class ProcedureClient(SyncRunner):
                 self._pool.check()
             failure = translate(call.function, error)
             _log_call(self.config, call.function, started, failure)
+            observe_call(self.config.schema, call.function, time.monotonic() - started, failure)
             raise failure from error
         if log.isEnabledFor(logging.DEBUG):
             _log_call(self.config, call.function, started, None)
+        observe_call(self.config.schema, call.function, time.monotonic() - started, None)
         return rows
 
 
@@ -187,7 +190,9 @@ class AsyncProcedureClient(AsyncRunner):
                 await self._pool.check()
             failure = translate(call.function, error)
             _log_call(self.config, call.function, started, failure)
+            observe_call(self.config.schema, call.function, time.monotonic() - started, failure)
             raise failure from error
         if log.isEnabledFor(logging.DEBUG):
             _log_call(self.config, call.function, started, None)
+        observe_call(self.config.schema, call.function, time.monotonic() - started, None)
         return rows

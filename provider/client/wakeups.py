@@ -3,22 +3,30 @@
 The procedures that make work visible notify the schema's channel while the
 listener says it waits (sql/head/wakeups/). All the workers of a process
 that serve one schema, threaded and asyncio alike, share one Wakeups: one
-thread with one LISTEN connection. Their idle slots wait on it instead of
-sleeping through a poll interval, and keep a slow poll as the safety net
-(delayed timers, a notification lost with its connection). When the
-listening connection dies, it is opened again and registered again;
-meanwhile the slots just poll.
+thread with one LISTEN connection. Each worker's slots form a SlotGroup (one
+fetch filter). Idle slots wait on it instead of sleeping through a poll
+interval, and keep a slow poll as the safety net (delayed timers, a
+notification lost with its connection). When the listening connection dies,
+it is opened again and registered again; meanwhile the slots just poll.
 
     wakeups = Wakeups.acquire(hub.config)        # shared; release() when done
+    slots = wakeups.group()                      # one per worker; close() when done
     while True:
-        ticket = wakeups.ticket()                # before the fetch
+        ticket = slots.ticket()                  # before the fetch
         if hub.fetch_work_item() is None:
-            wakeups.wait_for_work(ticket, hub.set_wakeup_waiting, 0.5)
+            slots.wait_for_work(ticket, hub.set_wakeup_waiting, 0.5)
+        else:
+            slots.found_work()                   # more may be there: wake one more slot
 
-A slot sleeps only when the server was told "waiting" before its fetch began:
-work committed after that fetch is then announced. Otherwise it tells the
-server (or lets the slot that is telling finish) and fetches once more. An
-asyncio slot does the same with `await wakeups.wait_for_work_async(...)`,
+The rules:
+* A slot sleeps until woken only when the server was told "waiting" before
+  its fetch began: work committed after that fetch is then announced.
+  Otherwise it tells the server (or waits for the slot telling it) and
+  fetches once more.
+* A notification wakes one sleeping slot of each group; a slot that found
+  work wakes one more of its group. So a wakeup costs one empty fetch per
+  worker, not one per slot, and a backlog still brings every slot in.
+An asyncio slot does the same with `await slots.wait_for_work_async(...)`,
 which never blocks its loop.
 """
 
@@ -62,13 +70,130 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+class _Sleeper:
+    """One sleeping slot: a thread's Event, or a future on the slot's loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self.loop = loop
+        self.event = threading.Event()
+        self.future: asyncio.Future[None] | None = loop.create_future() if loop else None
+
+    def wake(self) -> None:
+        self.event.set()
+        if self.loop is not None and self.future is not None:
+            with contextlib.suppress(RuntimeError):  # that loop is closed
+                self.loop.call_soon_threadsafe(_resolve, self.future)
+
+    def sleep(self, timeout_s: float) -> None:
+        self.event.wait(timeout_s)
+
+    async def sleep_async(self, timeout_s: float) -> None:
+        assert self.future is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.future), timeout_s)
+
+
 @dataclass(frozen=True)
 class Ticket:
-    """What a slot saw before its fetch: wakeups received, and "waiting"
-    announcements completed. Either moving on means: fetch again."""
+    """What a slot saw before its fetch: its group's wakeups, and whether the
+    server already knew that the listener waits."""
 
     generation: int
-    announcements: int
+    server_knew: bool
+
+
+class SlotGroup:
+    """The slots of one worker (one fetch filter), sharing a Wakeups."""
+
+    def __init__(self, wakeups: Wakeups) -> None:
+        self._wakeups = wakeups
+        self._generation = 0  # +1 per wakeup delivered to this group
+        self._sleepers: list[_Sleeper] = []
+
+    def ticket(self) -> Ticket:
+        """Take one before each fetch."""
+        with self._wakeups._lock:
+            return Ticket(self._generation, self._wakeups._server_knows)
+
+    def found_work(self) -> None:
+        """The fetch leased an item: there may be more, wake one more slot."""
+        with self._wakeups._lock:
+            self._wake_one()
+
+    def wait_for_work(
+        self, ticket: Ticket, set_waiting: Callable[[int, bool], None], timeout_s: float
+    ) -> None:
+        """The fetch after `ticket` found nothing: return when the slot should
+        fetch again (woken, told the server, or after timeout_s: the poll).
+        set_waiting is a hub's set_wakeup_waiting."""
+        step, value = self._wakeups._next_step(self, ticket)
+        if step == "announce":
+            try:
+                set_waiting(value, True)
+            except TaskHubError:
+                self._wakeups._announced(ok=False)  # this slot polls; the next says it again
+                value = self._sleep_here()
+            else:
+                self._wakeups._announced(ok=True)
+                return
+        if isinstance(value, _Sleeper):
+            try:
+                value.sleep(timeout_s)
+            finally:
+                self._wakeups._forget(value)
+
+    async def wait_for_work_async(
+        self,
+        ticket: Ticket,
+        set_waiting: Callable[[int, bool], Awaitable[None]],
+        timeout_s: float,
+    ) -> None:
+        """As wait_for_work, on the caller's event loop (an AsyncTaskHub's
+        set_wakeup_waiting)."""
+        loop = asyncio.get_running_loop()
+        step, value = self._wakeups._next_step(self, ticket, loop)
+        if step == "announce":
+            try:
+                await set_waiting(value, True)
+            except TaskHubError:
+                self._wakeups._announced(ok=False)
+                value = self._sleep_here(loop)
+            else:
+                self._wakeups._announced(ok=True)
+                return
+        if isinstance(value, _Sleeper):
+            try:
+                await value.sleep_async(timeout_s)
+            finally:
+                self._wakeups._forget(value)
+
+    def wake_all(self) -> None:
+        """Wake every slot of the group (its worker is stopping)."""
+        with self._wakeups._lock:
+            self._wake_all()
+
+    def close(self) -> None:
+        self.wake_all()
+        self._wakeups._drop_group(self)
+
+    # Under the Wakeups' lock:
+
+    def _sleep_here(self, loop: asyncio.AbstractEventLoop | None = None) -> _Sleeper:
+        sleeper = _Sleeper(loop)
+        with self._wakeups._lock:
+            self._sleepers.append(sleeper)
+        return sleeper
+
+    def _wake_one(self) -> None:
+        self._generation += 1
+        if self._sleepers:
+            self._sleepers.pop().wake()  # the latest to sleep: its connection is warm
+
+    def _wake_all(self) -> None:
+        self._generation += 1
+        for sleeper in self._sleepers:
+            sleeper.wake()
+        self._sleepers.clear()
 
 
 class Wakeups:
@@ -80,13 +205,14 @@ class Wakeups:
     def __init__(self, config: TaskHubConfig, queue: str = "worker") -> None:
         self.config = config
         self.queue = queue
-        self._changed = threading.Condition()
-        self._generation = 0  # +1 per wakeup received (or listening anew)
-        self._announcements = 0  # +1 per "waiting" the server has taken
-        self._async_waiters: dict[asyncio.Future[None], asyncio.AbstractEventLoop] = {}
+        self._lock = threading.Lock()
+        self._groups: list[SlotGroup] = []
         self._pid: int | None = None  # the listening connection's, while it listens
+        self._server_knows = False  # the server's flag is set (no notification since)
         self._announcing = False  # a slot is telling the server "waiting"
-        self._server_knows = False  # the server's flag is set (no wakeup since)
+        self._notifications = 0
+        self._announced_after = 0  # notifications seen when the announcement began
+        self._awaiting_announcement: list[_Sleeper] = []
         self._users = 0
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._listen, name="wakeups", daemon=True)
@@ -121,110 +247,79 @@ class Wakeups:
         if threading.current_thread() is not self._thread:
             self._thread.join(timeout=5)
 
-    # -- waiting --------------------------------------------------------------
-
-    def ticket(self) -> Ticket:
-        """Take one before each fetch."""
-        with self._changed:
-            return Ticket(self._generation, self._announcements)
-
-    def wait_for_work(
-        self, ticket: Ticket, set_waiting: Callable[[int, bool], None], timeout_s: float
-    ) -> None:
-        """The fetch after `ticket` found nothing: sleep until a wakeup, or
-        timeout_s (the poll). set_waiting is a hub's set_wakeup_waiting."""
-        pid = self._claim_announcement(ticket)
-        if pid is not None:
-            try:
-                set_waiting(pid, True)
-            except TaskHubError:
-                self._announcement_failed()  # this slot polls; the next says it again
-            else:
-                self._announced(ticket)
-        with self._changed:
-            self._changed.wait_for(lambda: self._moved_on(ticket), timeout_s)
-
-    async def wait_for_work_async(
-        self,
-        ticket: Ticket,
-        set_waiting: Callable[[int, bool], Awaitable[None]],
-        timeout_s: float,
-    ) -> None:
-        """As wait_for_work, on the caller's event loop (an AsyncTaskHub's
-        set_wakeup_waiting)."""
-        pid = self._claim_announcement(ticket)
-        if pid is not None:
-            try:
-                await set_waiting(pid, True)
-            except TaskHubError:
-                self._announcement_failed()
-            else:
-                self._announced(ticket)
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[None] = loop.create_future()
-        with self._changed:
-            if self._moved_on(ticket):
-                return
-            self._async_waiters[future] = loop
-        try:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(future, timeout_s)
-        finally:
-            with self._changed:
-                self._async_waiters.pop(future, None)
+    def group(self) -> SlotGroup:
+        """A new group of slots (one worker's)."""
+        group = SlotGroup(self)
+        with self._lock:
+            self._groups.append(group)
+        return group
 
     def wake_all(self) -> None:
-        """Wake every waiting slot now (a worker stopping: its slots see it)."""
-        self._woken(notified=False)
+        """Wake every slot of every group now."""
+        with self._lock:
+            for group in self._groups:
+                group._wake_all()
+            self._wake_awaiting_announcement()
 
-    # -- the announcement that a slot waits -----------------------------------
+    # -- the slots' steps, under the lock ---------------------------------------
 
-    def _moved_on(self, ticket: Ticket) -> bool:
-        return (self._generation, self._announcements) != (
-            ticket.generation,
-            ticket.announcements,
-        )
+    def _next_step(
+        self, group: SlotGroup, ticket: Ticket, loop: asyncio.AbstractEventLoop | None = None
+    ) -> tuple[str, Any]:
+        """After an empty fetch: ("announce", pid), ("sleep", sleeper) or
+        ("look again", None)."""
+        with self._lock:
+            if ticket.generation != group._generation:
+                return "look again", None  # woken since the fetch began
+            if self._pid is not None and not ticket.server_knew:
+                if self._server_knows:
+                    return "look again", None  # told since the fetch began
+                if not self._announcing:
+                    self._announcing = True
+                    self._announced_after = self._notifications
+                    return "announce", self._pid
+                sleeper = _Sleeper(loop)  # another slot is telling it: then look
+                self._awaiting_announcement.append(sleeper)
+                return "sleep", sleeper
+            sleeper = _Sleeper(loop)  # the server knew (or nobody listens: poll)
+            group._sleepers.append(sleeper)
+            return "sleep", sleeper
 
-    def _claim_announcement(self, ticket: Ticket) -> int | None:
-        """The listener's pid when this slot is to tell the server "waiting":
-        the server does not know yet, and no other slot is telling it."""
-        with self._changed:
-            if self._pid is None or self._server_knows or self._announcing:
-                return None
-            if self._moved_on(ticket):
-                return None  # the slot fetches again anyway
-            self._announcing = True
-            return self._pid
-
-    def _announcement_failed(self) -> None:
-        with self._changed:
+    def _announced(self, ok: bool) -> None:
+        """The announcement ended. Slots whose fetch began before it look once
+        more: work committed before it went unannounced."""
+        with self._lock:
             self._announcing = False
+            if ok and self._notifications == self._announced_after:
+                self._server_knows = True  # unless a notification cleared it meanwhile
+            self._wake_awaiting_announcement()
 
-    def _announced(self, ticket: Ticket) -> None:
-        """The server took "waiting". Unless a wakeup came meanwhile (which
-        cleared it again), it knows; either way every slot whose fetch began
-        before now looks once more: work committed before now went unannounced."""
-        with self._changed:
-            self._announcing = False
-            self._server_knows = self._generation == ticket.generation
-            self._announcements += 1
-        self._wake_waiters()
+    def _wake_awaiting_announcement(self) -> None:
+        for sleeper in self._awaiting_announcement:
+            sleeper.wake()
+        self._awaiting_announcement.clear()
 
-    def _woken(self, notified: bool = True) -> None:
-        with self._changed:
-            self._generation += 1
-            if notified:
-                self._server_knows = False  # the notifier cleared the flag
-        self._wake_waiters()
+    def _forget(self, sleeper: _Sleeper) -> None:
+        """A sleeper that woke by its timeout leaves the lists."""
+        with self._lock:
+            for group in self._groups:
+                if sleeper in group._sleepers:
+                    group._sleepers.remove(sleeper)
+            if sleeper in self._awaiting_announcement:
+                self._awaiting_announcement.remove(sleeper)
 
-    def _wake_waiters(self) -> None:
-        with self._changed:
-            self._changed.notify_all()
-            waiters = list(self._async_waiters.items())
-            self._async_waiters.clear()
-        for future, loop in waiters:
-            with contextlib.suppress(RuntimeError):  # that loop is closed
-                loop.call_soon_threadsafe(_resolve, future)
+    def _drop_group(self, group: SlotGroup) -> None:
+        with self._lock:
+            if group in self._groups:
+                self._groups.remove(group)
+
+    def _notified(self) -> None:
+        """The server notified (and cleared its flag): one slot of each group looks."""
+        with self._lock:
+            self._notifications += 1
+            self._server_knows = False
+            for group in self._groups:
+                group._wake_one()
 
     # -- the listening thread -------------------------------------------------
 
@@ -244,7 +339,7 @@ class Wakeups:
                     )
                     while not self._stopping.is_set():
                         for _ in conn.notifies(timeout=STOP_CHECK_S, stop_after=1):
-                            self._woken()
+                            self._notified()
             except psycopg.errors.UndefinedFunction:
                 log.info(
                     "schema %s has no push wakeups (revision 0009): polling only",
@@ -253,7 +348,7 @@ class Wakeups:
                 )
                 return
             except psycopg.Error as error:
-                with self._changed:
+                with self._lock:
                     self._pid = None
                 delay = RECONNECT_DELAYS_S[min(failures, len(RECONNECT_DELAYS_S) - 1)]
                 failures += 1
@@ -268,6 +363,6 @@ class Wakeups:
     def _listening(self, pid: int) -> None:
         """A new listening connection: every slot looks at what came while
         nobody listened, and the first to find nothing announces it waits."""
-        with self._changed:
+        with self._lock:
             self._pid, self._server_knows = pid, False
-        self._woken(notified=False)
+        self.wake_all()

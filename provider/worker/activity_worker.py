@@ -37,7 +37,7 @@ from provider.client.shapes import (
     activity_poisoned,
     decode_input,
 )
-from provider.client.wakeups import Ticket, Wakeups
+from provider.client.wakeups import SlotGroup, Ticket, Wakeups
 from provider.config import TaskHubConfig
 from provider.errors import InvalidInput, LockLost, TaskHubError
 from provider.logs import fields
@@ -77,6 +77,7 @@ class ActivityContext:
 
 @dataclass
 class WorkerStats:
+    started: int = 0  # handlers started
     completed: int = 0
     failed: int = 0
     poisoned: int = 0
@@ -328,6 +329,7 @@ class ActivityWorker(WorkerCore):
         self._in_flight: dict[str, _InFlight] = {}
         self._in_flight_lock = threading.Lock()
         self._wakeups: Wakeups | None = None
+        self._slots: SlotGroup | None = None  # this worker's slots on _wakeups
         self._set_waiting: Callable[[int, bool], None] = _nobody_listens
 
     # -- life cycle -----------------------------------------------------------
@@ -336,6 +338,7 @@ class ActivityWorker(WorkerCore):
         self._stopping.clear()
         if self.push_wakeups and isinstance(self.hub, WakeupSource):
             self._wakeups = self.hub.wakeups()
+            self._slots = self._wakeups.group()
             self._set_waiting = self.hub.set_wakeup_waiting
         self._threads = [
             threading.Thread(target=self._slot, name=f"activity-slot-{n}", daemon=True)
@@ -357,8 +360,8 @@ class ActivityWorker(WorkerCore):
     def stop(self, timeout_s: float = 10.0) -> None:
         """Stop fetching; give every in-flight item back at once; wait for the slots."""
         self._stopping.set()
-        if self._wakeups is not None:
-            self._wakeups.wake_all()
+        if self._slots is not None:
+            self._slots.wake_all()
         with self._in_flight_lock:
             running = list(self._in_flight.values())
         for item in running:
@@ -366,9 +369,10 @@ class ActivityWorker(WorkerCore):
         deadline = time.monotonic() + timeout_s
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
-        if self._wakeups is not None:
+        if self._wakeups is not None and self._slots is not None:
+            self._slots.close()
             self._wakeups.release()
-            self._wakeups = None
+            self._wakeups, self._slots = None, None
         log.info(
             "activity worker stopped; %d in-flight items given back",
             len(running),
@@ -386,7 +390,7 @@ class ActivityWorker(WorkerCore):
     def _slot(self) -> None:
         idle_s, error_s = self.idle_poll_s, 0.1
         while not self._stopping.is_set():
-            ticket = self._wakeups.ticket() if self._wakeups else None
+            ticket = self._slots.ticket() if self._slots else None
             fetched_at = time.monotonic()
             try:
                 lease = self._fetch()
@@ -402,6 +406,8 @@ class ActivityWorker(WorkerCore):
                 idle_s = min(idle_s * 2, self.max_idle_poll_s)
                 continue
             idle_s = self.idle_poll_s
+            if self._slots is not None:
+                self._slots.found_work()
             try:
                 self._process(lease, fetched_at)
             except Exception:
@@ -423,10 +429,10 @@ class ActivityWorker(WorkerCore):
 
     def _wait_for_work(self, ticket: Ticket | None, idle_s: float) -> None:
         """Nothing to do: wait for a wakeup, or poll after idle_s."""
-        if self._wakeups is None or ticket is None:
+        if self._slots is None or ticket is None:
             self._stopping.wait(idle_s)
         else:
-            self._wakeups.wait_for_work(ticket, self._set_waiting, idle_s)
+            self._slots.wait_for_work(ticket, self._set_waiting, idle_s)
 
     def _process(self, lease: WorkItemLease, fetched_at: float) -> None:
         poisoned = self._poison_completion(lease)
@@ -440,6 +446,7 @@ class ActivityWorker(WorkerCore):
             return
 
         body = activity_identity(lease.work_item)
+        self.stats.started += 1
         item = _InFlight(lease, CancellationToken())
         with self._in_flight_lock:
             self._in_flight[lease.lock_token] = item

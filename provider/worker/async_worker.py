@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Unpack
 
 from provider.client.shapes import activity_completed, activity_identity, decode_input
-from provider.client.wakeups import Ticket, Wakeups
+from provider.client.wakeups import SlotGroup, Ticket, Wakeups
 from provider.errors import TaskHubError
 from provider.types import JsonObject, WorkItemLease
 from provider.worker.activity_worker import (
@@ -75,6 +75,7 @@ class AsyncActivityWorker(WorkerCore):
         self._threads = ThreadPoolExecutor(self.concurrency, thread_name_prefix="activity")
         self._task: asyncio.Task[None] | None = None
         self._wakeups: Wakeups | None = None
+        self._slots: SlotGroup | None = None  # this worker's slots on _wakeups
         self._set_waiting: Callable[[int, bool], Awaitable[None]] = _nobody_listens
 
     # -- life cycle -----------------------------------------------------------
@@ -89,6 +90,7 @@ class AsyncActivityWorker(WorkerCore):
         )
         if self.push_wakeups and isinstance(self.hub, AsyncWakeupSource):
             self._wakeups = self.hub.wakeups()
+            self._slots = self._wakeups.group()
             self._set_waiting = self.hub.set_wakeup_waiting
         try:
             async with asyncio.TaskGroup() as group:
@@ -98,16 +100,17 @@ class AsyncActivityWorker(WorkerCore):
                     group.create_task(self._session_heartbeat(), name="sessions")
         finally:
             self._threads.shutdown(wait=False, cancel_futures=True)
-            if self._wakeups is not None:
+            if self._wakeups is not None and self._slots is not None:
+                self._slots.close()
                 # The last user joins the listening thread: not on this loop.
                 await asyncio.to_thread(self._wakeups.release)
-                self._wakeups = None
+                self._wakeups, self._slots = None, None
 
     async def stop(self) -> None:
         """Stop fetching; give every in-flight item back at once."""
         self._stopping.set()
-        if self._wakeups is not None:
-            self._wakeups.wake_all()
+        if self._slots is not None:
+            self._slots.wake_all()
         running = list(self._running.values())
         for item in running:
             await self._give_back(item, "worker shutting down")
@@ -136,7 +139,7 @@ class AsyncActivityWorker(WorkerCore):
     async def _slot(self) -> None:
         idle_s, error_s = self.idle_poll_s, 0.1
         while not self._stopping.is_set():
-            ticket = self._wakeups.ticket() if self._wakeups else None
+            ticket = self._slots.ticket() if self._slots else None
             fetched_at = time.monotonic()
             try:
                 lease = await self._fetch()
@@ -152,6 +155,8 @@ class AsyncActivityWorker(WorkerCore):
                 idle_s = min(idle_s * 2, self.max_idle_poll_s)
                 continue
             idle_s = self.idle_poll_s
+            if self._slots is not None:
+                self._slots.found_work()
             if self._stopping.is_set():
                 # Fetched while stop() was giving items back: give this one back too.
                 await self._abandon(lease, delay_ms=None, ignore_attempt=True)
@@ -175,10 +180,10 @@ class AsyncActivityWorker(WorkerCore):
 
     async def _wait_for_work(self, ticket: Ticket | None, idle_s: float) -> None:
         """As ActivityWorker._wait_for_work, on this loop."""
-        if self._wakeups is None or ticket is None:
+        if self._slots is None or ticket is None:
             await self._pause(idle_s)
         else:
-            await self._wakeups.wait_for_work_async(ticket, self._set_waiting, idle_s)
+            await self._slots.wait_for_work_async(ticket, self._set_waiting, idle_s)
 
     async def _process(self, lease: WorkItemLease, fetched_at: float) -> None:
         poisoned = self._poison_completion(lease)
@@ -192,6 +197,7 @@ class AsyncActivityWorker(WorkerCore):
             return
 
         body = activity_identity(lease.work_item)
+        self.stats.started += 1
         item = _Running(lease, CancellationToken())
         self._running[lease.lock_token] = item
         keeper = AsyncLeaseKeeper(

@@ -14,8 +14,8 @@ import pytest
 
 from provider.deploy import migrate
 from provider.schema_name import InvalidSchemaName
+from provider.testing.embedded_pg import find_bin_dir
 from scripts.catalogue import snapshot
-from scripts.embedded_pg import find_bin_dir
 from tests.support.alembic_cli import alembic
 from tests.support.contract import CONTRACT_FUNCTIONS, CONTRACT_TABLES
 from tests.support.db import new_schema_name

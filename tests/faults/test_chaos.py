@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.embedded_pg import EmbeddedPostgres
+from provider.testing.embedded_pg import EmbeddedPostgres
 from tests.support.chaos.report import format_report
 from tests.support.chaos.runner import ChaosReport, run_chaos
 from tests.support.chaos.settings import BOUNDED

@@ -29,7 +29,7 @@ from provider import (
     TaskHub,
     TaskHubError,
 )
-from scripts.embedded_pg import EmbeddedPostgres
+from provider.testing.embedded_pg import EmbeddedPostgres
 from tests.support.db import orchestrator_items as completions
 from tests.support.paths import REPO
 from tests.support.work_items import (

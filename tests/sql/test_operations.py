@@ -14,24 +14,15 @@ import psycopg
 import pytest
 
 from provider import ActivityWorker, TagFilter, TaskHub
+from tests.support.busy_hub import set_cap
 from tests.support.paths import REPO
 from tests.support.work_items import (
     activity_execute,
-    metadata,
-    orchestration_started,
     start_orchestration,
 )
 
 RUNBOOK = REPO / "docs" / "ops.md"
 RUNBOOK_ROLES = ("hub_runtime", "hub_operator")
-
-
-def set_cap(sql: psycopg.Connection[Any], schema: str, cap: int) -> None:
-    sql.execute(
-        f'UPDATE "{schema}".taskhub_settings SET value = %s'
-        " WHERE name = 'dead_letter_after_attempts'",
-        [str(cap)],
-    )
 
 
 def dead_letters(sql: psycopg.Connection[Any], schema: str) -> list[tuple[Any, ...]]:
@@ -76,38 +67,6 @@ def test_a_worker_item_never_acked_ends_in_dead_letters_and_can_be_requeued(
     assert again is not None and again.attempt_count == 1
     assert again.work_item["ActivityExecute"]["tag"] == "gpu"
     assert dead_letters(sql, hub_schema) == []
-
-
-@pytest.fixture
-def busy_hub(hub: TaskHub, hub_schema: str, sql: psycopg.Connection[Any]) -> str:
-    """A hub with a leased turn and activity, a session, a dead letter, a
-    stuck instance and a poison candidate."""
-    hub.enqueue_orchestrator_work("leased-instance", start_orchestration("leased-instance"))
-    assert hub.fetch_orchestration_item(60_000) is not None
-    hub.enqueue_worker_work(activity_execute("leased-instance", 1, session_id="sess-1"))
-    assert hub.fetch_work_item(60_000, owner_id="worker-a") is not None
-
-    hub.enqueue_orchestrator_work("quiet", start_orchestration("quiet"))
-    item = hub.fetch_orchestration_item(60_000)
-    assert item is not None and item.instance_id == "quiet"
-    hub.ack_orchestration_item(
-        item.lock_token, 1, history_delta=[orchestration_started("quiet")], metadata=metadata()
-    )
-
-    set_cap(sql, hub_schema, 1)
-    hub.enqueue_orchestrator_work("stuck-instance", start_orchestration("stuck-instance"))
-    item = hub.fetch_orchestration_item(60_000)
-    assert item is not None and item.instance_id == "stuck-instance"
-    hub.abandon_orchestration_item(item.lock_token)
-    assert hub.fetch_orchestration_item(60_000) is None  # moved to dead_letters
-    set_cap(sql, hub_schema, 50)
-
-    hub.enqueue_orchestrator_work("hot", start_orchestration("hot"))
-    sql.execute(
-        f'UPDATE "{hub_schema}".orchestrator_queue SET attempt_count = 42'
-        " WHERE instance_id = 'hot'"
-    )
-    return hub_schema
 
 
 def runbook_queries() -> list[str]:

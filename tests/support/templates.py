@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import psycopg
 
 from provider.deploy import migrate
-from scripts.embedded_pg import find_bin_dir
+from provider.testing.embedded_pg import find_bin_dir
 
 RuntimeGrant = tuple[str | None, str]  # (runtime_role, runtime_ddl) given to the migration
 

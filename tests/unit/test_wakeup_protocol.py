@@ -1,13 +1,16 @@
 """The slots' side of push wakeups, without a database: a Wakeups whose
 listening thread is not started, driven by hand (`_listening` is a new
-LISTEN connection, `_woken` a notification).
+LISTEN connection, `_notified` a notification).
 
-The rule under test: a slot sleeps only when the server was told "waiting"
-before its fetch began. Work committed between a wakeup (which clears the
-server's flag) and the next "waiting" is announced to nobody, so every slot
-whose fetch began in that window must look once more; with the workers of a
-process sharing one listener, the slot that told the server may not be able
-to run that work (another tag, another worker)."""
+The rules under test:
+* A slot sleeps only when the server was told "waiting" before its fetch
+  began. Work committed between a notification (which clears the server's
+  flag) and the next "waiting" is announced to nobody, so every slot whose
+  fetch began in that window looks once more; with the workers of a process
+  sharing one listener, the slot that told the server may not be able to run
+  that work (another tag, another worker).
+* A notification wakes one sleeping slot of each worker, not all of them; a
+  slot that found work wakes one more."""
 
 from __future__ import annotations
 
@@ -15,7 +18,8 @@ import threading
 import time
 
 from provider import TaskHubConfig
-from provider.client.wakeups import Wakeups
+from provider.client.wakeups import SlotGroup, Wakeups
+from provider.errors import TaskHubError
 
 LISTENER_PID = 4242
 
@@ -41,54 +45,75 @@ def listening() -> Wakeups:
     return wakeups
 
 
-def waited_s(wakeups: Wakeups, flag: ServerFlag, timeout_s: float) -> float:
-    ticket = wakeups.ticket()
+def waited_s(slots: SlotGroup, flag: ServerFlag, timeout_s: float) -> float:
+    ticket = slots.ticket()
     started = time.monotonic()
-    wakeups.wait_for_work(ticket, flag, timeout_s)
+    slots.wait_for_work(ticket, flag, timeout_s)
     return time.monotonic() - started
+
+
+class Sleeping:
+    """A slot of `slots` that took its ticket, found nothing, and waits now."""
+
+    def __init__(self, slots: SlotGroup, flag: ServerFlag, timeout_s: float = 5.0) -> None:
+        self.woke_after: list[float] = []
+        ticket = slots.ticket()
+
+        def wait() -> None:
+            started = time.monotonic()
+            slots.wait_for_work(ticket, flag, timeout_s)
+            self.woke_after.append(time.monotonic() - started)
+
+        self.thread = threading.Thread(target=wait, daemon=True)
+        self.thread.start()
+
+    def woke(self, within_s: float = 1.0) -> bool:
+        self.thread.join(within_s)
+        return bool(self.woke_after) and self.woke_after[0] < within_s + 0.5
 
 
 def test_the_first_idle_slot_tells_the_server_and_looks_again() -> None:
     wakeups, flag = listening(), ServerFlag()
+    slots = wakeups.group()
     # Its fetch began before the server knew: it returns at once, to fetch again.
-    assert waited_s(wakeups, flag, 5.0) < 0.5
+    assert waited_s(slots, flag, 5.0) < 0.5
     assert flag.calls == [(LISTENER_PID, True)]
     # Now the server knows: the next empty fetch sleeps through its poll.
-    assert waited_s(wakeups, flag, 0.3) >= 0.3
+    assert waited_s(slots, flag, 0.3) >= 0.3
     assert flag.calls == [(LISTENER_PID, True)]
 
 
-def test_a_wakeup_ends_the_sleep_and_the_server_is_told_again() -> None:
+def test_a_notification_wakes_one_slot_of_each_worker() -> None:
     wakeups, flag = listening(), ServerFlag()
-    waited_s(wakeups, flag, 5.0)
-    ticket = wakeups.ticket()
-    sleeper = threading.Thread(target=wakeups.wait_for_work, args=(ticket, flag, 5.0))
-    started = time.monotonic()
-    sleeper.start()
+    gpu, cpu = wakeups.group(), wakeups.group()
+    waited_s(gpu, flag, 5.0)  # tells the server
+    sleeping = [Sleeping(gpu, flag), Sleeping(gpu, flag), Sleeping(cpu, flag)]
     time.sleep(0.1)
-    wakeups._woken()  # a notification: the notifier cleared the flag
-    sleeper.join(2)
-    assert time.monotonic() - started < 1.0
-    waited_s(wakeups, flag, 5.0)
-    assert flag.calls == [(LISTENER_PID, True)] * 2
+    wakeups._notified()
+    woken = [slot.woke(0.5) for slot in sleeping]
+    assert woken.count(True) == 2 and woken[2], woken  # one of gpu's, and cpu's one
+    # The gpu slot that woke found work: it wakes the next.
+    gpu.found_work()
+    assert all(slot.woke(0.5) for slot in sleeping)
 
 
 def test_a_slot_whose_fetch_began_before_another_slot_told_the_server_looks_again() -> None:
     wakeups, flag = listening(), ServerFlag()
-    waited_s(wakeups, flag, 5.0)
-    wakeups._woken()  # the flag is clear; both slots fetch and find nothing
-    teller_ticket, other_ticket = wakeups.ticket(), wakeups.ticket()
+    gpu, cpu = wakeups.group(), wakeups.group()
+    waited_s(gpu, flag, 5.0)
+    wakeups._notified()  # the flag is clear; both workers' slots fetch and find nothing
+    teller_ticket, other_ticket = gpu.ticket(), cpu.ticket()
     flag.release.clear()  # hold the teller inside set_wakeup_waiting
     flag.entered.clear()
-    teller = threading.Thread(target=wakeups.wait_for_work, args=(teller_ticket, flag, 5.0))
+    teller = threading.Thread(target=gpu.wait_for_work, args=(teller_ticket, flag, 5.0))
     teller.start()
     assert flag.entered.wait(2)
-    # Work for the other slot was committed before the server knew: unannounced.
+    # Work for the other worker was committed before the server knew: unannounced.
     other_waited: list[float] = []
 
     def other() -> None:
         started = time.monotonic()
-        wakeups.wait_for_work(other_ticket, flag, 5.0)
+        cpu.wait_for_work(other_ticket, flag, 5.0)
         other_waited.append(time.monotonic() - started)
 
     other_slot = threading.Thread(target=other)
@@ -102,25 +127,44 @@ def test_a_slot_whose_fetch_began_before_another_slot_told_the_server_looks_agai
     assert len(flag.calls) == 2
 
 
-def test_a_failed_announcement_leaves_the_slot_polling() -> None:
-    from provider.errors import TaskHubError
+def test_a_notification_during_the_announcement_leaves_the_server_unknowing() -> None:
+    wakeups, flag = listening(), ServerFlag()
+    slots = wakeups.group()
+    flag.release.clear()
+    flag.entered.clear()
+    teller = threading.Thread(target=waited_s, args=(slots, flag, 5.0))
+    teller.start()
+    assert flag.entered.wait(2)
+    wakeups._notified()  # the flag the teller set was cleared at once by a notifier
+    flag.release.set()
+    teller.join(2)
+    # So the next slot to find nothing tells the server again.
+    assert waited_s(slots, flag, 5.0) < 0.5
+    assert len(flag.calls) == 2
 
+
+def test_a_failed_announcement_leaves_the_slot_polling() -> None:
     wakeups = listening()
+    slots = wakeups.group()
 
     def refuse(pid: int, waiting: bool) -> None:
         raise TaskHubError("set_wakeup_waiting", "connection lost")
 
-    ticket = wakeups.ticket()
+    ticket = slots.ticket()
     started = time.monotonic()
-    wakeups.wait_for_work(ticket, refuse, 0.3)
+    slots.wait_for_work(ticket, refuse, 0.3)
     assert time.monotonic() - started >= 0.3  # polled
     flag = ServerFlag()
-    assert waited_s(wakeups, flag, 5.0) < 0.5  # the next slot tells the server
+    assert waited_s(slots, flag, 5.0) < 0.5  # the next slot tells the server
     assert flag.calls == [(LISTENER_PID, True)]
 
 
-def test_without_a_listening_connection_slots_poll() -> None:
+def test_without_a_listening_connection_slots_poll_and_a_stop_wakes_them() -> None:
     wakeups = Wakeups(TaskHubConfig(url="postgresql://unused", schema="s"))
-    flag = ServerFlag()
-    assert waited_s(wakeups, flag, 0.2) >= 0.2
+    slots, flag = wakeups.group(), ServerFlag()
+    assert waited_s(slots, flag, 0.2) >= 0.2
     assert flag.calls == []
+    sleeping = Sleeping(slots, flag, timeout_s=5.0)
+    time.sleep(0.1)
+    slots.wake_all()
+    assert sleeping.woke(0.5)

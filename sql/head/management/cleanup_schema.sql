@@ -38,7 +38,8 @@ BEGIN
         __SCHEMA__.taskhub_adopted, __SCHEMA__.taskhub_pg_alembic_version,
         __SCHEMA__.taskhub_settings, __SCHEMA__.dead_letters,
         __SCHEMA__.taskhub_runtime_privileges, __SCHEMA__.taskhub_runtime_roles,
-        __SCHEMA__.shielded_failures, __SCHEMA__.taskhub_wakeup_listeners
+        __SCHEMA__.shielded_failures, __SCHEMA__.taskhub_wakeup_listeners,
+        __SCHEMA__.taskhub_definitions
         CASCADE;
     IF v_functions IS NOT NULL THEN
         EXECUTE 'DROP FUNCTION ' || array_to_string(v_functions, ', ');

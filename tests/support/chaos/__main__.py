@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psycopg
 
-from scripts.embedded_pg import EmbeddedPostgres
+from provider.testing.embedded_pg import EmbeddedPostgres
 from tests.support.chaos.report import format_report
 from tests.support.chaos.runner import run_chaos
 from tests.support.chaos.settings import ChaosSettings, from_environment

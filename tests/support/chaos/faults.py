@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from scripts.embedded_pg import EmbeddedPostgres
+from provider.testing.embedded_pg import EmbeddedPostgres
 from tests.support.chaos.server import restart_immediately
 from tests.support.chaos.settings import Interval
 from tests.support.chaos.side import Side

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import psycopg
 
-from scripts.embedded_pg import EmbeddedPostgres
+from provider.testing.embedded_pg import EmbeddedPostgres
 from tests.support.chaos.client import HarnessClient
 from tests.support.chaos.faults import (
     BackendTerminator,

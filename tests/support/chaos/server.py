@@ -7,7 +7,7 @@ import time
 
 import psycopg
 
-from scripts.embedded_pg import PG_CTL_TIMEOUT_S, EmbeddedPostgres, EmbeddedPostgresError
+from provider.testing.embedded_pg import PG_CTL_TIMEOUT_S, EmbeddedPostgres, EmbeddedPostgresError
 
 
 def restart_immediately(cluster: EmbeddedPostgres) -> None:

@@ -1,0 +1,137 @@
+"""The runbook's actions: requeue, release-lease, prune, delete-instance."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import UTC, datetime
+from typing import Annotated
+
+import psycopg
+import typer
+
+from provider.cli.options import (
+    NOT_FOUND,
+    PROBLEMS,
+    AsJson,
+    Schema,
+    Url,
+    Yes,
+    confirm,
+    console,
+    database_url,
+    fail,
+    print_json,
+)
+from provider.client import runbook
+from provider.client.task_hub import TaskHub
+from provider.errors import TaskHubError
+
+_AGO = re.compile(r"^(\d+)([smhd])$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def cutoff_ms(when: str) -> int:
+    """'30d', '12h', '45m', '90s' ago, or an ISO 8601 time: epoch milliseconds."""
+    ago = _AGO.match(when.strip())
+    if ago:
+        return int((time.time() - int(ago.group(1)) * _UNIT_S[ago.group(2)]) * 1000)
+    try:
+        moment = datetime.fromisoformat(when)
+    except ValueError:
+        raise typer.BadParameter(f"{when!r} is neither like 30d / 12h nor ISO 8601") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def requeue(
+        dead_letter_id: Annotated[int, typer.Argument(metavar="DEAD_LETTER_ID")],
+        url: Url = None,
+        schema: Schema = "public",
+        as_json: AsJson = False,
+    ) -> None:
+        """Put a dead letter back on its queue as a fresh message (attempt 0)."""
+        with psycopg.connect(database_url(url), autocommit=True) as conn:
+            try:
+                new_id = runbook.requeue_dead_letter(conn, schema, dead_letter_id)
+            except runbook.RunbookError as error:
+                fail(error.code, str(error))
+        if as_json:
+            print_json({"dead_letter_id": dead_letter_id, "queued_as": new_id})
+        else:
+            console.print(f"dead letter {dead_letter_id} queued again as message {new_id}")
+
+    @app.command("release-lease")
+    def release_lease(
+        instance_id: Annotated[str, typer.Argument(metavar="INSTANCE")],
+        url: Url = None,
+        schema: Schema = "public",
+        as_json: AsJson = False,
+    ) -> None:
+        """Release an orchestration lease whose holder is gone: its messages are
+        ready again at once, the holder's late ack is refused."""
+        with psycopg.connect(database_url(url), autocommit=True) as conn:
+            try:
+                runbook.release_lease(conn, schema, instance_id)
+            except runbook.RunbookError as error:
+                fail(error.code, str(error))
+        if as_json:
+            print_json({"instance_id": instance_id, "released": True})
+        else:
+            console.print(f"released the orchestration lease of {instance_id}")
+
+    @app.command()
+    def prune(
+        completed_before: Annotated[
+            str, typer.Option(help="ended before: 30d, 12h, ... ago, or an ISO 8601 time")
+        ],
+        url: Url = None,
+        schema: Schema = "public",
+        limit: Annotated[int, typer.Option(min=1, help="at most this many root instances")] = 1000,
+        yes: Yes = False,
+        as_json: AsJson = False,
+    ) -> None:
+        """Delete ended root instances (with their sub-orchestrations) that
+        completed before a time; running instances stay."""
+        before_ms, target = cutoff_ms(completed_before), database_url(url)
+        with psycopg.connect(target, autocommit=True) as conn:
+            candidates = runbook.count_prune_candidates(conn, schema, before_ms, limit)
+        with TaskHub.connect(target, schema, pool_min_size=1) as hub:
+            if candidates == 0:
+                result = {"instances_deleted": 0}
+            else:
+                confirm(f"Delete {candidates} ended instances and their histories?", yes)
+                deleted = hub.delete_instance_bulk(completed_before_ms=before_ms, limit=limit)
+                result = vars(deleted)
+        if as_json:
+            print_json(result)
+        else:
+            console.print(", ".join(f"{k.replace('_', ' ')} {v}" for k, v in result.items()))
+
+    @app.command("delete-instance")
+    def delete_instance(
+        instance_id: Annotated[str, typer.Argument(metavar="ID")],
+        url: Url = None,
+        schema: Schema = "public",
+        force: Annotated[bool, typer.Option(help="delete it even while it runs")] = False,
+        yes: Yes = False,
+        as_json: AsJson = False,
+    ) -> None:
+        """Delete a root instance, its sub-orchestrations, history and messages."""
+        target = database_url(url)
+        with psycopg.connect(target, autocommit=True) as conn:
+            if not runbook.instance_exists(conn, schema, instance_id):
+                fail(NOT_FOUND, f"instance {instance_id} not found")
+        with TaskHub.connect(target, schema, pool_min_size=1) as hub:
+            confirm(f"Delete instance {instance_id} and everything it has?", yes)
+            try:
+                deleted = hub.delete_instance(instance_id, force=force)
+            except TaskHubError as error:
+                fail(PROBLEMS, error.message)
+        if as_json:
+            print_json(vars(deleted))
+        else:
+            console.print(", ".join(f"{k.replace('_', ' ')} {v}" for k, v in vars(deleted).items()))

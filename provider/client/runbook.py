@@ -1,0 +1,189 @@
+"""The runbook (docs/ops.md) as Python: the same views and actions the psql
+queries use, for the command line and the metrics collector.
+
+Reads return plain rows (dicts of JSON-friendly values); actions return what
+the procedure returned and raise RunbookError on a refusal.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import dict_row
+
+Row = dict[str, Any]
+
+# Each read of `taskhub-pg inspect`: (the rows' source, the order they come in).
+VIEWS: dict[str, tuple[str, str]] = {
+    "queues": ("SELECT * FROM {s}.taskhub_queue_health", "queue"),
+    "leases": (
+        "SELECT kind, instance_id, activity_id, lock_token, leased_since, remaining_ms, messages"
+        " FROM {s}.taskhub_current_leases",
+        "remaining_ms",
+    ),
+    "poison": (
+        "SELECT queue, id, instance_id, attempt_count, lock_token, created_at, work_item_head"
+        " FROM {s}.taskhub_poison_candidates",
+        "attempt_count DESC",
+    ),
+    "dead-letters": (
+        "SELECT id, source_queue, instance_id, attempt_count, reason, dead_at,"
+        " original_created_at FROM {s}.dead_letters",
+        "dead_at DESC",
+    ),
+    "stuck": (
+        "SELECT instance_id, orchestration_name, current_execution_id, quiet_for"
+        " FROM {s}.taskhub_stuck_instances",
+        "quiet_for DESC",
+    ),
+}
+
+
+class RunbookError(Exception):
+    """An action refused (exit code `code` on the command line)."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def json_value(value: Any) -> Any:
+    """A value as JSON carries it: times as ISO 8601, intervals in seconds."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    return value
+
+
+def _rows(conn: psycopg.Connection[Any], query: sql.Composed, params: Any = None) -> list[Row]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(query, params)
+        return [{k: json_value(v) for k, v in row.items()} for row in cur.fetchall()]
+
+
+def read_view(conn: psycopg.Connection[Any], schema: str, name: str, limit: int) -> list[Row]:
+    source, order = VIEWS[name]
+    query = sql.SQL(source + " ORDER BY " + order + " LIMIT %s").format(s=sql.Identifier(schema))
+    return _rows(conn, query, [limit])
+
+
+@dataclass(frozen=True)
+class InstanceReport:
+    instance: Row
+    executions: list[Row]
+    queued: list[Row]
+    leases: list[Row]
+    dead_letters: list[Row]
+
+
+def read_instance(conn: psycopg.Connection[Any], schema: str, instance_id: str) -> InstanceReport:
+    s = sql.Identifier(schema)
+    found = _rows(
+        conn, sql.SQL("SELECT * FROM {}.instances WHERE instance_id = %s").format(s), [instance_id]
+    )
+    if not found:
+        raise RunbookError(f"instance {instance_id} not found", code=3)
+    return InstanceReport(
+        instance=found[0],
+        executions=_rows(
+            conn,
+            sql.SQL(
+                "SELECT execution_id, status, started_at, completed_at FROM {}.executions"
+                " WHERE instance_id = %s ORDER BY execution_id"
+            ).format(s),
+            [instance_id],
+        ),
+        queued=_rows(
+            conn,
+            sql.SQL(
+                "SELECT 'orchestrator' AS queue, id, visible_at, attempt_count,"
+                "       lock_token IS NOT NULL AS leased, left(work_item, 120) AS work_item_head"
+                "  FROM {0}.orchestrator_queue WHERE instance_id = %s"
+                " UNION ALL "
+                "SELECT 'worker', id, visible_at, attempt_count, lock_token IS NOT NULL,"
+                "       left(work_item, 120)"
+                "  FROM {0}.worker_queue WHERE instance_id = %s ORDER BY 1, 2"
+            ).format(s),
+            [instance_id, instance_id],
+        ),
+        leases=_rows(
+            conn,
+            sql.SQL(
+                "SELECT kind, activity_id, lock_token, leased_since, remaining_ms"
+                " FROM {}.taskhub_current_leases WHERE instance_id = %s"
+            ).format(s),
+            [instance_id],
+        ),
+        dead_letters=_rows(
+            conn,
+            sql.SQL(
+                "SELECT id, source_queue, attempt_count, reason, dead_at FROM {}.dead_letters"
+                " WHERE instance_id = %s ORDER BY dead_at DESC"
+            ).format(s),
+            [instance_id],
+        ),
+    )
+
+
+def requeue_dead_letter(conn: psycopg.Connection[Any], schema: str, dead_letter_id: int) -> int:
+    """The dead letter back on its queue as a fresh message: its new id."""
+    try:
+        row = conn.execute(
+            sql.SQL("SELECT {}.taskhub_requeue_dead_letter(%s)").format(sql.Identifier(schema)),
+            [dead_letter_id],
+        ).fetchone()
+    except psycopg.errors.NoDataFound:
+        raise RunbookError(f"dead letter {dead_letter_id} not found", code=3) from None
+    assert row is not None
+    return int(row[0])
+
+
+def release_lease(conn: psycopg.Connection[Any], schema: str, instance_id: str) -> None:
+    row = conn.execute(
+        sql.SQL("SELECT {}.taskhub_release_orchestration_lease(%s)").format(sql.Identifier(schema)),
+        [instance_id],
+    ).fetchone()
+    if not row or not row[0]:
+        raise RunbookError(f"instance {instance_id} holds no orchestration lease", code=3)
+
+
+def instance_exists(conn: psycopg.Connection[Any], schema: str, instance_id: str) -> bool:
+    row = conn.execute(
+        sql.SQL("SELECT EXISTS (SELECT 1 FROM {}.instances WHERE instance_id = %s)").format(
+            sql.Identifier(schema)
+        ),
+        [instance_id],
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def count_prune_candidates(
+    conn: psycopg.Connection[Any], schema: str, completed_before_ms: int, limit: int
+) -> int:
+    """How many ended root instances a prune would delete (up to limit)."""
+    row = conn.execute(
+        sql.SQL("SELECT count(*) FROM {}.taskhub_bulk_delete_candidates(NULL, %s, %s)").format(
+            sql.Identifier(schema)
+        ),
+        [completed_before_ms, limit],
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def orchestrator_messages(
+    conn: psycopg.Connection[Any], schema: str, instance_id: str
+) -> list[dict[str, Any]]:
+    """The work items on the orchestrator queue for an instance, oldest first."""
+    rows = conn.execute(
+        sql.SQL(
+            "SELECT work_item FROM {}.orchestrator_queue WHERE instance_id = %s ORDER BY id"
+        ).format(sql.Identifier(schema)),
+        [instance_id],
+    ).fetchall()
+    return [json.loads(row[0]) for row in rows]

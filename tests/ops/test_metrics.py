@@ -1,0 +1,142 @@
+"""Metrics: `taskhub-pg metrics --port N` serves the hub's views, scraped
+here while a worker runs and checked against the database; the provider's
+call metrics and a worker's counters count what happened."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from provider import ActivityContext, ActivityWorker, LockLost, TaskHub
+from provider.metrics import HubCollector, ProviderMetrics, WorkerCollector
+from provider.testing.embedded_pg import free_port
+from tests.support.work_items import activity_execute
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def parse(text: str) -> Samples:
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples[(name, tuple(sorted(labels.items())))]
+
+
+@pytest.fixture
+def served(database_url: str, busy_hub: str) -> Iterator[str]:
+    """`taskhub-pg metrics` on a free port, as a deployment would run it."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "provider", "metrics", "--port", str(port), "--host", "127.0.0.1",
+         "--url", database_url, "--schema", busy_hub],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/metrics"
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=1).read()
+            break
+        except OSError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                server.kill()
+                pytest.fail(f"metrics did not come up: {server.communicate()[1]!r}")
+            time.sleep(0.1)
+    yield url
+    server.terminate()
+    server.wait(10)
+
+
+def scrape(url: str) -> Samples:
+    return parse(urllib.request.urlopen(url, timeout=10).read().decode())
+
+
+def test_a_scrape_during_a_workload_matches_the_database(
+    served: str, busy_hub: str, hub: TaskHub, sql: psycopg.Connection[Any]
+) -> None:
+    worker = ActivityWorker(hub, concurrency=2)
+
+    @worker.activity("Slow")
+    def slow(ctx: ActivityContext, _: Any) -> None:
+        time.sleep(0.5)
+
+    for n in range(4):
+        hub.enqueue_worker_work(activity_execute("load", n, name="Slow"))
+    with worker:
+        time.sleep(0.2)  # two running, two ready
+        samples = scrape(served)
+        truth: Any = sql.execute(
+            f'SELECT queue, ready, leased, dead_letters FROM "{busy_hub}".taskhub_queue_health'
+        ).fetchall()
+        live: Any = sql.execute(
+            f'SELECT count(*) FROM "{busy_hub}".taskhub_current_leases'
+            " WHERE kind = 'activity' AND remaining_ms > 0"
+        ).fetchone()
+    assert value(samples, "taskhub_up", schema=busy_hub) == 1
+    for queue, ready, leased, dead in truth:
+        labels = {"schema": busy_hub, "queue": queue}
+        assert value(samples, "taskhub_queue_ready", **labels) == ready
+        assert value(samples, "taskhub_queue_leased", **labels) == leased
+        assert value(samples, "taskhub_dead_letters", **labels) == dead
+    assert (
+        value(samples, "taskhub_leases", schema=busy_hub, kind="activity", state="live") == live[0]
+    )
+    assert live[0] >= 2  # the two running, and the busy hub's leased activity
+    assert value(samples, "taskhub_poison_candidates", schema=busy_hub) == 1
+    assert value(samples, "taskhub_stuck_instances", schema=busy_hub) == 1
+
+
+def test_an_unreachable_hub_scrapes_as_down() -> None:
+    registry = CollectorRegistry()
+    registry.register(HubCollector("postgresql://x@127.0.0.1:1/x", ["orders"], timeout_s=1))
+    samples = parse(generate_latest(registry).decode())
+    assert value(samples, "taskhub_up", schema="orders") == 0
+
+
+def test_call_metrics_and_worker_counters_count_what_happened(hub: TaskHub) -> None:
+    registry = CollectorRegistry()
+    calls = ProviderMetrics(registry).install()
+    worker = ActivityWorker(hub, concurrency=1)
+    registry.register(WorkerCollector(worker, "w1"))
+    worker.register("Go", lambda ctx, _: "went")
+    try:
+        with worker:
+            for n in range(3):
+                hub.enqueue_worker_work(activity_execute("m", n, name="Go"))
+            deadline = time.monotonic() + 10
+            while worker.stats.completed < 3 and time.monotonic() < deadline:
+                time.sleep(0.02)
+        with pytest.raises(LockLost):
+            hub.ack_work_item("no-such-token", {"ActivityCompleted": {
+                "instance": "m", "execution_id": 1, "id": 9, "result": "null"}})  # fmt: skip
+    finally:
+        calls.uninstall()
+    samples = parse(generate_latest(registry).decode())
+    assert value(samples, "taskhub_worker_activities_started_total", worker="w1") == 3
+    assert value(samples, "taskhub_worker_activities_completed_total", worker="w1") == 3
+    enqueued = value(
+        samples,
+        "duroxide_provider_operation_duration_seconds_count",
+        operation="enqueue_worker_work",
+        status="success",
+    )
+    assert enqueued == 3
+    refused = value(
+        samples, "duroxide_provider_errors_total", operation="ack_worker", error_type="LockLost"
+    )
+    assert refused == 1
