@@ -4,6 +4,8 @@ and reports status."""
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -159,3 +161,41 @@ def test_a_users_strict_mypy_passes_against_the_installed_wheel(
         timeout=600,
     )
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+@pytest.mark.slow
+def test_the_readme_test_kit_example_passes_in_a_users_project(
+    installed_python: tuple[Path, Path], database_url: str, tmp_path: Path
+) -> None:
+    """The README's test of a handler, with the plugin turned on as the
+    README says, run by pytest in a project that installed the wheel."""
+    python, _ = installed_python
+    readme = (REPO / "README.md").read_text()
+    example = re.search(r"<!-- test-kit-example.*?-->\n```python\n(.*?)```", readme, re.S)
+    assert example is not None
+    project = tmp_path / "users_project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\ntaskhub_pg = true\n")
+    (project / "test_handlers.py").write_text(example.group(1))
+    run(str(python), "-m", "pip", "install", "-q", "pytest", cwd=project)
+    done = subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "DATABASE_URL": database_url},
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "1 passed" in done.stdout
+
+    # Off until asked for: without the setting, the fixtures are not there.
+    (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    done = subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode != 0 and "fixture 'run_activity' not found" in done.stdout
