@@ -178,7 +178,9 @@ def test_dispatchers_whose_connections_are_killed_mid_turn_still_finish_every_in
 def test_workers_killed_at_random_for_half_a_minute_every_orchestration_completes(
     hub_schema: str, database_url: str, sql: psycopg.Connection[Any]
 ) -> None:
-    load_s, lock_ms = 30.0, 1_000
+    # At least 15 kills: on a slow or busy machine the load runs longer (up to
+    # twice load_s) rather than the test getting weaker.
+    load_s, lock_ms, min_kills = 30.0, 1_000, 15
     sql.execute(RUNS_TABLE.format(schema=hub_schema))
     dx_provider = duroxide.PostgresProvider.connect_with_schema(database_url, hub_schema)
     runtime = duroxide.Runtime(dx_provider, duroxide.RuntimeOptions(dispatcher_poll_interval_ms=20))
@@ -219,9 +221,9 @@ def test_workers_killed_at_random_for_half_a_minute_every_orchestration_complete
     try:
         for _ in range(3):
             start_worker()
-        deadline = time.monotonic() + load_s
+        deadline, last_call = time.monotonic() + load_s, time.monotonic() + 2 * load_s
         next_kill = time.monotonic() + rng.uniform(0.6, 1.6)
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline or (kills < min_kills and time.monotonic() < last_call):
             instance = f"pipeline-{len(started)}"
             client.start_orchestration(instance, "Pipeline", rng.choice([0.05, 0.2, 0.5]))
             started.append(instance)
@@ -244,7 +246,7 @@ def test_workers_killed_at_random_for_half_a_minute_every_orchestration_complete
             process.wait()
 
     print(f"{len(started)} orchestrations, {kills} worker processes killed")
-    assert kills >= 15
+    assert kills >= min_kills
     assert all(result.status == "Completed" for result in results.values()), [
         (i, r.status, r.error) for i, r in results.items() if r.status != "Completed"
     ]
