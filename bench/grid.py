@@ -152,9 +152,11 @@ def main() -> None:
     parser.add_argument("--duration", type=float, help="seconds per run")
     parser.add_argument("--url", help="server URL (default: DATABASE_URL, else embedded)")
     args = parser.parse_args()
-    plan = GridPlan(repeats=1, duration_s=0.7, worker_items=1_000, orchestrations=30) if (
-        args.quick
-    ) else GridPlan()
+    plan = (
+        GridPlan(repeats=1, duration_s=0.7, worker_items=1_000, orchestrations=30)
+        if (args.quick)
+        else GridPlan()
+    )
     if args.repeats:
         plan = replace(plan, repeats=args.repeats)
     if args.duration:

@@ -59,8 +59,10 @@ def print_grid(document: dict[str, Any]) -> None:
             f"{theirs['errors'] + theirs['ack_failures'] + theirs['expired_leases']:6.0f}  "
             f"{_verdict(not missed)}{' (' + ', '.join(missed) + ')' if missed else ''}"
         )
-    print("(latencies: ours, ms; left: least lease left at the client, share of the lock;"
-          " dx err: errors + ack failures + expired leases of 0.2.2)")
+    print(
+        "(latencies: ours, ms; left: least lease left at the client, share of the lock;"
+        " dx err: errors + ack failures + expired leases of 0.2.2)"
+    )
 
     print()
     for scenario, figures in document["side_scenarios"].items():
@@ -120,8 +122,11 @@ def save_heat_map(path: Path, grid: list[dict[str, Any]]) -> None:
     figure, axes = plt.subplots(2, 2, figsize=(14, 9))
     for column, lock_ms in enumerate((1_000, 5_000)):
         for row_index, kind in enumerate(("light", "hot")):
-            rows = [r for r in grid if r["cell"]["kind"] == kind and r["cell"]["lock_timeout_ms"]
-                    == lock_ms]
+            rows = [
+                r
+                for r in grid
+                if r["cell"]["kind"] == kind and r["cell"]["lock_timeout_ms"] == lock_ms
+            ]
             ys = sorted({_heat_row(r) for r in rows})
             xs = sorted({_heat_column(r) for r in rows})
             y_label, x_label = (

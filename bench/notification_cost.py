@@ -297,6 +297,8 @@ def measure(url: str, rounds: int, calls: int) -> dict[str, dict[str, float]]:
                 figures[name][measure] = statistics.median(values)
                 ratios = [v / a for v, a in zip(values, anchor[measure], strict=True)]
                 figures[name][f"{measure} ratio"] = statistics.median(ratios)
+                figures[name][f"{measure} ratio min"] = min(ratios)
+                figures[name][f"{measure} ratio max"] = max(ratios)
     anchor_row = figures.pop(ANCHOR)
     figures[ANCHOR] = anchor_row
     return figures
@@ -324,6 +326,22 @@ def report(figures: dict[str, dict[str, float]]) -> list[str]:
             cells.append(f"{shown + change:>22}")
         lines.append(f"  {name:<38}" + "".join(cells))
     lines.append("  (+x% = x% of the anchor's throughput lost, or x% server time added)")
+    busy_row, anchor_row = figures["no listener waiting"], figures[ANCHOR]
+    spread = []
+    for m in MEASURES[:2]:
+        least, most = 1 - busy_row[m + " ratio max"], 1 - busy_row[m + " ratio min"]
+        spread.append(f"{100 * least:+.1f}..{100 * most:+.1f} %")
+    lines.append(f"  busy hub, round to round: enqueue {spread[0]}, fetch+ack {spread[1]}")
+    derived = []
+    for rate, server in zip(MEASURES[:2], MEASURES[2:], strict=True):
+        added_us = busy_row[server] - anchor_row[server]
+        call_us = 1e6 * CLIENTS / anchor_row[rate]  # one client's time per call
+        derived.append(
+            f"{added_us:+.1f} us of a {call_us:.0f} us call ({100 * added_us / call_us:.1f} %)"
+        )
+    lines.append(
+        f"  server time a busy hub's check adds: enqueue {derived[0]}, fetch+ack {derived[1]}"
+    )
     busy = [cost(figures, "no listener waiting", measure) for measure in MEASURES[:2]]
     lines.append(
         f"  target: a busy hub (no listener waiting) loses at most {100 * TARGET:.0f} % of"
@@ -339,7 +357,7 @@ def main() -> None:
     from bench.run import database_url
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--calls", type=int, default=1_000)
     parser.add_argument("--url")
     args = parser.parse_args()

@@ -79,8 +79,9 @@ def server_time_per_call(url: str, schema: str) -> dict[str, float]:
     round trip seen by the client, commit included ("<name> round trip"):
     the window in which a fault catches a call in flight."""
     q = f'"{schema}"'
-    completion = json.dumps({"ActivityCompleted": {"instance": "w", "execution_id": 1, "id": 1,
-                                                   "result": "1"}})
+    completion = json.dumps(
+        {"ActivityCompleted": {"instance": "w", "execution_id": 1, "id": 1, "result": "1"}}
+    )
     with psycopg.connect(url, autocommit=True) as conn:
         seed_light_instances(conn, schema, 200)
         conn.execute(f"ANALYZE {q}.history, {q}.orchestrator_queue, {q}.instances")
@@ -98,8 +99,11 @@ def server_time_per_call(url: str, schema: str) -> dict[str, float]:
             _timed(round_trips, "fetch_orchestration_item", started)
             assert row is not None
             instance, token, execution, events = row
-            event = {"event_id": events + 1, "event_type": "Event",
-                     "event_data": json.dumps({"event_id": events + 1, "type": "ExternalEvent"})}
+            event = {
+                "event_id": events + 1,
+                "event_type": "Event",
+                "event_data": json.dumps({"event_id": events + 1, "type": "ExternalEvent"}),
+            }
             message = {"ExternalRaised": {"instance": instance, "name": "Go", "data": "{}"}}
             started = time.perf_counter()
             conn.execute(
@@ -108,8 +112,17 @@ def server_time_per_call(url: str, schema: str) -> dict[str, float]:
             )
             _timed(round_trips, "ack_orchestration_item", started)
         for activity in range(CALLS):
-            item = json.dumps({"ActivityExecute": {"instance": "w", "execution_id": 1,
-                                                   "id": activity, "name": "A", "input": "1"}})
+            item = json.dumps(
+                {
+                    "ActivityExecute": {
+                        "instance": "w",
+                        "execution_id": 1,
+                        "id": activity,
+                        "name": "A",
+                        "input": "1",
+                    }
+                }
+            )
             conn.execute(
                 f"SELECT {q}.enqueue_worker_work(%s, %s, 'w', 1, %s, NULL, NULL)",
                 [item, now_ms(), activity],
@@ -121,9 +134,7 @@ def server_time_per_call(url: str, schema: str) -> dict[str, float]:
             _timed(round_trips, "fetch_work_item", started)
             assert row is not None
             started = time.perf_counter()
-            conn.execute(
-                f"SELECT {q}.ack_worker(%s, 'w', %s, %s)", [row[0], completion, now_ms()]
-            )
+            conn.execute(f"SELECT {q}.ack_worker(%s, 'w', %s, %s)", [row[0], completion, now_ms()])
             _timed(round_trips, "ack_worker", started)
         conn.execute("SELECT pg_stat_force_next_flush()")
         conn.execute("SELECT 1")

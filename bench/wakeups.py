@@ -140,7 +140,7 @@ def _drop(url: str, schema: str) -> None:
 
 def run(url: str, quick: bool = False) -> dict[str, Any]:
     latency = wakeup_latency(url, samples=10 if quick else 40)
-    cost = notification_cost.measure(url, rounds=1 if quick else 5, calls=200 if quick else 1_000)
+    cost = notification_cost.measure(url, rounds=1 if quick else 9, calls=200 if quick else 1_000)
     flow = worker_throughput(url, rounds=1 if quick else 5, activities=300 if quick else 1_500)
     return {"latency": latency, "notification_cost": cost, "worker_throughput": flow}
 

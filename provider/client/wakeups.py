@@ -121,12 +121,19 @@ class SlotGroup:
             self._wake_one()
 
     def wait_for_work(
-        self, ticket: Ticket, set_waiting: Callable[[int, bool], None], timeout_s: float
+        self,
+        ticket: Ticket,
+        set_waiting: Callable[[int, bool], None],
+        timeout_s: float,
+        *,
+        announce: bool = True,
     ) -> None:
         """The fetch after `ticket` found nothing: return when the slot should
         fetch again (woken, told the server, or after timeout_s: the poll).
-        set_waiting is a hub's set_wakeup_waiting."""
-        step, value = self._wakeups._next_step(self, ticket)
+        set_waiting is a hub's set_wakeup_waiting. announce=False: a slot that
+        just ran an item polls once before it tells the server (work that
+        trickles in is then fetched in batches, not one notification each)."""
+        step, value = self._wakeups._next_step(self, ticket, announce=announce)
         if step == "announce":
             try:
                 set_waiting(value, True)
@@ -147,11 +154,13 @@ class SlotGroup:
         ticket: Ticket,
         set_waiting: Callable[[int, bool], Awaitable[None]],
         timeout_s: float,
+        *,
+        announce: bool = True,
     ) -> None:
         """As wait_for_work, on the caller's event loop (an AsyncTaskHub's
         set_wakeup_waiting)."""
         loop = asyncio.get_running_loop()
-        step, value = self._wakeups._next_step(self, ticket, loop)
+        step, value = self._wakeups._next_step(self, ticket, loop, announce=announce)
         if step == "announce":
             try:
                 await set_waiting(value, True)
@@ -264,14 +273,19 @@ class Wakeups:
     # -- the slots' steps, under the lock ---------------------------------------
 
     def _next_step(
-        self, group: SlotGroup, ticket: Ticket, loop: asyncio.AbstractEventLoop | None = None
+        self,
+        group: SlotGroup,
+        ticket: Ticket,
+        loop: asyncio.AbstractEventLoop | None = None,
+        *,
+        announce: bool = True,
     ) -> tuple[str, Any]:
         """After an empty fetch: ("announce", pid), ("sleep", sleeper) or
         ("look again", None)."""
         with self._lock:
             if ticket.generation != group._generation:
                 return "look again", None  # woken since the fetch began
-            if self._pid is not None and not ticket.server_knew:
+            if self._pid is not None and not ticket.server_knew and announce:
                 if self._server_knows:
                     return "look again", None  # told since the fetch began
                 if not self._announcing:

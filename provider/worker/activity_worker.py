@@ -75,6 +75,11 @@ class ActivityContext:
         return self.token.cancelled
 
 
+# A slot that just ran an item and finds the queue empty looks again after
+# this long before it tells the server it waits (push wakeups).
+BATCH_POLL_S = 0.02
+
+
 @dataclass
 class WorkerStats:
     started: int = 0  # handlers started
@@ -389,13 +394,22 @@ class ActivityWorker(WorkerCore):
 
     def _slot(self) -> None:
         idle_s, error_s = self.idle_poll_s, 0.1
+        waited = False  # this fetch follows a wait: found work may be a wakeup's
+        worked = False  # the slot's last fetch leased an item
         while not self._stopping.is_set():
             ticket = self._slots.ticket() if self._slots else None
             fetched_at = time.monotonic()
             try:
                 lease = self._fetch()
                 if lease is None:
-                    self._wait_for_work(ticket, idle_s)
+                    # Right after an item, poll once, briefly, before telling the
+                    # server: work that trickles in is fetched in batches, not
+                    # notified one item at a time.
+                    if worked:
+                        self._wait_for_work(ticket, BATCH_POLL_S, announce=False)
+                    else:
+                        self._wait_for_work(ticket, idle_s, announce=True)
+                    waited, worked = True, False
             except TaskHubError as error:
                 self._fetch_failed(error, error_s)
                 self._stopping.wait(error_s)
@@ -406,8 +420,12 @@ class ActivityWorker(WorkerCore):
                 idle_s = min(idle_s * 2, self.max_idle_poll_s)
                 continue
             idle_s = self.idle_poll_s
-            if self._slots is not None:
+            if self._slots is not None and waited:
+                # Woken, and there was work: there may be more, bring in the next
+                # slot. A slot going from item to item does not: it would only
+                # wake others to find nothing.
                 self._slots.found_work()
+            waited, worked = False, True
             try:
                 self._process(lease, fetched_at)
             except Exception:
@@ -427,12 +445,12 @@ class ActivityWorker(WorkerCore):
             tags=self.tags,
         )
 
-    def _wait_for_work(self, ticket: Ticket | None, idle_s: float) -> None:
+    def _wait_for_work(self, ticket: Ticket | None, idle_s: float, announce: bool) -> None:
         """Nothing to do: wait for a wakeup, or poll after idle_s."""
         if self._slots is None or ticket is None:
             self._stopping.wait(idle_s)
         else:
-            self._slots.wait_for_work(ticket, self._set_waiting, idle_s)
+            self._slots.wait_for_work(ticket, self._set_waiting, idle_s, announce=announce)
 
     def _process(self, lease: WorkItemLease, fetched_at: float) -> None:
         poisoned = self._poison_completion(lease)

@@ -38,6 +38,7 @@ from provider.errors import TaskHubError
 from provider.types import JsonObject, WorkItemLease
 from provider.worker.activity_worker import (
     ACK_ATTEMPTS,
+    BATCH_POLL_S,
     UNREGISTERED_RETRY_MS,
     ActivityContext,
     Handler,
@@ -138,13 +139,22 @@ class AsyncActivityWorker(WorkerCore):
 
     async def _slot(self) -> None:
         idle_s, error_s = self.idle_poll_s, 0.1
+        waited = False  # this fetch follows a wait: found work may be a wakeup's
+        worked = False  # the slot's last fetch leased an item
         while not self._stopping.is_set():
             ticket = self._slots.ticket() if self._slots else None
             fetched_at = time.monotonic()
             try:
                 lease = await self._fetch()
                 if lease is None:
-                    await self._wait_for_work(ticket, idle_s)
+                    # Right after an item, poll once, briefly, before telling the
+                    # server: work that trickles in is fetched in batches, not
+                    # notified one item at a time.
+                    if worked:
+                        await self._wait_for_work(ticket, BATCH_POLL_S, announce=False)
+                    else:
+                        await self._wait_for_work(ticket, idle_s, announce=True)
+                    waited, worked = True, False
             except TaskHubError as error:
                 self._fetch_failed(error, error_s)
                 await self._pause(error_s)
@@ -155,8 +165,12 @@ class AsyncActivityWorker(WorkerCore):
                 idle_s = min(idle_s * 2, self.max_idle_poll_s)
                 continue
             idle_s = self.idle_poll_s
-            if self._slots is not None:
+            if self._slots is not None and waited:
+                # Woken, and there was work: there may be more, bring in the next
+                # slot. A slot going from item to item does not: it would only
+                # wake others to find nothing.
                 self._slots.found_work()
+            waited, worked = False, True
             if self._stopping.is_set():
                 # Fetched while stop() was giving items back: give this one back too.
                 await self._abandon(lease, delay_ms=None, ignore_attempt=True)
@@ -178,12 +192,14 @@ class AsyncActivityWorker(WorkerCore):
             tags=self.tags,
         )
 
-    async def _wait_for_work(self, ticket: Ticket | None, idle_s: float) -> None:
+    async def _wait_for_work(self, ticket: Ticket | None, idle_s: float, announce: bool) -> None:
         """As ActivityWorker._wait_for_work, on this loop."""
         if self._slots is None or ticket is None:
             await self._pause(idle_s)
         else:
-            await self._slots.wait_for_work_async(ticket, self._set_waiting, idle_s)
+            await self._slots.wait_for_work_async(
+                ticket, self._set_waiting, idle_s, announce=announce
+            )
 
     async def _process(self, lease: WorkItemLease, fetched_at: float) -> None:
         poisoned = self._poison_completion(lease)
