@@ -1,14 +1,19 @@
 """AsyncLeaseKeeper: the RenewalSchedule of the threaded keeper, as an asyncio
 task. Renewal at a third of the lock, transient errors retried within the
 lease, the token cancelled when the lease is lost. No database; a 300 ms lock,
-so the whole file takes about a second."""
+so the whole file takes about a second. Real time, not a fake clock: a
+`timing` test, run after the parallel part, when the machine is quiet."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 
+import pytest
+
 from provider import AsyncLeaseKeeper, CancellationToken, LockLost, RetryableError
+
+pytestmark = pytest.mark.timing
 
 LOCK_MS = 300  # renew every 100 ms, give up 50 ms before the end
 
