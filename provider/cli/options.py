@@ -63,7 +63,8 @@ def print_rows(title: str, rows: Sequence[dict[str, Any]], empty: str = "none") 
         return
     table = Table(title=title, title_justify="left")
     for column in rows[0]:
-        table.add_column(column, overflow="fold")
+        # One line per row; a cell too wide is cut (--json has it whole).
+        table.add_column(column, overflow="ellipsis", no_wrap=True)
     for row in rows:
         table.add_row(*("" if value is None else str(value) for value in row.values()))
     console.print(table)

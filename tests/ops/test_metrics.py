@@ -140,3 +140,43 @@ def test_call_metrics_and_worker_counters_count_what_happened(hub: TaskHub) -> N
         samples, "duroxide_provider_errors_total", operation="ack_worker", error_type="LockLost"
     )
     assert refused == 1
+
+
+def test_the_same_call_metrics_and_counters_as_opentelemetry_instruments(hub: TaskHub) -> None:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    from provider.metrics.opentelemetry import OpenTelemetryMetrics
+
+    reader = InMemoryMetricReader()
+    otel = OpenTelemetryMetrics(MeterProvider(metric_readers=[reader])).install()
+    worker = ActivityWorker(hub, concurrency=1)
+    otel.observe_worker(worker, "w1")
+    worker.register("Go", lambda ctx, _: "went")
+    try:
+        with worker:
+            for n in range(2):
+                hub.enqueue_worker_work(activity_execute("o", n, name="Go"))
+            deadline = time.monotonic() + 10
+            while worker.stats.completed < 2 and time.monotonic() < deadline:
+                time.sleep(0.02)
+        with pytest.raises(LockLost):
+            hub.renew_work_item_lock("no-such-token", 1_000)
+    finally:
+        otel.uninstall()
+    data = reader.get_metrics_data()
+    assert data is not None
+    points: dict[str, list[Any]] = {}
+    for resource in data.resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                points[metric.name] = list(metric.data.data_points)
+    enqueues = [
+        p for p in points["duroxide.provider.operation.duration"]
+        if p.attributes == {"operation": "enqueue_worker_work", "status": "success"}
+    ]  # fmt: skip
+    assert enqueues and enqueues[0].count == 2
+    errors = points["duroxide.provider.errors"]
+    assert [(p.attributes["error_type"], p.value) for p in errors] == [("LockLost", 1)]
+    completed = points["taskhub.worker.activities_completed"]
+    assert [(p.attributes["worker"], p.value) for p in completed] == [("w1", 2)]
