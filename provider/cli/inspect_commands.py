@@ -25,51 +25,33 @@ Limit = Annotated[int, typer.Option(min=1, help="at most this many rows")]
 inspect_app = typer.Typer(help="Read a hub's state: the runbook's views.", no_args_is_help=True)
 
 
-def _show(view: str, title: str, url: str | None, schema: str, limit: int, as_json: bool) -> None:
-    with psycopg.connect(database_url(url), autocommit=True) as conn:
-        rows = runbook.read_view(conn, schema, view, limit)
-    if as_json:
-        print_json(rows)
-    else:
-        print_rows(title, rows)
+# The verbs that print one view: (verb, title, help).
+VIEW_VERBS = (
+    ("queues", "queues", "Per queue: ready, scheduled, leased, oldest ready age, attempts."),
+    ("leases", "leases", "Every lease held now, soonest to expire first (negative: expired)."),
+    ("poison", "poison candidates", "Messages handed out again and again without an ack."),
+    ("dead-letters", "dead letters", "Messages moved aside after too many deliveries."),
+    ("stuck", "stuck instances", "Running instances with nothing queued, scheduled or leased."),
+)
 
 
-@inspect_app.command()
-def queues(url: Url = None, schema: Schema = "public", as_json: AsJson = False) -> None:
-    """Per queue: ready, scheduled, leased, oldest ready age, attempts, dead letters."""
-    _show("queues", "queues", url, schema, 10, as_json)
+def _view_verb(view: str, title: str, text: str) -> None:
+    def show(
+        url: Url = None, schema: Schema = "public", limit: Limit = 100, as_json: AsJson = False
+    ) -> None:
+        with psycopg.connect(database_url(url), autocommit=True) as conn:
+            rows = runbook.read_view(conn, schema, view, limit)
+        if as_json:
+            print_json(rows)
+        else:
+            print_rows(title, rows)
+
+    show.__doc__ = text
+    inspect_app.command(view)(show)
 
 
-@inspect_app.command()
-def leases(
-    url: Url = None, schema: Schema = "public", limit: Limit = 100, as_json: AsJson = False
-) -> None:
-    """Every lease held now, soonest to expire first (negative: expired)."""
-    _show("leases", "leases", url, schema, limit, as_json)
-
-
-@inspect_app.command()
-def poison(
-    url: Url = None, schema: Schema = "public", limit: Limit = 100, as_json: AsJson = False
-) -> None:
-    """Messages handed out again and again without an ack."""
-    _show("poison", "poison candidates", url, schema, limit, as_json)
-
-
-@inspect_app.command("dead-letters")
-def dead_letters(
-    url: Url = None, schema: Schema = "public", limit: Limit = 100, as_json: AsJson = False
-) -> None:
-    """Messages moved aside after too many deliveries, newest first."""
-    _show("dead-letters", "dead letters", url, schema, limit, as_json)
-
-
-@inspect_app.command()
-def stuck(
-    url: Url = None, schema: Schema = "public", limit: Limit = 100, as_json: AsJson = False
-) -> None:
-    """Running instances with nothing queued, scheduled or leased."""
-    _show("stuck", "stuck instances", url, schema, limit, as_json)
+for verb in VIEW_VERBS:
+    _view_verb(*verb)
 
 
 @inspect_app.command()

@@ -178,24 +178,22 @@ def test_the_readme_test_kit_example_passes_in_a_users_project(
     (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\ntaskhub_pg = true\n")
     (project / "test_handlers.py").write_text(example.group(1))
     run(str(python), "-m", "pip", "install", "-q", "pytest", cwd=project)
-    done = subprocess.run(
-        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "DATABASE_URL": database_url},
-    )
+
+    def users_pytest() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "DATABASE_URL": database_url},
+        )
+
+    done = users_pytest()
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "1 passed" in done.stdout
 
     # Off until asked for: without the setting, the fixtures are not there.
     (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
-    done = subprocess.run(
-        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = users_pytest()
     assert done.returncode != 0 and "fixture 'run_activity' not found" in done.stdout
