@@ -90,6 +90,7 @@ TASKHUB_0007 = Flavour("taskhub-0007", "t7", _taskhub_at("0007"))
 TASKHUB_0008 = Flavour("taskhub-0008", "t8", _taskhub_at("0008"))
 TASKHUB_0009 = Flavour("taskhub-0009", "t9", _taskhub_at("0009"))
 TASKHUB_0010 = Flavour("taskhub-0010", "t10", _taskhub_at("0010"))
+TASKHUB_0012 = Flavour("taskhub-0012", "t12", _taskhub_at("0012"))
 TASKHUB_WITHOUT_WAKEUPS = Flavour("taskhub-without-wakeups", "tnw", _taskhub_without_wakeups)
 ALL = {
     flavour.name: flavour
@@ -103,6 +104,7 @@ ALL = {
         TASKHUB_0008,
         TASKHUB_0009,
         TASKHUB_0010,
+        TASKHUB_0012,
         TASKHUB_WITHOUT_WAKEUPS,
     )
 }

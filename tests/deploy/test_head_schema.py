@@ -43,7 +43,7 @@ def test_make_revision_points_each_function_at_its_newest_released_file() -> Non
     from scripts import new_revision
 
     assert new_revision.released_file_of("fetch_orchestration_item") == (
-        "0010_no_jit_on_the_hot_path/fetch_orchestration_item.sql"
+        "0013_citus_ready_statements/fetch_orchestration_item.sql"
     )
     assert new_revision.released_file_of("taskhub_clock_ms") == "0007_fault_tolerance/clock.sql"
     assert new_revision.released_file_of("list_instances") == "0002_full_contract/listing.sql"

@@ -18,7 +18,7 @@ BEGIN
     END IF;
     UPDATE __SCHEMA__.orchestrator_queue AS q
        SET lock_token = NULL, locked_until = NULL
-     WHERE q.lock_token = v_token;
+     WHERE q.instance_id = p_instance_id AND q.lock_token = v_token;
     RETURN true;
 END;
 $$;

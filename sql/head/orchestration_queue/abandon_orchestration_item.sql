@@ -25,6 +25,7 @@ BEGIN
         RAISE EXCEPTION 'p_delay_ms must not be negative' USING ERRCODE = '22023';
     END IF;
 
+    -- not by instance: the contract names the lease by its token alone.
     SELECT il.instance_id, il.locked_until INTO v_instance, v_locked_until
       FROM __SCHEMA__.instance_locks AS il
      WHERE il.lock_token = p_lock_token;
@@ -32,11 +33,12 @@ BEGIN
     IF v_instance IS NOT NULL AND v_locked_until > v_now_ms THEN
         -- Live: only its own holder can be busy with it.
         PERFORM 1 FROM __SCHEMA__.instance_locks AS il
-         WHERE il.lock_token = p_lock_token FOR UPDATE;
+         WHERE il.instance_id = v_instance AND il.lock_token = p_lock_token FOR UPDATE;
     ELSIF v_instance IS NOT NULL THEN
         -- Expired: a fetcher may be taking it over right now; never wait for one.
         PERFORM 1 FROM __SCHEMA__.instance_locks AS il
-         WHERE il.lock_token = p_lock_token FOR UPDATE SKIP LOCKED;
+         WHERE il.instance_id = v_instance AND il.lock_token = p_lock_token
+           FOR UPDATE SKIP LOCKED;
     END IF;
     IF v_instance IS NULL OR NOT FOUND THEN
         RAISE EXCEPTION 'Invalid lock token'
@@ -53,9 +55,10 @@ BEGIN
            attempt_count = CASE WHEN p_ignore_attempt
                                 THEN greatest(0, q.attempt_count - 1)
                                 ELSE q.attempt_count END
-     WHERE q.lock_token = p_lock_token;
+     WHERE q.instance_id = v_instance AND q.lock_token = p_lock_token;
 
-    DELETE FROM __SCHEMA__.instance_locks AS il WHERE il.lock_token = p_lock_token;
+    DELETE FROM __SCHEMA__.instance_locks AS il
+     WHERE il.instance_id = v_instance AND il.lock_token = p_lock_token;
     RETURN v_instance;
 END;
 $$;

@@ -282,9 +282,8 @@ BEGIN
 
     -- The turn's own messages are consumed (messages that arrived during the
     -- turn carry no token and stay for the next one), and the lease ends.
-    WITH consumed AS (
-        DELETE FROM __SCHEMA__.orchestrator_queue AS q WHERE q.lock_token = p_lock_token
-    )
+    DELETE FROM __SCHEMA__.orchestrator_queue AS q
+     WHERE q.instance_id = v_instance AND q.lock_token = p_lock_token;
     DELETE FROM __SCHEMA__.instance_locks AS il
      WHERE il.instance_id = v_instance
        AND il.lock_token = p_lock_token;

@@ -204,7 +204,7 @@ BEGIN
         CONTINUE WHEN v_locked = 0 OR v_locked <> v_visible;
 
         IF v_buried_ids IS NOT NULL THEN
-            PERFORM __SCHEMA__.taskhub_bury_orchestrator_messages(v_buried_ids, v_cap);
+            PERFORM __SCHEMA__.taskhub_bury_orchestrator_messages(v_instance, v_buried_ids, v_cap);
         END IF;
         CONTINUE WHEN v_live_ids IS NULL;
 
@@ -290,7 +290,7 @@ BEGIN
            SET lock_token    = v_token,
                locked_until  = v_locked_until,
                attempt_count = q.attempt_count + 1
-         WHERE q.id = ANY (v_live_ids);
+         WHERE q.instance_id = v_instance AND q.id = ANY (v_live_ids);
 
         out_instance_id := v_instance;
         out_orchestration_name := v_name;

@@ -1,9 +1,10 @@
--- Move orchestrator messages that were handed out p_cap times without an ack
--- to dead_letters, with the reason. They are never handed out again. The
--- caller holds their row locks. (Internal helper, off the hot path.)
+-- Move messages of instance p_instance_id that were handed out p_cap times
+-- without an ack to dead_letters, with the reason. They are never handed out
+-- again. The caller holds their row locks. (Internal helper, off the hot path.)
 CREATE FUNCTION __SCHEMA__.taskhub_bury_orchestrator_messages(
-    p_ids bigint[],
-    p_cap integer
+    p_instance_id text,
+    p_ids         bigint[],
+    p_cap         integer
 )
 RETURNS void
 LANGUAGE plpgsql
@@ -17,8 +18,9 @@ BEGIN
                   q.attempt_count, p_cap),
            q.created_at
       FROM __SCHEMA__.orchestrator_queue AS q
-     WHERE q.id = ANY (p_ids);
-    DELETE FROM __SCHEMA__.orchestrator_queue AS q WHERE q.id = ANY (p_ids);
+     WHERE q.instance_id = p_instance_id AND q.id = ANY (p_ids);
+    DELETE FROM __SCHEMA__.orchestrator_queue AS q
+     WHERE q.instance_id = p_instance_id AND q.id = ANY (p_ids);
 END;
 $$;
-REVOKE EXECUTE ON FUNCTION __SCHEMA__.taskhub_bury_orchestrator_messages(bigint[], integer) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION __SCHEMA__.taskhub_bury_orchestrator_messages(text, bigint[], integer) FROM PUBLIC;

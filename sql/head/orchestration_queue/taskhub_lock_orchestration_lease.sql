@@ -20,6 +20,7 @@ DECLARE
     v_seen_until bigint;
 BEGIN
     now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+    -- not by instance: the contract names the lease by its token alone.
     SELECT il.instance_id, il.locked_until INTO instance_id, locked_until
       FROM __SCHEMA__.instance_locks AS il
      WHERE il.lock_token = p_lock_token

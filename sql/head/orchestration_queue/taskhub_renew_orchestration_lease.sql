@@ -28,7 +28,7 @@ BEGIN
      WHERE il.instance_id = v_instance;
     UPDATE __SCHEMA__.orchestrator_queue AS q
        SET locked_until = v_locked_until
-     WHERE q.lock_token = p_lock_token;
+     WHERE q.instance_id = v_instance AND q.lock_token = p_lock_token;
     RETURN v_locked_until;
 END;
 $$;

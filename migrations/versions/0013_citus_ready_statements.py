@@ -1,0 +1,66 @@
+"""Statements ready for Citus, on plain PostgreSQL too (scripts/sql_rules.py
+checks them): the ack consumes the turn's messages and ends the lease in two
+statements instead of a data-modifying CTE, and every UPDATE, DELETE and row
+lock on an instance-keyed table names the instance where the contract allows
+(abandon, renew, release, the fetch's claim, the burial of dead letters,
+which now takes the instance: taskhub_bury_orchestrator_messages(text,
+bigint[], integer)). Leases named by their token alone say so.
+
+Revision ID: 0013
+Revises: 0012
+Create Date: 2026-12-01
+"""
+
+from __future__ import annotations
+
+from provider.deploy.migration_steps import apply_sql_files, drop_functions, replace_with_released
+
+revision = "0013"
+down_revision = "0012"
+branch_labels = None
+depends_on = None
+
+# This revision's files, copied from sql/head/, applied in order.
+FILES: list[str] = [
+    "0013_citus_ready_statements/abandon_orchestration_item.sql",
+    "0013_citus_ready_statements/ack_orchestration_item.sql",
+    "0013_citus_ready_statements/fetch_orchestration_item.sql",
+    "0013_citus_ready_statements/taskhub_bury_orchestrator_messages.sql",
+    "0013_citus_ready_statements/taskhub_lock_orchestration_lease.sql",
+    "0013_citus_ready_statements/taskhub_release_orchestration_lease.sql",
+    "0013_citus_ready_statements/taskhub_renew_orchestration_lease.sql",
+]
+# Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
+# back these functions of the released files.
+REPLACED: dict[str, list[str]] = {
+    "0008_one_idiom_per_job/abandon_orchestration_item.sql": ["abandon_orchestration_item"],
+    "0011_wake_check_in_the_statement/ack_orchestration_item.sql": ["ack_orchestration_item"],
+    "0010_no_jit_on_the_hot_path/fetch_orchestration_item.sql": ["fetch_orchestration_item"],
+    "0007_fault_tolerance/fetch_orchestration_item.sql": ["taskhub_bury_orchestrator_messages"],
+    "0008_one_idiom_per_job/taskhub_lock_orchestration_lease.sql": [
+        "taskhub_lock_orchestration_lease"
+    ],
+    "0004_operations/actions.sql": ["taskhub_release_orchestration_lease"],
+    "0008_one_idiom_per_job/taskhub_renew_orchestration_lease.sql": [
+        "taskhub_renew_orchestration_lease"
+    ],
+}
+# New in this revision: dropped by the downgrade.
+NEW_FUNCTIONS: list[str] = []
+
+
+# Its signature changes (the instance comes first): the old one is dropped.
+RESIGNED = ["taskhub_bury_orchestrator_messages"]
+
+
+def upgrade() -> None:
+    drop_functions(RESIGNED)
+    # Last: like every function of the schema, the new ones are not
+    # executable by PUBLIC.
+    apply_sql_files([*FILES, "0006_hot_path/no_public_execute.sql"])
+
+
+def downgrade() -> None:
+    drop_functions(RESIGNED)
+    replace_with_released(list(REPLACED), REPLACED)
+    drop_functions(NEW_FUNCTIONS)
