@@ -17,6 +17,9 @@ checked as text, without a database, in milliseconds:
    The worker queue is keyed by item, not by instance: the contract allows an
    item without an instance, names an item by its lock token, and a worker
    fetch takes any eligible item.
+4. `subquery in an INSERT`: an INSERT ... VALUES has no subquery, in its
+   values or its RETURNING: Citus refuses it ("subqueries are not supported
+   within INSERT queries"). Ask in a statement of its own.
 
     python -m scripts.sql_rules          # prints each violation; exit 1 if any
 """
@@ -140,6 +143,9 @@ def check(files: dict[str, str]) -> list[Violation]:
             code = _code(statement)
             if re.search(r"\bWITH\b", code, re.I) and _DML_IN_CTE.search(code):
                 found.append(Violation("no DML in a CTE", name, statement))
+            insert = re.search(r"\bINSERT\s+INTO\b.*?\bVALUES\b(.*)", code, re.I | re.S)
+            if insert and re.search(r"\(\s*SELECT\b", insert.group(1), re.I):
+                found.append(Violation("subquery in an INSERT", name, statement))
             if touches_table.search(code) and calls_reader.search(code):
                 found.append(Violation("table-reading helper in a statement", name, statement))
             locked = first_table.search(code) if locks.search(code) else None

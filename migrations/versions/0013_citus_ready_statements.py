@@ -4,7 +4,9 @@ statements instead of a data-modifying CTE, and every UPDATE, DELETE and row
 lock on an instance-keyed table names the instance where the contract allows
 (abandon, renew, release, the fetch's claim, the burial of dead letters,
 which now takes the instance: taskhub_bury_orchestrator_messages(text,
-bigint[], integer)). Leases named by their token alone say so.
+bigint[], integer)). Leases named by their token alone say so. The enqueues
+and ack_worker ask whether a listener waits in a statement of their own
+again: Citus refuses the subquery that 0011 put in their INSERT's RETURNING.
 
 Revision ID: 0013
 Revises: 0012
@@ -24,6 +26,9 @@ depends_on = None
 FILES: list[str] = [
     "0013_citus_ready_statements/abandon_orchestration_item.sql",
     "0013_citus_ready_statements/ack_orchestration_item.sql",
+    "0013_citus_ready_statements/ack_worker.sql",
+    "0013_citus_ready_statements/enqueue_orchestrator_work.sql",
+    "0013_citus_ready_statements/enqueue_worker_work.sql",
     "0013_citus_ready_statements/fetch_orchestration_item.sql",
     "0013_citus_ready_statements/taskhub_bury_orchestrator_messages.sql",
     "0013_citus_ready_statements/taskhub_lock_orchestration_lease.sql",
@@ -35,6 +40,9 @@ FILES: list[str] = [
 REPLACED: dict[str, list[str]] = {
     "0008_one_idiom_per_job/abandon_orchestration_item.sql": ["abandon_orchestration_item"],
     "0011_wake_check_in_the_statement/ack_orchestration_item.sql": ["ack_orchestration_item"],
+    "0011_wake_check_in_the_statement/ack_worker.sql": ["ack_worker"],
+    "0011_wake_check_in_the_statement/enqueue_orchestrator_work.sql": ["enqueue_orchestrator_work"],
+    "0011_wake_check_in_the_statement/enqueue_worker_work.sql": ["enqueue_worker_work"],
     "0010_no_jit_on_the_hot_path/fetch_orchestration_item.sql": ["fetch_orchestration_item"],
     "0007_fault_tolerance/fetch_orchestration_item.sql": ["taskhub_bury_orchestrator_messages"],
     "0008_one_idiom_per_job/taskhub_lock_orchestration_lease.sql": [

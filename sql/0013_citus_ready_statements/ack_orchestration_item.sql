@@ -208,15 +208,16 @@ BEGIN
     IF v_history <> '[]' THEN
         INSERT INTO __SCHEMA__.history
                (instance_id, execution_id, event_id, event_type, event_data, created_at)
+        -- No LATERAL here: Citus cannot plan an INSERT ... SELECT with one.
         SELECT v_instance, p_execution_id, (e ->> 'event_id')::bigint,
                coalesce(e ->> 'event_type', 'Event'),
-               CASE WHEN strpos(d.data, '\u0000') > 0
-                         OR octet_length(d.data) >= __SCHEMA__.taskhub_max_json_depth()
-                    THEN __SCHEMA__.taskhub_storable_json(d.data, 'event ' || (e ->> 'event_id'))
-                    ELSE d.data END,
+               CASE WHEN strpos(e ->> 'event_data', '\u0000') > 0
+                         OR octet_length(e ->> 'event_data') >= __SCHEMA__.taskhub_max_json_depth()
+                    THEN __SCHEMA__.taskhub_storable_json(e ->> 'event_data',
+                                                          'event ' || (e ->> 'event_id'))
+                    ELSE e ->> 'event_data' END,
                v_now_ts
-          FROM jsonb_array_elements(v_history) AS e,
-               LATERAL (SELECT e ->> 'event_data' AS data) AS d;
+          FROM jsonb_array_elements(v_history) AS e;
     END IF;
 
     IF v_terminal OR jsonb_array_length(coalesce(v_meta -> 'kv_mutations', '[]')) > 0 THEN

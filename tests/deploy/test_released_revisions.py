@@ -12,6 +12,9 @@ import pytest
 from tests.support.paths import REPO
 
 RELEASED = {
+    "0013_citus_ready_statements": (
+        "a990bfe7b49a01b64557aa338fddfdcd99e6309d1a14e839262e9445be4b1417"
+    ),
     "0012_deploy_gate": "47a3f08c5591c6302a36a11ca5705977a12e97f52bda762ea9ff04031139c889",
     "0011_wake_check_in_the_statement": (
         "7db2516e4a5711efc5d34c2ea6f14bd8145ee69d0b803ce0be9a5712003bae82"

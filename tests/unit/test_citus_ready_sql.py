@@ -51,6 +51,11 @@ BROKEN = {
         "UPDATE __SCHEMA__.orchestrator_queue SET id = 2 WHERE id = 1;",
         "not by instance",
     ),
+    "a subquery in an INSERT's RETURNING": (
+        "INSERT INTO __SCHEMA__.orchestrator_queue VALUES (1, p)"
+        " RETURNING EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_settings) INTO v;",
+        "subquery in an INSERT",
+    ),
     "a row lock not by instance": (
         "PERFORM 1 FROM __SCHEMA__.orchestrator_queue AS q WHERE q.id = 1 FOR UPDATE SKIP LOCKED;",
         "not by instance",

@@ -35,12 +35,12 @@ BEGIN
     END IF;
 
     INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, created_at)
-    VALUES (p_instance_id, p_work_item, p_visible_at, clock_timestamp())
-    -- Asked in the statement that makes the work visible: no statement of its own
-    -- when nobody waits, as on a busy hub.
-    RETURNING EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
-                       WHERE l.queue = 'orchestrator' AND l.waiting)
-         INTO v_listener_waits;
+    VALUES (p_instance_id, p_work_item, p_visible_at, clock_timestamp());
+    -- Whether a listener waits: an index probe; taskhub_wake runs only then
+    -- (on a busy hub nobody waits). A statement of its own: Citus refuses a
+    -- subquery inside an INSERT.
+    v_listener_waits := EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
+                                WHERE l.queue = 'orchestrator' AND l.waiting);
     -- A message for later (a delayed timer) wakes nobody: the poll finds it.
     IF v_listener_waits AND p_visible_at <= clock_timestamp() THEN
         PERFORM __SCHEMA__.taskhub_wake('orchestrator');

@@ -70,12 +70,12 @@ BEGIN
     IF p_completion_json IS NOT NULL THEN
         INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, created_at)
         VALUES (p_instance_id, p_completion_json, to_timestamp(v_now_ms / 1000.0),
-                to_timestamp(v_now_ms / 1000.0))
-        -- Asked in the statement that makes the work visible: no statement of its own
-        -- when nobody waits, as on a busy hub.
-        RETURNING EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
-                           WHERE l.queue = 'orchestrator' AND l.waiting)
-             INTO v_listener_waits;
+                to_timestamp(v_now_ms / 1000.0));
+        -- Whether a listener waits: an index probe; taskhub_wake runs only then
+        -- (on a busy hub nobody waits). A statement of its own: Citus refuses a
+        -- subquery inside an INSERT.
+        v_listener_waits := EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
+                                    WHERE l.queue = 'orchestrator' AND l.waiting);
         IF v_listener_waits THEN
             PERFORM __SCHEMA__.taskhub_wake('orchestrator');
         END IF;

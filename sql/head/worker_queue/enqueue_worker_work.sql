@@ -41,12 +41,12 @@ BEGIN
     INSERT INTO __SCHEMA__.worker_queue
            (work_item, visible_at, created_at, instance_id, execution_id, activity_id, session_id, tag)
     VALUES (p_work_item, v_now_ts, v_now_ts, p_instance_id, p_execution_id, p_activity_id,
-            p_session_id, p_tag)
-    -- Asked in the statement that makes the work visible: no statement of its own
-    -- when nobody waits, as on a busy hub.
-    RETURNING EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
-                       WHERE l.queue = 'worker' AND l.waiting)
-         INTO v_listener_waits;
+            p_session_id, p_tag);
+    -- Whether a listener waits: an index probe; taskhub_wake runs only then
+    -- (on a busy hub nobody waits). A statement of its own: Citus refuses a
+    -- subquery inside an INSERT.
+    v_listener_waits := EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
+                                WHERE l.queue = 'worker' AND l.waiting);
     IF v_listener_waits THEN
         PERFORM __SCHEMA__.taskhub_wake('worker', p_tag);
     END IF;
