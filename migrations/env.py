@@ -9,10 +9,12 @@ Every run (online or `--sql`) is one transaction that:
      withholds the CREATE the duroxide runtime's connect needs); after a run
      that applied revisions, re-grants the runtime roles granted before, so
      objects of new revisions are covered;
-  5. after a run that applied revisions, records every function and view as
+  5. with `-x citus=schema`, distributes the hub on a Citus cluster (and
+     after a run that applied revisions to a distributed hub, adjusts it again);
+  6. after a run that applied revisions, records every function and view as
      it left them (taskhub_definitions, from revision 0012), which
      `taskhub-pg check` compares with the live catalogue;
-  6. after a downgrade to base, drops that version table and the schema if it
+  7. after a downgrade to base, drops that version table and the schema if it
      is left empty, so nothing stays behind.
 """
 
@@ -80,16 +82,45 @@ DO $cleanup$
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM {QUOTED}.{VERSION_TABLE}) THEN
         DROP TABLE {QUOTED}.{VERSION_TABLE};
-        IF '{SCHEMA}' <> 'public' THEN
-            BEGIN
-                DROP SCHEMA {QUOTED} RESTRICT;
-            EXCEPTION WHEN dependent_objects_still_exist THEN
-                NULL;  -- the schema holds other objects: keep it
-            END;
+        -- Only an empty schema goes. CASCADE reaches no object here (none
+        -- depends on the schema); on a Citus cluster it also takes the
+        -- sequences Citus left on the workers.
+        IF '{SCHEMA}' <> 'public' AND NOT EXISTS (
+               SELECT 1 FROM pg_depend
+                WHERE refclassid = 'pg_namespace'::regclass
+                  AND refobjid = '{QUOTED}'::regnamespace) THEN
+            DROP SCHEMA {QUOTED} CASCADE;
         END IF;
     END IF;
 END
 $cleanup$
+"""
+
+
+def _citus_mode() -> str | None:
+    mode = x_args.get("citus") or config.attributes.get("citus")
+    if mode not in (None, "", "schema"):
+        raise SystemExit(f"taskhub-pg: citus={mode}: the one mode is citus=schema")
+    return mode or None
+
+
+# From revision 0014: `-x citus=schema` distributes the hub on a Citus
+# cluster; after a run that applied revisions to a hub already distributed,
+# the same call puts back what the replaced functions' SET clauses undid.
+CITUS = _citus_mode()
+DISTRIBUTE_ON_CITUS = f"SELECT {QUOTED}.taskhub_distribute_on_citus()"
+REDISTRIBUTE_IF_DISTRIBUTED = f"""
+DO $citus$
+BEGIN
+    IF to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL
+       AND to_regproc('{QUOTED}.taskhub_distribute_on_citus') IS NOT NULL THEN
+        IF EXISTS (SELECT 1 FROM pg_catalog.pg_dist_schema
+                    WHERE schemaid = to_regnamespace('{QUOTED}')) THEN
+            PERFORM {QUOTED}.taskhub_distribute_on_citus();
+        END IF;
+    END IF;
+END
+$citus$
 """
 
 # From revision 0012: what this run leaves, for the deploy gate to compare
@@ -130,6 +161,10 @@ def _run_in_transaction() -> None:
             context.execute(GRANT_RUNTIME_ROLE)
         elif applied_steps:
             context.execute(REFRESH_RUNTIME_ROLES)
+        if CITUS:
+            context.execute(DISTRIBUTE_ON_CITUS)
+        elif applied_steps:
+            context.execute(REDISTRIBUTE_IF_DISTRIBUTED)
         if applied_steps:
             context.execute(RECORD_DEFINITIONS)
         context.execute(CLEAN_UP_AT_BASE)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import sys
 
 import psycopg
+import sqlalchemy.exc
 import typer
 
 from provider.cli import action_commands, deploy_commands, metrics_command
 from provider.cli.inspect_commands import inspect_app
-from provider.cli.options import UNREACHABLE, errors
+from provider.cli.options import PROBLEMS, UNREACHABLE, errors
 
 app = typer.Typer(
     name="taskhub-pg",
@@ -35,6 +36,19 @@ def main(argv: list[str] | None = None) -> int:
     except psycopg.OperationalError as error:
         errors.print(f"[red]taskhub-pg:[/red] database unreachable: {error}", highlight=False)
         return UNREACHABLE
+    except sqlalchemy.exc.DBAPIError as error:
+        # A migration refused by the database (Alembic runs on SQLAlchemy):
+        # its message and hint, not a traceback. Nothing was applied.
+        if isinstance(error.orig, psycopg.OperationalError):
+            errors.print(f"[red]taskhub-pg:[/red] database unreachable: {error.orig}")
+            return UNREACHABLE
+        diag = getattr(error.orig, "diag", None)
+        message = getattr(diag, "message_primary", None) or str(error.orig)
+        hint = getattr(diag, "message_hint", None)
+        errors.print(f"[red]taskhub-pg:[/red] refused, nothing changed: {message}", highlight=False)
+        if hint:
+            errors.print(f"  hint: {hint}", highlight=False)
+        return PROBLEMS
     return 0
 
 

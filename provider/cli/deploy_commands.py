@@ -61,11 +61,22 @@ def register(app: typer.Typer) -> None:
         revision: str = "head",
         runtime_role: RuntimeRole = None,
         runtime_ddl: RuntimeDdl = "guarded",
+        citus: Annotated[
+            str | None,
+            typer.Option(help="schema: distribute the hub on this Citus cluster (scale-out.md)"),
+        ] = None,
     ) -> None:
         """Migrate the schema (Alembic), optionally granting a runtime role."""
         role = _runtime_role(runtime_role, runtime_ddl)
+        if citus is not None and citus not in migrate.CITUS_MODES:
+            fail(2, f"--citus must be one of {', '.join(migrate.CITUS_MODES)}")
         migrate.upgrade(
-            database_url(url), schema, revision, runtime_role=role, runtime_ddl=runtime_ddl
+            database_url(url),
+            schema,
+            revision,
+            runtime_role=role,
+            runtime_ddl=runtime_ddl,
+            citus=citus,
         )
 
     @app.command()

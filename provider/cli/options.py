@@ -22,7 +22,7 @@ UNREACHABLE = 4  # the database did not answer
 DECLINED = 5  # asked before destroying, and the answer was no
 
 console = Console()
-errors = Console(stderr=True)
+errors = Console(stderr=True, soft_wrap=True)
 
 
 def _schema(value: str) -> str:

@@ -30,6 +30,9 @@ def _with_runtime_role(config: Config, runtime_role: str | None, runtime_ddl: st
     return config
 
 
+CITUS_MODES = ("schema",)
+
+
 def upgrade(
     url: str,
     schema: str = "public",
@@ -37,12 +40,16 @@ def upgrade(
     *,
     runtime_role: str | None = None,
     runtime_ddl: str = "guarded",
+    citus: str | None = None,
 ) -> None:
     """Migrate; with runtime_role, also grant that role what a runtime needs
-    (see sql/0005_least_privilege/runtime_roles.sql)."""
-    command.upgrade(
-        _with_runtime_role(alembic_config(url, schema), runtime_role, runtime_ddl), revision
-    )
+    (see sql/0005_least_privilege/runtime_roles.sql); with citus="schema",
+    distribute the hub on the Citus cluster the URL's coordinator runs
+    (docs/scale-out.md)."""
+    config = _with_runtime_role(alembic_config(url, schema), runtime_role, runtime_ddl)
+    if citus:
+        config.attributes["citus"] = citus
+    command.upgrade(config, revision)
 
 
 def downgrade(url: str, schema: str = "public", revision: str = "base") -> None:

@@ -12,6 +12,9 @@ import pytest
 from tests.support.paths import REPO
 
 RELEASED = {
+    "0014_citus_schema_sharding": (
+        "94cbc0528a97b0af1474faadfb1616f3ab2f9d6e399dd7fe162115f543be6457"
+    ),
     "0013_citus_ready_statements": (
         "a990bfe7b49a01b64557aa338fddfdcd99e6309d1a14e839262e9445be4b1417"
     ),
