@@ -22,6 +22,7 @@ from tests.citus.conftest import placement, workers
 from tests.runtime import test_duroxide_runtime as scenarios
 from tests.support.contract import CONTRACT_FUNCTIONS
 from tests.support.db import new_schema_name
+from tests.support.roles import login_role
 from tests.support.work_items import (
     activity_completed,
     activity_execute,
@@ -224,3 +225,49 @@ def test_hubs_on_different_workers_each_serve_their_runtime(citus_url: str) -> N
     finally:
         for schema in hubs:
             migrate.downgrade(citus_url, schema, "base")
+
+
+def test_a_runtime_role_with_least_privilege_works_on_a_distributed_hub(citus_url: str) -> None:
+    schema = new_schema_name("cit")
+    with login_role(citus_url) as role:
+        migrate.upgrade(
+            citus_url, schema, runtime_role=role.name, runtime_ddl="none", citus="schema"
+        )
+        try:
+            with TaskHub.connect(role.url_on(citus_url), schema) as hub:
+                hub.enqueue_orchestrator_work("lp", start_orchestration("lp"))
+                item = hub.fetch_orchestration_item(30_000)
+                assert item is not None
+                hub.ack_orchestration_item(
+                    item.lock_token,
+                    1,
+                    history_delta=[orchestration_started("lp")],
+                    worker_items=[activity_execute("lp", 1)],
+                    metadata=metadata(),
+                )
+                lease = hub.fetch_work_item(30_000)
+                assert lease is not None
+                hub.ack_work_item(lease.lock_token, activity_completed("lp", 1))
+            with (
+                psycopg.connect(role.url_on(citus_url), autocommit=True) as conn,
+                pytest.raises(psycopg.errors.InsufficientPrivilege),
+            ):
+                conn.execute(f'DELETE FROM "{schema}".worker_queue')
+        finally:
+            with psycopg.connect(citus_url, autocommit=True) as conn:
+                conn.execute(f'SELECT "{schema}".taskhub_revoke_runtime_role(%s)', [role.name])
+            migrate.downgrade(citus_url, schema, "base")
+
+
+def test_a_later_revisions_tables_join_the_distributed_schema(
+    citus_url: str, citus_hub: str
+) -> None:
+    """What a later revision's CREATE TABLE does in a distributed hub."""
+    with psycopg.connect(citus_url, autocommit=True) as conn:
+        conn.execute(f'CREATE TABLE "{citus_hub}".a_later_table (instance_id text PRIMARY KEY)')
+        row = conn.execute(
+            "SELECT citus_table_type FROM citus_tables WHERE table_name = %s::regclass",
+            [f'"{citus_hub}".a_later_table'],
+        ).fetchone()
+        conn.execute(f'DROP TABLE "{citus_hub}".a_later_table')
+    assert row == ("schema",)
