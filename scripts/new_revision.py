@@ -28,13 +28,13 @@ import psycopg
 
 from provider.deploy import migrate
 from provider.deploy.resources import sql_dir
+from provider.deploy.sql_files import released_folders
 from scripts.catalogue import snapshot
 from scripts.head_schema import HEAD, apply_head, head_files
 
 REPO = Path(__file__).resolve().parent.parent
 VERSIONS = REPO / "migrations" / "versions"
 DEFINES = re.compile(r"^CREATE (?:OR REPLACE )?FUNCTION __SCHEMA__\.(\w+)\(", re.M)
-RELEASED_FOLDER = re.compile(r"^\d{4}_\w+$")
 
 
 def functions_by_name(rows: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
@@ -75,7 +75,7 @@ def head_file_of(name: str) -> Path:
 def released_file_of(name: str) -> str:
     """The newest revision file that defines `name` (relative to sql/)."""
     newest = None
-    for folder in sorted(p for p in sql_dir().iterdir() if RELEASED_FOLDER.match(p.name)):
+    for folder in released_folders():
         for path in sorted(folder.glob("*.sql")):
             if name in DEFINES.findall(path.read_text()):
                 newest = f"{folder.name}/{path.name}"
@@ -85,7 +85,7 @@ def released_file_of(name: str) -> str:
 
 
 def next_number() -> str:
-    numbers = [int(p.name[:4]) for p in sql_dir().iterdir() if RELEASED_FOLDER.match(p.name)]
+    numbers = [int(folder.name[:4]) for folder in released_folders()]
     return f"{max(numbers) + 1:04d}"
 
 

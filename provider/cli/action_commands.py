@@ -21,6 +21,7 @@ from provider.cli.options import (
     console,
     database_url,
     fail,
+    print_counts,
     print_json,
 )
 from provider.client import runbook
@@ -99,17 +100,13 @@ def register(app: typer.Typer) -> None:
         before_ms, target = cutoff_ms(completed_before), database_url(url)
         with psycopg.connect(target, autocommit=True) as conn:
             candidates = runbook.count_prune_candidates(conn, schema, before_ms, limit)
+        if candidates == 0:
+            print_counts({"instances_deleted": 0}, as_json)
+            return
+        confirm(f"Delete {candidates} ended instances and their histories?", yes)
         with TaskHub.connect(target, schema, pool_min_size=1) as hub:
-            if candidates == 0:
-                result = {"instances_deleted": 0}
-            else:
-                confirm(f"Delete {candidates} ended instances and their histories?", yes)
-                deleted = hub.delete_instance_bulk(completed_before_ms=before_ms, limit=limit)
-                result = vars(deleted)
-        if as_json:
-            print_json(result)
-        else:
-            console.print(", ".join(f"{k.replace('_', ' ')} {v}" for k, v in result.items()))
+            deleted = hub.delete_instance_bulk(completed_before_ms=before_ms, limit=limit)
+        print_counts(vars(deleted), as_json)
 
     @app.command("delete-instance")
     def delete_instance(
@@ -125,13 +122,10 @@ def register(app: typer.Typer) -> None:
         with psycopg.connect(target, autocommit=True) as conn:
             if not runbook.instance_exists(conn, schema, instance_id):
                 fail(NOT_FOUND, f"instance {instance_id} not found")
+        confirm(f"Delete instance {instance_id} and everything it has?", yes)
         with TaskHub.connect(target, schema, pool_min_size=1) as hub:
-            confirm(f"Delete instance {instance_id} and everything it has?", yes)
             try:
                 deleted = hub.delete_instance(instance_id, force=force)
             except TaskHubError as error:
                 fail(PROBLEMS, error.message)
-        if as_json:
-            print_json(vars(deleted))
-        else:
-            console.print(", ".join(f"{k.replace('_', ' ')} {v}" for k, v in vars(deleted).items()))
+        print_counts(vars(deleted), as_json)

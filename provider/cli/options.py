@@ -56,6 +56,14 @@ def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, default=str) + "\n")
 
 
+def print_counts(counts: dict[str, int], as_json: bool) -> None:
+    """What an action did: {"instances_deleted": 1, ...} as JSON, or one line."""
+    if as_json:
+        print_json(counts)
+    else:
+        console.print(", ".join(f"{key.replace('_', ' ')} {n}" for key, n in counts.items()))
+
+
 def print_rows(title: str, rows: Sequence[dict[str, Any]], empty: str = "none") -> None:
     """Rows as a table, the columns in the rows' order."""
     if not rows:

@@ -27,10 +27,8 @@ import psycopg
 from provider.client import deploy_gate
 from provider.client.deploy_gate import Problem
 from provider.deploy import migrate
-from provider.deploy.resources import sql_dir
-from provider.schema_name import quote_schema, validate_schema_name
+from provider.deploy.sql_files import released_folders, render_text
 
-RELEASED_FOLDER = re.compile(r"^(\d{4})_\w+$")
 # The drift a repair puts back; `setting` (an operator's row) and `pending`
 # (run `upgrade`) it only reports.
 DEFINITION_PROBLEMS = ("missing", "changed", "security_definer", "settings")
@@ -109,12 +107,7 @@ def check(url: str, schema: str) -> CheckReport:
 def released_statements(kind: str, name: str, revision: str) -> list[str]:
     """Every CREATE statement of `kind` and `name` in the newest released file
     at or below `revision` that defines one (__SCHEMA__ still in it)."""
-    folders = [
-        folder
-        for folder in sql_dir().iterdir()
-        if (number := RELEASED_FOLDER.match(folder.name)) and number.group(1) <= revision
-    ]
-    for folder in sorted(folders, key=lambda f: f.name, reverse=True):
+    for folder in reversed(released_folders(up_to=revision)):
         for path in sorted(folder.glob("*.sql")):
             text = path.read_text(encoding="utf-8")
             found = [m.group(0) for m in _STATEMENTS[kind].finditer(text) if m.group(1) == name]
@@ -125,9 +118,7 @@ def released_statements(kind: str, name: str, revision: str) -> list[str]:
 
 def render(statement: str, schema: str) -> str:
     """As render_sql renders a file, as CREATE OR REPLACE."""
-    text = statement.replace("__SCHEMA_NAME__", validate_schema_name(schema)).replace(
-        "__SCHEMA__", quote_schema(schema)
-    )
+    text = render_text(statement, schema)
     return re.sub(r"^CREATE (FUNCTION|VIEW) ", r"CREATE OR REPLACE \1 ", text)
 
 

@@ -20,6 +20,7 @@ from provider.errors import TaskHubError
 from scripts.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
 from tests.citus.conftest import placement, workers
 from tests.runtime import test_duroxide_runtime as scenarios
+from tests.support.alembic_cli import alembic
 from tests.support.contract import CONTRACT_FUNCTIONS
 from tests.support.db import new_schema_name
 from tests.support.roles import login_role
@@ -46,6 +47,23 @@ def test_citus_schema_needs_citus(database_url: str, sql: psycopg.Connection[Any
     schema = new_schema_name("nocit")
     with pytest.raises(Exception, match="needs the Citus extension"):
         migrate.upgrade(database_url, schema, citus="schema")
+    assert sql.execute("SELECT to_regnamespace(%s)", [schema]).fetchone() == (None,)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-x", "citus=rows", "upgrade", "head"], "the one mode is citus=schema"),
+        (["-x", "citus=schema", "upgrade", "head"], "needs the Citus extension"),
+    ],
+)
+def test_the_alembic_citus_option_refuses_bad_input_and_creates_nothing(
+    database_url: str, sql: psycopg.Connection[Any], argv: list[str], message: str
+) -> None:
+    """Plain PostgreSQL, like the test above: an unknown mode, or no Citus."""
+    schema = new_schema_name("nocit")
+    run = alembic("-x", f"schema={schema}", *argv, url=database_url)
+    assert run.returncode != 0 and message in run.stderr
     assert sql.execute("SELECT to_regnamespace(%s)", [schema]).fetchone() == (None,)
 
 
