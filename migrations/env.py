@@ -16,17 +16,36 @@ Every run (online or `--sql`) is one transaction that:
      `taskhub-pg check` compares with the live catalogue;
   7. after a downgrade to base, drops that version table and the schema if it
      is left empty, so nothing stays behind.
+
+Before the first revision runs, the run locks every table its revisions
+declare (LOCKS_ON_UPGRADE / LOCKS_ON_DOWNGRADE), in the hot path's order and
+under a short lock_timeout (`-x lock_timeout_ms=100`). A lock not granted in
+time rolls the whole transaction back; online, it is tried again with backoff
+and jitter (`-x lock_attempts=10`), each wait logged with who held the table
+(provider/deploy/table_locks.py). What the run did is logged at the end and
+left in `config.attributes["run_report"]` (provider/deploy/run_report.py).
 """
 
 from __future__ import annotations
 
 import os
+import random
+import time
 from typing import Any
 
 from alembic import context
+from alembic.runtime.migration import MigrationContext, RevisionStep
 from sqlalchemy import create_engine, pool
+from sqlalchemy.engine import Connection
 
-from provider.deploy import runtime_role
+from provider.deploy import runtime_role, table_locks
+from provider.deploy.run_report import (
+    LockWait,
+    MigrationLocksNotTaken,
+    MigrationRun,
+    UndeclaredTableLocks,
+    log,
+)
 from provider.schema_name import quote_schema, validate_schema_name
 
 VERSION_TABLE = "taskhub_pg_alembic_version"
@@ -150,9 +169,84 @@ CONFIGURE: dict[str, Any] = {
 }
 
 
-def _run_in_transaction() -> None:
+def _lock_policy() -> table_locks.LockPolicy:
+    try:
+        return table_locks.LockPolicy.from_options({**config.attributes, **x_args})
+    except table_locks.InvalidLockOption as error:
+        raise SystemExit(f"taskhub-pg: {error}") from None
+
+
+LOCKS = _lock_policy()
+RUN: MigrationRun = config.attributes.setdefault("run_report", MigrationRun(SCHEMA))
+# The migration's backend, as operators and the deploy drill see it in pg_stat_activity.
+APPLICATION_NAME = "taskhub-pg migration"
+
+
+def _step_name(step: RevisionStep) -> str:
+    source = ",".join(step.from_revisions) or "base"
+    target = ",".join(step.to_revisions) or "base"
+    return f"{source} -> {target}"
+
+
+def _lock_before_the_first_revision(
+    migration_context: MigrationContext, connection: Connection | None
+) -> table_locks.LockPhase:
+    """Have the run lock its revisions' tables before any of them runs.
+
+    Alembic asks its work function for the steps just before running them, in
+    the open transaction; wrapping that function is the one place where the
+    steps are known and nothing has been applied yet."""
+    attempt = table_locks.LockPhase(declared=[])
+    work = migration_context._migrations_fn
+    assert work is not None
+
+    def steps_after_locking(heads: Any, ctx: MigrationContext) -> list[Any]:
+        steps = list(work(heads, ctx))
+        revisions = [step for step in steps if isinstance(step, RevisionStep)]
+        RUN.from_revision = ",".join(heads) or None
+        RUN.steps = [_step_name(step) for step in revisions]
+        RUN.to_revision = (
+            ",".join(revisions[-1].to_revisions) or None if revisions else RUN.from_revision
+        )
+        attempt.declared = table_locks.declared_tables(revisions)
+        if connection is None:
+            if attempt.declared:
+                context.execute(table_locks.offline_lock_statement(SCHEMA, attempt.declared))
+            RUN.locked_tables = attempt.declared
+            return steps
+        attempt.relations_before = table_locks.relations_before(connection, SCHEMA)
+        present = table_locks.existing_tables(connection, SCHEMA, attempt.declared)
+        table_locks.lock_tables(connection, SCHEMA, present)
+        RUN.locked_tables = present
+        attempt.locked_at = time.monotonic() if present else None
+        return steps
+
+    migration_context._migrations_fn = steps_after_locking
+    return attempt
+
+
+def _refuse_undeclared_locks(connection: Connection, attempt: table_locks.LockPhase) -> None:
+    """A revision that took a strong lock it did not declare could have
+    deadlocked with the hub: refuse it, so its test fails and nothing changes."""
+    if attempt.relations_before is None:
+        return
+    undeclared = table_locks.undeclared_strong_locks(
+        connection, attempt.relations_before, [*attempt.declared, VERSION_TABLE]
+    )
+    if undeclared:
+        raise UndeclaredTableLocks(
+            f"schema {SCHEMA}: nothing changed: the run took strong locks on"
+            f" {', '.join(undeclared)} that its revisions do not declare"
+            " (LOCKS_ON_UPGRADE / LOCKS_ON_DOWNGRADE, provider/deploy/table_locks.py)"
+        )
+
+
+def _run_in_transaction(connection: Connection | None) -> table_locks.LockPhase:
+    attempt = _lock_before_the_first_revision(context.get_context(), connection)
     with context.begin_transaction():
         context.execute(MIGRATION_LOCK)
+        # From here on, every lock the run waits for gives up quickly.
+        context.execute(f"SET LOCAL lock_timeout = {LOCKS.lock_timeout_ms}")
         context.execute(CREATE_SCHEMA)
         context.run_migrations()
         # Grant when asked to; else re-grant the runtime roles after a run that
@@ -168,6 +262,9 @@ def _run_in_transaction() -> None:
         if applied_steps:
             context.execute(RECORD_DEFINITIONS)
         context.execute(CLEAN_UP_AT_BASE)
+        if connection is not None:
+            _refuse_undeclared_locks(connection, attempt)
+    return attempt
 
 
 def run_migrations_offline() -> None:
@@ -177,15 +274,68 @@ def run_migrations_offline() -> None:
         dialect_opts={"paramstyle": "named"},
         **CONFIGURE,
     )
-    _run_in_transaction()
+    _run_in_transaction(None)
+
+
+def _lock_wait(connection: Connection, error: BaseException, number: int) -> LockWait:
+    """The failed attempt, with who holds the table now (the attempt has rolled back)."""
+    if connection.in_transaction():
+        connection.rollback()
+    if isinstance(error, table_locks.LockNotTaken):
+        table, waited_ms = error.table, error.waited_ms
+        found = [holder.describe() for holder in table_locks.holders(connection, SCHEMA, table)]
+        connection.rollback()
+    else:  # a lock a revision waited for later, or the server chose us as a deadlock victim
+        table, waited_ms, found = str(getattr(error, "orig", error)).split("\n")[0], 0.0, []
+    retry = LOCKS.backoff_s(number, random.Random()) if number < LOCKS.attempts else None
+    return LockWait(number, table, round(waited_ms, 1), found, retry)
+
+
+def _is_lock_failure(error: BaseException) -> bool:
+    return isinstance(error, table_locks.LockNotTaken) or table_locks.sqlstate_of(error) in (
+        table_locks.LOCK_NOT_AVAILABLE,
+        table_locks.DEADLOCK_DETECTED,
+    )
+
+
+def _attempt_online(engine: Any, number: int) -> LockWait | None:
+    """One attempt in a transaction of its own; the wait that failed it, or None."""
+    applied_steps.clear()
+    with engine.connect() as connection:
+        context.configure(connection=connection, **CONFIGURE)
+        try:
+            attempt = _run_in_transaction(connection)
+        except Exception as error:
+            if not _is_lock_failure(error):
+                raise
+            return _lock_wait(connection, error, number)
+    if attempt.locked_at is not None:
+        RUN.locks_held_ms = round((time.monotonic() - attempt.locked_at) * 1000, 1)
+    return None
 
 
 def run_migrations_online() -> None:
-    engine = create_engine(_database_url(), poolclass=pool.NullPool)
-    with engine.connect() as connection:
-        context.configure(connection=connection, **CONFIGURE)
-        _run_in_transaction()
-    engine.dispose()
+    url = _database_url()
+    connect_args = {} if "application_name=" in url else {"application_name": APPLICATION_NAME}
+    engine = create_engine(url, poolclass=pool.NullPool, connect_args=connect_args)
+    started = time.monotonic()
+    try:
+        for number in range(1, LOCKS.attempts + 1):
+            RUN.attempts = number
+            wait = _attempt_online(engine, number)
+            if wait is None:
+                break
+            RUN.lock_waits.append(wait)
+            log.warning("schema %s: %s", SCHEMA, wait.describe())
+            if wait.retry_in_s is not None:
+                time.sleep(wait.retry_in_s)
+        else:
+            RUN.duration_s = round(time.monotonic() - started, 3)
+            raise MigrationLocksNotTaken(RUN.failure(LOCKS.lock_timeout_ms))
+    finally:
+        engine.dispose()
+    RUN.duration_s = round(time.monotonic() - started, 3)
+    log.info("%s", RUN.summary())
 
 
 if context.is_offline_mode():

@@ -2,24 +2,35 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
+from alembic.util import CommandError
 
 from provider.cli.options import (
     OK,
     PROBLEMS,
+    USAGE,
     AsJson,
     Schema,
     Url,
+    Yes,
+    confirm,
     database_url,
+    errors,
     fail,
     print_json,
 )
 from provider.client.deploy_gate import Problem
 from provider.client.hub_status import read_hub_status
 from provider.deploy import gate, migrate
+from provider.deploy.run_report import MigrationLocksNotTaken, MigrationRun
+from provider.deploy.run_report import log as migration_log
 from provider.deploy.runtime_role import RUNTIME_DDL_MODES, InvalidRuntimeRole, validate_role_name
+from provider.deploy.table_locks import InvalidLockOption
 
 RuntimeRole = Annotated[
     str | None,
@@ -45,6 +56,49 @@ def _runtime_role(role: str | None, mode: str) -> str | None:
     return role
 
 
+LockTimeoutMs = Annotated[
+    int | None,
+    typer.Option(min=1, help="wait at most this long for each table lock (default 100)"),
+]
+LockAttempts = Annotated[
+    int | None,
+    typer.Option(min=1, help="roll back and try again this many times in all (default 10)"),
+]
+
+
+class _LockWaitLines(logging.Handler):
+    """Each lock wait of the run, on stderr as it happens (a pipeline's log)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.WARNING:
+            errors.print(f"taskhub-pg: {record.getMessage()}", highlight=False)
+
+
+@contextmanager
+def _reporting_lock_waits() -> Iterator[None]:
+    handler = _LockWaitLines()
+    migration_log.addHandler(handler)
+    try:
+        yield
+    finally:
+        migration_log.removeHandler(handler)
+
+
+def _migrate(run: Callable[[], MigrationRun], as_json: bool) -> None:
+    """Run a migration and say what it did; a failure is one line, not a traceback."""
+    try:
+        with _reporting_lock_waits():
+            report = run()
+    except MigrationLocksNotTaken as error:
+        fail(PROBLEMS, str(error))
+    except (CommandError, InvalidLockOption) as error:  # an unknown revision, say
+        fail(USAGE, f"nothing changed: {error}")
+    if as_json:
+        print_json(report.as_json())
+    else:
+        print(report.summary())
+
+
 def print_problems(problems: list[Problem], empty: str) -> None:
     """One line per problem, for CI logs and grep: kind, object, detail."""
     if not problems:
@@ -65,18 +119,28 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(help="schema: distribute the hub on this Citus cluster (scale-out.md)"),
         ] = None,
+        lock_timeout_ms: LockTimeoutMs = None,
+        lock_attempts: LockAttempts = None,
+        as_json: AsJson = False,
     ) -> None:
-        """Migrate the schema (Alembic), optionally granting a runtime role."""
+        """Migrate the schema (Alembic), optionally granting a runtime role.
+        Prints the revisions applied, the time taken, lock waits and retries."""
         role = _runtime_role(runtime_role, runtime_ddl)
         if citus is not None and citus not in migrate.CITUS_MODES:
             fail(2, f"--citus must be one of {', '.join(migrate.CITUS_MODES)}")
-        migrate.upgrade(
-            database_url(url),
-            schema,
-            revision,
-            runtime_role=role,
-            runtime_ddl=runtime_ddl,
-            citus=citus,
+        target = database_url(url)
+        _migrate(
+            lambda: migrate.upgrade(
+                target,
+                schema,
+                revision,
+                runtime_role=role,
+                runtime_ddl=runtime_ddl,
+                citus=citus,
+                lock_timeout_ms=lock_timeout_ms,
+                lock_attempts=lock_attempts,
+            ),
+            as_json,
         )
 
     @app.command()
@@ -84,9 +148,26 @@ def register(app: typer.Typer) -> None:
         revision: Annotated[str, typer.Option(help="the revision to go back to")],
         url: Url = None,
         schema: Schema = "public",
+        lock_timeout_ms: LockTimeoutMs = None,
+        lock_attempts: LockAttempts = None,
+        as_json: AsJson = False,
+        yes: Yes = False,
     ) -> None:
-        """Migrate back to REVISION (base: remove the task hub)."""
-        migrate.downgrade(database_url(url), schema, revision)
+        """Migrate back to REVISION (base: remove the task hub and its data).
+        Asks first unless --yes; without a terminal it refuses (exit 5)."""
+        target = database_url(url)
+        removes = " This removes the task hub and every row in it." if revision == "base" else ""
+        confirm(f"Downgrade schema {schema} to revision {revision}?{removes}", yes)
+        _migrate(
+            lambda: migrate.downgrade(
+                target,
+                schema,
+                revision,
+                lock_timeout_ms=lock_timeout_ms,
+                lock_attempts=lock_attempts,
+            ),
+            as_json,
+        )
 
     @app.command("sql")
     def offline_sql(

@@ -1,0 +1,95 @@
+"""What a migration run did: the revisions it applied, how long it took, the
+lock waits it met and its retries. migrations/env.py fills it in and logs it;
+`taskhub-pg upgrade` and `downgrade` print it (`--json` for pipelines)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from alembic.util import CommandError
+
+log = logging.getLogger("taskhub_pg.migrate")
+
+
+class MigrationLocksNotTaken(CommandError):
+    """Every attempt of a run met a table lock it could not take in time;
+    the run rolled back each time and changed nothing. (A CommandError, so
+    that the alembic command prints it as one line.)"""
+
+
+class UndeclaredTableLocks(CommandError):
+    """A revision took a strong lock on a table it does not declare; the run
+    rolled back."""
+
+
+@dataclass
+class LockWait:
+    """One failed attempt: the table whose lock was not granted in time."""
+
+    attempt: int
+    table: str
+    waited_ms: float
+    holders: list[str]
+    retry_in_s: float | None  # None: no attempt was left
+
+    def describe(self) -> str:
+        held = "; ".join(self.holders) or "nobody by the time we looked"
+        then = (
+            f"retrying in {self.retry_in_s:.2f} s"
+            if self.retry_in_s is not None
+            else "no attempt left"
+        )
+        return (
+            f"attempt {self.attempt}: table {self.table} not locked within"
+            f" {self.waited_ms:.0f} ms, held by {held}; rolled back, {then}"
+        )
+
+
+@dataclass
+class MigrationRun:
+    schema: str
+    steps: list[str] = field(default_factory=list)  # "0005 -> 0006", "0006 -> 0005"
+    locked_tables: list[str] = field(default_factory=list)
+    attempts: int = 0
+    lock_waits: list[LockWait] = field(default_factory=list)
+    duration_s: float = 0.0
+    # From the moment the tables were locked to the commit: how long the hub's
+    # calls on those tables could have waited on the run.
+    locks_held_ms: float | None = None
+    from_revision: str | None = None
+    to_revision: str | None = None
+
+    @property
+    def retries(self) -> int:
+        return max(0, self.attempts - 1)
+
+    def as_json(self) -> dict[str, Any]:
+        found = asdict(self)
+        found["retries"] = self.retries
+        return found
+
+    def summary(self) -> str:
+        if not self.steps:
+            return f"schema {self.schema}: at {self.to_revision or 'base'}, nothing to apply"
+        locks = (
+            f"; tables locked {self.locks_held_ms:.0f} ms: {', '.join(self.locked_tables)}"
+            if self.locked_tables and self.locks_held_ms is not None
+            else "; no table locked"
+        )
+        return (
+            f"schema {self.schema}: {self.from_revision or 'base'} -> {self.to_revision or 'base'}"
+            f" ({len(self.steps)} revisions: {', '.join(self.steps)})"
+            f" in {self.duration_s * 1000:.0f} ms, {self.attempts} attempts,"
+            f" {len(self.lock_waits)} lock waits{locks}"
+        )
+
+    def failure(self, policy_timeout_ms: int) -> str:
+        last = self.lock_waits[-1]
+        held = "; ".join(last.holders) or "sessions that were gone when we looked"
+        return (
+            f"schema {self.schema}: nothing changed: table {last.table} could not be locked"
+            f" within {policy_timeout_ms} ms in {self.attempts} attempts over"
+            f" {self.duration_s:.1f} s; held by {held}"
+        )
