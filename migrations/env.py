@@ -28,6 +28,7 @@ left in `config.attributes["run_report"]` (provider/deploy/run_report.py).
 
 from __future__ import annotations
 
+import logging.config
 import os
 import random
 import time
@@ -38,11 +39,12 @@ from alembic.runtime.migration import MigrationContext, RevisionStep
 from sqlalchemy import create_engine, pool
 from sqlalchemy.engine import Connection
 
-from provider.deploy import runtime_role, table_locks
+from provider.deploy import live_signatures, runtime_role, table_locks
 from provider.deploy.run_report import (
     LockWait,
     MigrationLocksNotTaken,
     MigrationRun,
+    RuntimeSignaturesChanged,
     UndeclaredTableLocks,
     log,
 )
@@ -51,6 +53,10 @@ from provider.schema_name import quote_schema, validate_schema_name
 VERSION_TABLE = "taskhub_pg_alembic_version"
 
 config = context.config
+# Run by the alembic command: alembic.ini's loggers (the lock waits and the
+# summary of provider/deploy/run_report.py among them). From Python, the caller's.
+if config.config_file_name:
+    logging.config.fileConfig(config.config_file_name, disable_existing_loggers=False)
 x_args = context.get_x_argument(as_dictionary=True)
 
 
@@ -215,6 +221,7 @@ def _lock_before_the_first_revision(
             RUN.locked_tables = attempt.declared
             return steps
         attempt.relations_before = table_locks.relations_before(connection, SCHEMA)
+        attempt.signatures_before = _runtime_signatures(connection)
         present = table_locks.existing_tables(connection, SCHEMA, attempt.declared)
         table_locks.lock_tables(connection, SCHEMA, present)
         RUN.locked_tables = present
@@ -241,6 +248,26 @@ def _refuse_undeclared_locks(connection: Connection, attempt: table_locks.LockPh
         )
 
 
+def _runtime_signatures(connection: Connection) -> live_signatures.Signatures:
+    rows = connection.exec_driver_sql(
+        live_signatures.SIGNATURES_QUERY, live_signatures.query_parameters(QUOTED)
+    )
+    return live_signatures.signatures_from_rows(tuple(row) for row in rows)
+
+
+def _refuse_signature_changes(connection: Connection, attempt: table_locks.LockPhase) -> None:
+    """A running runtime has these signatures cached: a change would wedge it."""
+    if attempt.signatures_before is None:
+        return
+    changed = live_signatures.changes(attempt.signatures_before, _runtime_signatures(connection))
+    if changed:
+        raise RuntimeSignaturesChanged(
+            f"schema {SCHEMA}: nothing changed: the run would change functions that running"
+            " runtimes have prepared (they would fail every call until restarted): "
+            + " | ".join(changed)
+        )
+
+
 def _run_in_transaction(connection: Connection | None) -> table_locks.LockPhase:
     attempt = _lock_before_the_first_revision(context.get_context(), connection)
     with context.begin_transaction():
@@ -264,6 +291,7 @@ def _run_in_transaction(connection: Connection | None) -> table_locks.LockPhase:
         context.execute(CLEAN_UP_AT_BASE)
         if connection is not None:
             _refuse_undeclared_locks(connection, attempt)
+            _refuse_signature_changes(connection, attempt)
     return attempt
 
 

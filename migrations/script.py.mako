@@ -18,6 +18,12 @@ down_revision = ${repr(down_revision)}
 branch_labels = ${repr(branch_labels)}
 depends_on = ${repr(depends_on)}
 
+# The tables this revision alters, drops or indexes: every run that applies it
+# locks them up front, in the hot path's order (provider/deploy/table_locks.py).
+# A run that takes a strong lock on a table not named here is refused.
+LOCKS_ON_UPGRADE: list[str] = []
+LOCKS_ON_DOWNGRADE: list[str] = []
+
 
 def upgrade() -> None:
     apply_sql_files([])

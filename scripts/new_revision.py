@@ -105,6 +105,12 @@ down_revision = "{previous}"
 branch_labels = None
 depends_on = None
 
+# The tables this revision alters, drops or indexes: every run that applies it
+# locks them up front, in the hot path's order (provider/deploy/table_locks.py).
+# A run that takes a strong lock on a table not named here is refused.
+LOCKS_ON_UPGRADE: list[str] = []
+LOCKS_ON_DOWNGRADE: list[str] = []
+
 # This revision's files, copied from sql/head/, applied in order.
 FILES: list[str] = {files}
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts

@@ -20,35 +20,6 @@ down_revision = None
 branch_labels = None
 depends_on = None
 
-# The tables this revision alters or drops, locked up front by every run that
-# applies it (provider/deploy/table_locks.py). An adopted duroxide schema's
-# tables get our indexes (CREATE INDEX IF NOT EXISTS locks the table even when
-# the index exists); the downgrade drops our tables and those indexes.
-LOCKS_ON_UPGRADE: list[str] = [
-    "instance_locks",
-    "instances",
-    "kv_store",
-    "orchestrator_queue",
-    "sessions",
-    "worker_queue",
-]
-LOCKS_ON_DOWNGRADE: list[str] = [
-    "_duroxide_migrations",
-    "dead_letters",
-    "executions",
-    "history",
-    "instance_locks",
-    "instances",
-    "kv_delta",
-    "kv_store",
-    "orchestrator_queue",
-    "sessions",
-    "taskhub_adopted",
-    "taskhub_set_aside_functions",
-    "taskhub_settings",
-    "worker_queue",
-]
-
 DIRECTORY = "0001_queue_core"
 UPGRADE_FILES = [
     "adoption.sql",

@@ -18,12 +18,6 @@ down_revision = "0002"
 branch_labels = None
 depends_on = None
 
-# The tables this revision alters or drops, locked up front by every run that
-# applies it (provider/deploy/table_locks.py). Replaces
-# functions only: no table lock either way.
-LOCKS_ON_UPGRADE: list[str] = []
-LOCKS_ON_DOWNGRADE: list[str] = []
-
 FUNCTIONS = ["taskhub_renew_session_lease"]
 
 

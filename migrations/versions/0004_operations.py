@@ -20,12 +20,6 @@ down_revision = "0003"
 branch_labels = None
 depends_on = None
 
-# The tables this revision alters or drops, locked up front by every run that
-# applies it (provider/deploy/table_locks.py). Replaces functions and views
-# only (views are not locked up front).
-LOCKS_ON_UPGRADE: list[str] = []
-LOCKS_ON_DOWNGRADE: list[str] = []
-
 FUNCTIONS = ["taskhub_requeue_dead_letter", "taskhub_release_orchestration_lease"]
 
 

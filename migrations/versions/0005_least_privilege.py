@@ -16,12 +16,6 @@ down_revision = "0004"
 branch_labels = None
 depends_on = None
 
-# The tables this revision alters or drops, locked up front by every run that
-# applies it (provider/deploy/table_locks.py). The downgrade drops
-# the runtime-role tables.
-LOCKS_ON_UPGRADE: list[str] = []
-LOCKS_ON_DOWNGRADE: list[str] = ["taskhub_runtime_privileges", "taskhub_runtime_roles"]
-
 
 # cleanup_schema now also takes back the runtime roles' privileges. The one it
 # replaces is always 0002's (which set aside duroxide's in an adopted schema),

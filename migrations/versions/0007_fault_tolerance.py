@@ -17,12 +17,6 @@ down_revision = "0006"
 branch_labels = None
 depends_on = None
 
-# The tables this revision alters or drops, locked up front by every run that
-# applies it (provider/deploy/table_locks.py). A column of
-# taskhub_settings, both ways; the downgrade drops shielded_failures.
-LOCKS_ON_UPGRADE: list[str] = ["taskhub_settings"]
-LOCKS_ON_DOWNGRADE: list[str] = ["shielded_failures", "taskhub_settings"]
-
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED = {

@@ -17,12 +17,6 @@ down_revision = "0008"
 branch_labels = None
 depends_on = None
 
-# The tables this revision alters or drops, locked up front by every run that
-# applies it (provider/deploy/table_locks.py). The downgrade drops
-# the listeners' table.
-LOCKS_ON_UPGRADE: list[str] = []
-LOCKS_ON_DOWNGRADE: list[str] = ["taskhub_wakeup_listeners"]
-
 # This revision's files, copied from sql/head/, applied in order.
 FILES: list[str] = [
     # The table and the helpers first: the SQL functions and procedures use them.

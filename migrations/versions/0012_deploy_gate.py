@@ -20,12 +20,6 @@ down_revision = "0011"
 branch_labels = None
 depends_on = None
 
-# The tables this revision alters or drops, locked up front by every run that
-# applies it (provider/deploy/table_locks.py). The downgrade drops
-# the definitions' table.
-LOCKS_ON_UPGRADE: list[str] = []
-LOCKS_ON_DOWNGRADE: list[str] = ["taskhub_definitions"]
-
 # This revision's files, copied from sql/head/, applied in order.
 FILES: list[str] = [
     # The ledger first, then the functions in the order they use each other

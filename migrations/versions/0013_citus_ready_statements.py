@@ -22,12 +22,6 @@ down_revision = "0012"
 branch_labels = None
 depends_on = None
 
-# The tables this revision alters or drops, locked up front by every run that
-# applies it (provider/deploy/table_locks.py). Replaces
-# functions only: no table lock either way.
-LOCKS_ON_UPGRADE: list[str] = []
-LOCKS_ON_DOWNGRADE: list[str] = []
-
 # This revision's files, copied from sql/head/, applied in order.
 FILES: list[str] = [
     "0013_citus_ready_statements/abandon_orchestration_item.sql",

@@ -19,6 +19,11 @@ class MigrationLocksNotTaken(CommandError):
     that the alembic command prints it as one line.)"""
 
 
+class RuntimeSignaturesChanged(CommandError):
+    """A run would have changed the argument list or result type of a function
+    running runtimes call (provider/deploy/live_signatures.py); it rolled back."""
+
+
 class UndeclaredTableLocks(CommandError):
     """A revision took a strong lock on a table it does not declare; the run
     rolled back."""

@@ -1,0 +1,114 @@
+"""`taskhub-pg upgrade` and `downgrade` as a pipeline runs them: they say what
+they applied, with lock waits and retries (--json too), fail in one line, and
+downgrade asks before it removes anything."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import psycopg
+import pytest
+
+from provider.cli import main
+from provider.deploy import migrate
+from tests.support.db import new_schema_name
+from tests.support.paths import REPO
+
+
+def run_cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    """The installed command, stdin closed: no terminal to ask on."""
+    return subprocess.run(
+        [sys.executable, "-m", "provider", *argv],
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def schema_exists(url: str, schema: str) -> bool:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT to_regnamespace(%s) IS NOT NULL", [f'"{schema}"']).fetchone()
+    return bool(row and row[0])
+
+
+def test_downgrade_to_base_without_yes_and_without_a_terminal_exits_5(database_url: str) -> None:
+    schema = new_schema_name("cli")
+    migrate.upgrade(database_url, schema)
+    done = run_cli("downgrade", "--revision", "base", "--url", database_url, "--schema", schema)
+    assert done.returncode == 5, done
+    assert "Not confirmed" in done.stderr and "removes the task hub" in done.stderr
+    assert schema_exists(database_url, schema)
+    done = run_cli("downgrade", "--revision", "0013", "--url", database_url, "--schema", schema)
+    assert done.returncode == 5, done
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(f'SELECT version_num FROM "{schema}".taskhub_pg_alembic_version')
+        assert row.fetchone() == (migrate.head_revision(),)
+
+
+def test_upgrade_and_downgrade_say_what_they_did(
+    database_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    schema = new_schema_name("cli")
+    target = ["--url", database_url, "--schema", schema]
+    assert main(["upgrade", "--revision", "0005", *target]) == 0
+    out = capsys.readouterr().out
+    assert f"schema {schema}: base -> 0005 (5 revisions: base -> 0001," in out
+    assert main(["upgrade", *target, "--json"]) == 0
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert report["from_revision"] == "0005" and report["to_revision"] == migrate.head_revision()
+    assert report["steps"][0] == "0005 -> 0006" and report["attempts"] == 1
+    assert report["retries"] == 0 and report["lock_waits"] == []
+    assert report["locked_tables"] == [
+        "orchestrator_queue",
+        "history",
+        "worker_queue",
+        "taskhub_settings",
+    ]
+    assert report["duration_s"] > 0 and report["locks_held_ms"] > 0
+    assert main(["downgrade", "--revision", "0012", "--yes", *target]) == 0
+    assert "0014 -> 0012 (2 revisions: 0014 -> 0013, 0013 -> 0012)" in capsys.readouterr().out
+    assert main(["upgrade", *target]) == 0
+    assert main(["upgrade", *target]) == 0
+    assert "nothing to apply" in capsys.readouterr().out
+
+
+def test_an_unknown_revision_is_one_line_and_exit_2(database_url: str) -> None:
+    schema = new_schema_name("cli")
+    migrate.upgrade(database_url, schema)
+    target = ["--url", database_url, "--schema", schema]
+    done = run_cli("downgrade", "--revision", "9999", "--yes", *target)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done
+    assert "nothing changed: Can't locate revision identified by '9999'" in done.stderr
+    done = run_cli("upgrade", "--revision", "9999", *target)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done
+
+
+def test_a_held_table_fails_upgrade_in_one_line_with_exit_1(database_url: str) -> None:
+    schema = new_schema_name("cli")
+    migrate.upgrade(database_url, schema, "0005")
+    with psycopg.connect(database_url, application_name="stuck-app") as holder:
+        holder.execute(f'SELECT count(*) FROM "{schema}".history')
+        done = run_cli(
+            "upgrade",
+            "--url",
+            database_url,
+            "--schema",
+            schema,
+            "--lock-timeout-ms",
+            "50",
+            "--lock-attempts",
+            "2",
+        )
+        holder.rollback()
+    assert done.returncode == 1, done
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    # One line per wait as it happens, then the verdict.
+    assert len(lines) == 3 and all("table history" in line for line in lines), lines
+    assert "attempt 1:" in lines[0] and "retrying in" in lines[0]
+    assert "nothing changed" in lines[2] and "stuck-app" in lines[2]
