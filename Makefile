@@ -10,12 +10,13 @@
 #   make bench-wakeups  push wakeups against polling: start latency, notification cost
 #   make revision NAME=x  start revision NNNN_x from what changed in sql/head/
 #   make chaos  the duroxide runtime under faults on both schemas (CHAOS_ORCHESTRATIONS, CHAOS_SECONDS)
+#   make deploy-drill  live deploys under the runtime's load (DRILL_ROUNDS, default 20)
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-wakeups chaos revision clean
+.PHONY: venv run stop test test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-wakeups chaos deploy-drill revision clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -87,6 +88,13 @@ bench-wakeups: $(VENV)/.bench-installed
 # side by default, a few minutes); fails when anything failed or was lost on our schema.
 chaos: venv
 	$(PY) -m tests.support.chaos
+
+# Upgrade from 0005 to head, back and up again, and adoption of a live duroxide
+# 0.2.2 schema and back, while the released runtime runs (about 20 s a round);
+# fails when a target is missed. make test runs one bounded round.
+DRILL_ROUNDS ?= 20
+deploy-drill: venv
+	$(PY) -m tests.support.deploy_drill --rounds $(DRILL_ROUNDS)
 
 # Start a new revision from the functions changed in sql/head/ (NAME=lower_snake_case).
 revision: venv

@@ -1,29 +1,35 @@
 """Alembic environment for taskhub-pg.
 
-Every run (online or `--sql`) is one transaction that:
-  1. takes a transaction-scoped advisory lock keyed on the target schema, so
-     concurrent deploy jobs running `upgrade` queue up instead of colliding;
+A run (online or `--sql`) on one connection:
+  1. takes a session advisory lock keyed on the target schema, so concurrent
+     deploy jobs running `upgrade` queue up instead of colliding;
   2. creates the target schema if needed;
-  3. runs the revisions, recording them in <schema>.taskhub_pg_alembic_version;
-  4. grants `-x runtime_role=R` what a runtime needs (`-x runtime_ddl=none`
-     withholds the CREATE the duroxide runtime's connect needs); after a run
-     that applied revisions, re-grants the runtime roles granted before, so
-     objects of new revisions are covered;
-  5. with `-x citus=schema`, distributes the hub on a Citus cluster (and
-     after a run that applied revisions to a distributed hub, adjusts it again);
-  6. after a run that applied revisions, records every function and view as
+  3. runs each revision in a transaction of its own, recording it in
+     <schema>.taskhub_pg_alembic_version: the hub's calls wait on one
+     revision at a time, never on the whole run, and every commit leaves a
+     released revision the runtime runs on;
+  4. then, in one last transaction: grants `-x runtime_role=R` what a runtime
+     needs (`-x runtime_ddl=none` withholds the CREATE the duroxide runtime's
+     connect needs), or after a run that applied revisions, re-grants the
+     runtime roles granted before, so objects of new revisions are covered;
+     with `-x citus=schema`, distributes the hub on a Citus cluster (and after
+     a run that applied revisions to a distributed hub, adjusts it again);
+     after a run that applied revisions, records every function and view as
      it left them (taskhub_definitions, from revision 0012), which
-     `taskhub-pg check` compares with the live catalogue;
-  7. after a downgrade to base, drops that version table and the schema if it
-     is left empty, so nothing stays behind.
+     `taskhub-pg check` compares with the live catalogue; after a downgrade to
+     base, drops that version table and the schema if it is left empty.
 
-Before the first revision runs, the run locks every table its revisions
-declare (LOCKS_ON_UPGRADE / LOCKS_ON_DOWNGRADE), in the hot path's order and
-under a short lock_timeout (`-x lock_timeout_ms=100`). A lock not granted in
-time rolls the whole transaction back; online, it is tried again with backoff
-and jitter (`-x lock_attempts=10`), each wait logged with who held the table
-(provider/deploy/table_locks.py). What the run did is logged at the end and
-left in `config.attributes["run_report"]` (provider/deploy/run_report.py).
+Each revision's transaction first closes the hub's call gate (revision 0015:
+gated calls wait at their first statement, never half-way through a body),
+then locks the tables the revision declares (LOCKS_ON_UPGRADE /
+LOCKS_ON_DOWNGRADE, in the hot path's order) under a short lock_timeout
+(`-x lock_timeout_ms=100`). Before it commits it refuses a strong lock it did
+not declare, and a change to a function the runtime calls. A lock not granted
+in time rolls that revision back; online, the run goes on again from there
+with backoff and jitter (`-x lock_attempts=10`), each wait logged with who
+held the lock (provider/deploy/table_locks.py). What the run did is logged at
+the end and left in `config.attributes["run_report"]`
+(provider/deploy/run_report.py).
 """
 
 from __future__ import annotations
@@ -39,18 +45,11 @@ from alembic.runtime.migration import MigrationContext, RevisionStep
 from sqlalchemy import create_engine, pool
 from sqlalchemy.engine import Connection
 
-from provider.deploy import live_signatures, runtime_role, table_locks
-from provider.deploy.run_report import (
-    LockWait,
-    MigrationLocksNotTaken,
-    MigrationRun,
-    RuntimeSignaturesChanged,
-    UndeclaredTableLocks,
-    log,
-)
+from provider.deploy import runtime_role, table_locks
+from provider.deploy.migration_steps import execute_sql
+from provider.deploy.revision_guard import VERSION_TABLE, RevisionGuard
+from provider.deploy.run_report import LockWait, MigrationLocksNotTaken, MigrationRun, log
 from provider.schema_name import quote_schema, validate_schema_name
-
-VERSION_TABLE = "taskhub_pg_alembic_version"
 
 config = context.config
 # Run by the alembic command: alembic.ini's loggers (the lock waits and the
@@ -83,14 +82,18 @@ def _database_url() -> str:
     return str(url)
 
 
-def _grant_statement() -> str | None:
-    """The grant of `-x runtime_role=R`, or None when no role was given."""
+def _grant_statements() -> tuple[str, str] | None:
+    """The check made before any revision and the grant made after them, of
+    `-x runtime_role=R`; None when no role was given."""
     role = x_args.get("runtime_role") or config.attributes.get("runtime_role")
     if not role:
         return None
     mode = x_args.get("runtime_ddl") or config.attributes.get("runtime_ddl") or "guarded"
     try:
-        return runtime_role.grant_statement(SCHEMA, role, mode)
+        return (
+            runtime_role.precheck_statement(role, mode),
+            runtime_role.grant_statement(SCHEMA, role, mode),
+        )
     except runtime_role.InvalidRuntimeRole as error:
         raise SystemExit(f"taskhub-pg: {error}") from None
 
@@ -99,7 +102,9 @@ SCHEMA = _target_schema()
 config.attributes["schema"] = SCHEMA
 QUOTED = quote_schema(SCHEMA)
 
-MIGRATION_LOCK = f"SELECT pg_advisory_xact_lock(hashtextextended('taskhub:{SCHEMA}:migrations', 0))"
+# A session lock: a run spans several transactions, and its connection ends
+# with it (a --sql script's psql session likewise).
+MIGRATION_LOCK = f"SELECT pg_advisory_lock(hashtextextended('taskhub:{SCHEMA}:migrations', 0))"
 CREATE_SCHEMA = f"CREATE SCHEMA IF NOT EXISTS {QUOTED}"
 # At base the version table is empty: remove it, and the schema if nothing else is in it.
 CLEAN_UP_AT_BASE = f"""
@@ -160,18 +165,50 @@ END
 $record$
 """
 
-GRANT_RUNTIME_ROLE = _grant_statement()
+PRECHECK_RUNTIME_ROLE, GRANT_RUNTIME_ROLE = _grant_statements() or (None, None)
 REFRESH_RUNTIME_ROLES = runtime_role.refresh_statement(SCHEMA)
 
 # The revisions this run applied (upgrade or downgrade steps).
 applied_steps: list[Any] = []
 
+
+def _direction() -> str:
+    """upgrade or downgrade: from provider.deploy.migrate, else from the
+    alembic command line; anything else runs as one transaction."""
+    told = config.attributes.get("direction")
+    if told:
+        return str(told)
+    command = getattr(getattr(config, "cmd_opts", None), "cmd", None)
+    return getattr(command[0], "__name__", "") if command else ""
+
+
+# Upgrades commit revision by revision; a downgrade is one transaction
+# (provider/deploy/revision_guard.py says why).
+PER_REVISION = _direction() == "upgrade"
+
+
+def _step_name(step: Any) -> str:
+    """"0005 -> 0006" for Alembic's MigrationInfo of an applied revision."""
+    source = ",".join(step.source_revision_ids) or "base"
+    target = ",".join(step.destination_revision_ids) or "base"
+    return f"{source} -> {target}"
+
+
+def _applied(**applied: Any) -> None:
+    """Alembic calls this after each revision, just before its commit."""
+    applied_steps.append(applied["step"])
+    RUN.steps.append(_step_name(applied["step"]))
+    RUN.to_revision = ",".join(sorted(applied["heads"])) or None
+    if PER_REVISION:
+        GUARD.transaction_committed()
+
+
 CONFIGURE: dict[str, Any] = {
     "version_table": VERSION_TABLE,
     "version_table_schema": SCHEMA,
     "transactional_ddl": True,
-    "transaction_per_migration": False,
-    "on_version_apply": lambda **applied: applied_steps.append(applied["step"]),
+    "transaction_per_migration": PER_REVISION,
+    "on_version_apply": _applied,
 }
 
 
@@ -184,115 +221,73 @@ def _lock_policy() -> table_locks.LockPolicy:
 
 LOCKS = _lock_policy()
 RUN: MigrationRun = config.attributes.setdefault("run_report", MigrationRun(SCHEMA))
+GUARD = RevisionGuard(SCHEMA, RUN, None, execute_sql)
 # The migration's backend, as operators and the deploy drill see it in pg_stat_activity.
 APPLICATION_NAME = "taskhub-pg migration"
 
 
-def _step_name(step: RevisionStep) -> str:
-    source = ",".join(step.from_revisions) or "base"
-    target = ",".join(step.to_revisions) or "base"
-    return f"{source} -> {target}"
-
-
-def _lock_before_the_first_revision(
-    migration_context: MigrationContext, connection: Connection | None
-) -> table_locks.LockPhase:
-    """Have the run lock its revisions' tables before any of them runs.
-
-    Alembic asks its work function for the steps just before running them, in
-    the open transaction; wrapping that function is the one place where the
-    steps are known and nothing has been applied yet."""
-    attempt = table_locks.LockPhase(declared=[])
+def _guard_each_revision(migration_context: MigrationContext) -> None:
+    """Alembic asks its work function for the steps just before running them;
+    wrapping that function is the one place where every step can be wrapped."""
     work = migration_context._migrations_fn
     assert work is not None
 
-    def steps_after_locking(heads: Any, ctx: MigrationContext) -> list[Any]:
+    def guarded_steps(heads: Any, ctx: MigrationContext) -> list[Any]:
+        if RUN.from_revision is None and not RUN.steps:
+            RUN.from_revision = ",".join(heads) or None
+        RUN.to_revision = RUN.to_revision or RUN.from_revision
         steps = list(work(heads, ctx))
-        revisions = [step for step in steps if isinstance(step, RevisionStep)]
-        RUN.from_revision = ",".join(heads) or None
-        RUN.steps = [_step_name(step) for step in revisions]
-        RUN.to_revision = (
-            ",".join(revisions[-1].to_revisions) or None if revisions else RUN.from_revision
-        )
-        attempt.declared = table_locks.declared_tables(revisions)
-        if connection is None:
-            if attempt.declared:
-                context.execute(table_locks.offline_lock_statement(SCHEMA, attempt.declared))
-            RUN.locked_tables = attempt.declared
-            return steps
-        attempt.relations_before = table_locks.relations_before(connection, SCHEMA)
-        attempt.signatures_before = _runtime_signatures(connection)
-        present = table_locks.existing_tables(connection, SCHEMA, attempt.declared)
-        table_locks.lock_tables(connection, SCHEMA, present)
-        RUN.locked_tables = present
-        attempt.locked_at = time.monotonic() if present else None
+        for step in steps:
+            if isinstance(step, RevisionStep):
+                step.migration_fn = GUARD.guarded(step, step.migration_fn, PER_REVISION)
         return steps
 
-    migration_context._migrations_fn = steps_after_locking
-    return attempt
+    migration_context._migrations_fn = guarded_steps
 
 
-def _refuse_undeclared_locks(connection: Connection, attempt: table_locks.LockPhase) -> None:
-    """A revision that took a strong lock it did not declare could have
-    deadlocked with the hub: refuse it, so its test fails and nothing changes."""
-    if attempt.relations_before is None:
-        return
-    undeclared = table_locks.undeclared_strong_locks(
-        connection, attempt.relations_before, [*attempt.declared, VERSION_TABLE]
-    )
-    if undeclared:
-        raise UndeclaredTableLocks(
-            f"schema {SCHEMA}: nothing changed: the run took strong locks on"
-            f" {', '.join(undeclared)} that its revisions do not declare"
-            " (LOCKS_ON_UPGRADE / LOCKS_ON_DOWNGRADE, provider/deploy/table_locks.py)"
-        )
+def _transaction() -> Any:
+    """A transaction of the kind each revision gets: a real one (BEGIN/COMMIT
+    in a --sql script) when revisions commit one by one, else none (inside
+    the run's one transaction)."""
+    return context.get_context().begin_transaction(_per_migration=True)
 
 
-def _runtime_signatures(connection: Connection) -> live_signatures.Signatures:
-    rows = connection.exec_driver_sql(
-        live_signatures.SIGNATURES_QUERY, live_signatures.query_parameters(QUOTED)
-    )
-    return live_signatures.signatures_from_rows(tuple(row) for row in rows)
-
-
-def _refuse_signature_changes(connection: Connection, attempt: table_locks.LockPhase) -> None:
-    """A running runtime has these signatures cached: a change would wedge it."""
-    if attempt.signatures_before is None:
-        return
-    changed = live_signatures.changes(attempt.signatures_before, _runtime_signatures(connection))
-    if changed:
-        raise RuntimeSignaturesChanged(
-            f"schema {SCHEMA}: nothing changed: the run would change functions that running"
-            " runtimes have prepared (they would fail every call until restarted): "
-            + " | ".join(changed)
-        )
-
-
-def _run_in_transaction(connection: Connection | None) -> table_locks.LockPhase:
-    attempt = _lock_before_the_first_revision(context.get_context(), connection)
-    with context.begin_transaction():
-        context.execute(MIGRATION_LOCK)
-        # From here on, every lock the run waits for gives up quickly.
-        context.execute(f"SET LOCAL lock_timeout = {LOCKS.lock_timeout_ms}")
-        context.execute(CREATE_SCHEMA)
+def _run(connection: Connection | None) -> None:
+    GUARD.connection = connection
+    GUARD.transaction_started()
+    _guard_each_revision(context.get_context())
+    with context.begin_transaction():  # the run's one transaction, for a downgrade
+        with _transaction():
+            # Queue behind other deploy jobs of this schema (no timeout), then
+            # give up quickly on every other lock.
+            context.execute(MIGRATION_LOCK)
+            context.execute(f"SET lock_timeout = {LOCKS.lock_timeout_ms}")
+            # Calls wait while a revision holds the gate: no compile-check of
+            # each plpgsql body as it is created. The test suite compiles
+            # every body; pg_dump's restores do the same.
+            context.execute("SET check_function_bodies = off")
+            if PRECHECK_RUNTIME_ROLE:
+                context.execute(PRECHECK_RUNTIME_ROLE)
+            context.execute(CREATE_SCHEMA)
         context.run_migrations()
-        # Grant when asked to; else re-grant the runtime roles after a run that
-        # changed the schema, never on a look (`alembic current`, `check`).
-        if GRANT_RUNTIME_ROLE:
-            context.execute(GRANT_RUNTIME_ROLE)
-        elif applied_steps:
-            context.execute(REFRESH_RUNTIME_ROLES)
-        if CITUS:
-            context.execute(DISTRIBUTE_ON_CITUS)
-        elif applied_steps:
-            context.execute(REDISTRIBUTE_IF_DISTRIBUTED)
-        if applied_steps:
-            context.execute(RECORD_DEFINITIONS)
-        context.execute(CLEAN_UP_AT_BASE)
-        if connection is not None:
-            _refuse_undeclared_locks(connection, attempt)
-            _refuse_signature_changes(connection, attempt)
-    return attempt
+        with _transaction():
+            # Grant when asked to; else re-grant the runtime roles after a run
+            # that changed the schema, never on a look (`alembic current`).
+            if GRANT_RUNTIME_ROLE:
+                context.execute(GRANT_RUNTIME_ROLE)
+            elif applied_steps:
+                context.execute(REFRESH_RUNTIME_ROLES)
+            if CITUS:
+                context.execute(DISTRIBUTE_ON_CITUS)
+            elif applied_steps:
+                context.execute(REDISTRIBUTE_IF_DISTRIBUTED)
+            if applied_steps:
+                context.execute(RECORD_DEFINITIONS)
+            context.execute(CLEAN_UP_AT_BASE)
+            if applied_steps and not PER_REVISION:
+                GUARD.close_gate()  # the downgrade commits next
+    GUARD.transaction_committed()
+    # The session's migration lock goes with the connection, after the last commit.
 
 
 def run_migrations_offline() -> None:
@@ -302,7 +297,7 @@ def run_migrations_offline() -> None:
         dialect_opts={"paramstyle": "named"},
         **CONFIGURE,
     )
-    _run_in_transaction(None)
+    _run(None)
 
 
 def _lock_wait(connection: Connection, error: BaseException, number: int) -> LockWait:
@@ -327,18 +322,16 @@ def _is_lock_failure(error: BaseException) -> bool:
 
 
 def _attempt_online(engine: Any, number: int) -> LockWait | None:
-    """One attempt in a transaction of its own; the wait that failed it, or None."""
-    applied_steps.clear()
+    """One attempt: the revisions still to apply, each in its own transaction;
+    the wait that stopped it, or None."""
     with engine.connect() as connection:
         context.configure(connection=connection, **CONFIGURE)
         try:
-            attempt = _run_in_transaction(connection)
+            _run(connection)
         except Exception as error:
             if not _is_lock_failure(error):
                 raise
             return _lock_wait(connection, error, number)
-    if attempt.locked_at is not None:
-        RUN.locks_held_ms = round((time.monotonic() - attempt.locked_at) * 1000, 1)
     return None
 
 

@@ -73,6 +73,7 @@ def upgrade(
     if citus:
         config.attributes["citus"] = citus
     run = _run(config, lock_timeout_ms, lock_attempts)
+    config.attributes["direction"] = "upgrade"
     command.upgrade(config, revision)
     return run
 
@@ -88,6 +89,7 @@ def downgrade(
     """Migrate back to `revision` (base: remove the hub), locking as upgrade does."""
     config = alembic_config(url, schema)
     run = _run(config, lock_timeout_ms, lock_attempts)
+    config.attributes["direction"] = "downgrade"
     command.downgrade(config, revision)
     return run
 
@@ -102,6 +104,7 @@ def offline_script(
 ) -> None:
     """Write the SQL script of `upgrade` (for a DBA to apply with psql)."""
     config = _with_runtime_role(alembic_config(None, schema, output), runtime_role, runtime_ddl)
+    config.attributes["direction"] = "upgrade"
     command.upgrade(config, revision, sql=True)
 
 

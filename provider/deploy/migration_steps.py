@@ -23,6 +23,11 @@ def _execute(sql: str) -> None:
     op.execute(text(_BIND_LIKE.sub(r"\\:\1", sql)))
 
 
+def execute_sql(sql: str) -> None:
+    """One statement, inside a revision, with its colons kept as they are."""
+    _execute(sql)
+
+
 def apply_sql_files(relative_paths: list[str]) -> None:
     """Execute each file, in order, against the schema this run targets."""
     for relative_path in relative_paths:

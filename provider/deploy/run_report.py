@@ -13,10 +13,15 @@ from alembic.util import CommandError
 log = logging.getLogger("taskhub_pg.migrate")
 
 
+def _lock_name(table: str) -> str:
+    """A table's name as a wait names it; the call gate names itself."""
+    return table if table.startswith("the ") or table.startswith("(") else f"table {table}"
+
+
 class MigrationLocksNotTaken(CommandError):
-    """Every attempt of a run met a table lock it could not take in time;
-    the run rolled back each time and changed nothing. (A CommandError, so
-    that the alembic command prints it as one line.)"""
+    """Every attempt of a run met a lock it could not take in time; the
+    revision it was at rolled back each time (those before it stay applied).
+    A CommandError, so that the alembic command prints it as one line."""
 
 
 class RuntimeSignaturesChanged(CommandError):
@@ -47,7 +52,7 @@ class LockWait:
             else "no attempt left"
         )
         return (
-            f"attempt {self.attempt}: table {self.table} not locked within"
+            f"attempt {self.attempt}: {_lock_name(self.table)} not locked within"
             f" {self.waited_ms:.0f} ms, held by {held}; rolled back, {then}"
         )
 
@@ -60,8 +65,8 @@ class MigrationRun:
     attempts: int = 0
     lock_waits: list[LockWait] = field(default_factory=list)
     duration_s: float = 0.0
-    # From the moment the tables were locked to the commit: how long the hub's
-    # calls on those tables could have waited on the run.
+    # The longest a revision of the run held the call gate (and its tables),
+    # up to its commit: how long a call of the hub could have waited on it.
     locks_held_ms: float | None = None
     from_revision: str | None = None
     to_revision: str | None = None
@@ -78,10 +83,11 @@ class MigrationRun:
     def summary(self) -> str:
         if not self.steps:
             return f"schema {self.schema}: at {self.to_revision or 'base'}, nothing to apply"
+        tables = ", ".join(self.locked_tables) or "none"
         locks = (
-            f"; tables locked {self.locks_held_ms:.0f} ms: {', '.join(self.locked_tables)}"
-            if self.locked_tables and self.locks_held_ms is not None
-            else "; no table locked"
+            f"; calls held at most {self.locks_held_ms:.0f} ms, tables locked: {tables}"
+            if self.locks_held_ms is not None
+            else ""
         )
         return (
             f"schema {self.schema}: {self.from_revision or 'base'} -> {self.to_revision or 'base'}"
@@ -93,8 +99,14 @@ class MigrationRun:
     def failure(self, policy_timeout_ms: int) -> str:
         last = self.lock_waits[-1]
         held = "; ".join(last.holders) or "sessions that were gone when we looked"
+        done = (
+            f"stopped at {self.to_revision or 'base'} after {', '.join(self.steps)}"
+            " (each revision commits on its own: run it again to go on)"
+            if self.steps
+            else "nothing changed"
+        )
         return (
-            f"schema {self.schema}: nothing changed: table {last.table} could not be locked"
+            f"schema {self.schema}: {done}: {_lock_name(last.table)} could not be locked"
             f" within {policy_timeout_ms} ms in {self.attempts} attempts over"
             f" {self.duration_s:.1f} s; held by {held}"
         )

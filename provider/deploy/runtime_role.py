@@ -52,6 +52,29 @@ END
 $grant$"""
 
 
+def precheck_statement(role: str, runtime_ddl: str) -> str:
+    """The grant's two common refusals, checked before any revision runs:
+    each revision commits on its own, and a run refused only at its grant
+    would leave them applied. (taskhub_grant_runtime_role checks the rest.)"""
+    name, mode = validate_role_name(role), validate_runtime_ddl(runtime_ddl)
+    return f"""DO $precheck$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = '{name}') THEN
+        RAISE EXCEPTION 'role "{name}" does not exist' USING ERRCODE = '42704';
+    END IF;
+    IF '{mode}' = 'guarded' AND NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles AS r
+                                      WHERE r.rolname = current_user) THEN
+        RAISE EXCEPTION 'runtime_ddl ''guarded'' needs an event trigger, which only a '
+                        'superuser can create'
+              USING ERRCODE = '42501',
+                    HINT = 'Run this migration as a superuser, or pass runtime_ddl=none '
+                           '(enough for the taskhub provider; the duroxide 0.2.2 runtime '
+                           'then cannot connect).';
+    END IF;
+END
+$precheck$"""
+
+
 def refresh_statement(schema: str) -> str:
     """Re-grant the schema's runtime roles, so objects of newer revisions are covered."""
     quoted = quote_schema(schema)

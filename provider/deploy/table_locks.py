@@ -194,17 +194,6 @@ class LockNotTaken(Exception):
         self.waited_ms = waited_ms
 
 
-@dataclass
-class LockPhase:
-    """What one attempt of a run learned before its first revision ran."""
-
-    declared: list[str]
-    relations_before: dict[int, str] | None = None  # online only
-    # The runtime's functions as they were (provider/deploy/live_signatures.py).
-    signatures_before: dict[str, tuple[tuple[str, str], ...]] | None = None
-    locked_at: float | None = None  # time.monotonic() when the last lock was granted
-
-
 def sqlstate_of(error: BaseException) -> str | None:
     """The SQLSTATE of a database error, as SQLAlchemy wraps psycopg's."""
     return getattr(getattr(error, "orig", error), "sqlstate", None)
@@ -250,25 +239,57 @@ def offline_lock_statement(schema: str, tables: Sequence[str]) -> str:
     return "DO $lock$\nBEGIN\n" + "\n".join(lines) + "\nEND\n$lock$"
 
 
+# Who holds a lock the run waited for: the sessions, oldest transaction first.
+_HOLDERS = """
+SELECT l.pid, coalesce(a.application_name, ''), coalesce(a.usename::text, ''),
+       coalesce(a.state, ''), l.mode,
+       extract(epoch FROM clock_timestamp() - a.xact_start)::float8,
+       left(regexp_replace(coalesce(a.query, ''), '\\s+', ' ', 'g'), 120)
+  FROM pg_catalog.pg_locks AS l
+  LEFT JOIN pg_catalog.pg_stat_activity AS a ON a.pid = l.pid
+ WHERE l.granted AND l.pid <> pg_backend_pid() AND {which}
+ ORDER BY a.xact_start NULLS LAST, l.pid
+ LIMIT 5
+"""
+_ON_TABLE = "l.locktype = 'relation' AND l.relation = to_regclass(:table)"
+# A bigint advisory key is kept as classid (high 32 bits) and objid (low 32 bits).
+_ON_GATE = (
+    "l.locktype = 'advisory' AND l.objsubid = 1"
+    " AND l.classid = ((hashtextextended(:label, 0) >> 32) & 4294967295)::oid"
+    " AND l.objid = (hashtextextended(:label, 0) & 4294967295)::oid"
+)
+CALL_GATE = "the call gate"  # what LockNotTaken names when the gate was not granted
+
+
+def call_gate_label(schema: str) -> str:
+    """The key text of the hub's call gate (call_gate/taskhub_wait_at_call_gate.sql)."""
+    return f"taskhub:{quote_schema(schema)}:calls"
+
+
+def call_gate_statement(schema: str) -> str:
+    """Taken by a run before anything else it changes: every gated call of the
+    hub then waits at the gate instead of half-way through a body."""
+    return f"SELECT pg_advisory_xact_lock(hashtextextended('{call_gate_label(schema)}', 0))"
+
+
+def close_call_gate(connection: Connection, schema: str) -> None:
+    started = time.monotonic()
+    try:
+        connection.exec_driver_sql(call_gate_statement(schema))
+    except Exception as error:
+        if sqlstate_of(error) != LOCK_NOT_AVAILABLE:
+            raise
+        raise LockNotTaken(CALL_GATE, (time.monotonic() - started) * 1000) from None
+
+
 def holders(connection: Connection, schema: str, table: str) -> list[Holder]:
-    """Who else holds a lock on the table now (run after the failed attempt
-    rolled back, on the same connection)."""
-    rows = connection.execute(
-        text(
-            """SELECT l.pid, coalesce(a.application_name, ''), coalesce(a.usename::text, ''),
-                      coalesce(a.state, ''), l.mode,
-                      extract(epoch FROM clock_timestamp() - a.xact_start)::float8,
-                      left(regexp_replace(coalesce(a.query, ''), '\\s+', ' ', 'g'), 120)
-                 FROM pg_catalog.pg_locks AS l
-                 LEFT JOIN pg_catalog.pg_stat_activity AS a ON a.pid = l.pid
-                WHERE l.locktype = 'relation' AND l.granted
-                  AND l.relation = to_regclass(:table)
-                  AND l.pid <> pg_backend_pid()
-                ORDER BY a.xact_start NULLS LAST, l.pid
-                LIMIT 5"""
-        ),
-        {"table": f"{quote_schema(schema)}.{table}"},
-    )
+    """Who else holds the table (or the call gate) now; run after the failed
+    attempt rolled back, on the same connection."""
+    if table == CALL_GATE:
+        query, parameters = _ON_GATE, {"label": call_gate_label(schema)}
+    else:
+        query, parameters = _ON_TABLE, {"table": f"{quote_schema(schema)}.{table}"}
+    rows = connection.execute(text(_HOLDERS.format(which=query)), parameters)
     return [Holder(*row) for row in rows]
 
 

@@ -43,8 +43,10 @@ def test_make_revision_points_each_function_at_its_newest_released_file() -> Non
     from scripts import new_revision
 
     assert new_revision.released_file_of("fetch_orchestration_item") == (
-        "0013_citus_ready_statements/fetch_orchestration_item.sql"
+        "0015_call_gate/fetch_orchestration_item.sql"
     )
     assert new_revision.released_file_of("taskhub_clock_ms") == "0007_fault_tolerance/clock.sql"
-    assert new_revision.released_file_of("list_instances") == "0002_full_contract/listing.sql"
+    assert new_revision.released_file_of("taskhub_apply_kv_mutations") == (
+        "0008_one_idiom_per_job/taskhub_apply_kv_mutations.sql"
+    )
     assert new_revision.next_number() == f"{int(migrate.head_revision()) + 1:04d}"

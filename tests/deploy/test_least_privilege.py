@@ -310,7 +310,7 @@ def test_a_non_superuser_migrator_cannot_install_the_guard_but_can_grant_without
         schema = new_schema_name("lp")
         with pytest.raises(Exception, match="only a superuser can create"):
             migrate.upgrade(owner.url, schema, runtime_role=role.name)
-        # The whole run was one transaction: nothing of it is left.
+        # Refused before any revision ran: nothing of it is left.
         assert sql.execute("SELECT to_regnamespace(%s)", [schema]).fetchone() == (None,)
         migrate.upgrade(owner.url, schema, runtime_role=role.name, runtime_ddl="none")
         assert sql.execute(

@@ -114,16 +114,20 @@ def test_a_revision_locking_a_table_it_does_not_declare_is_refused(
     assert upgrade_with(declared, database_url, schema).locked_tables == ["history"]
 
 
-def test_the_offline_script_locks_up_front_under_the_lock_timeout() -> None:
+def test_the_offline_script_locks_each_revision_up_front_under_the_lock_timeout() -> None:
     import io
 
     script = io.StringIO()
     migrate.offline_script("orders", "0005:0007", script)
     text = script.getvalue()
-    assert "SET LOCAL lock_timeout = 100" in text
+    assert "SET lock_timeout = 100" in text
+    running = text.index("-- Running upgrade 0005 -> 0006")
+    gate = text.index(
+        "SELECT pg_advisory_xact_lock(hashtextextended('taskhub:\"orders\":calls', 0))"
+    )
     lock = text.index('LOCK TABLE "orders".orchestrator_queue IN ACCESS EXCLUSIVE MODE')
-    assert lock < text.index("-- Running upgrade 0005 -> 0006")
-    assert text.index('"orders".history IN') < text.index('"orders".taskhub_settings IN')
+    assert running < gate < lock < text.index("ALTER TABLE", running)
+    assert text.index('"orders".history IN') < text.index('"orders".worker_queue IN')
 
 
 def test_bad_lock_options_are_refused(database_url: str) -> None:

@@ -70,8 +70,13 @@ def test_upgrade_and_downgrade_say_what_they_did(
         "taskhub_settings",
     ]
     assert report["duration_s"] > 0 and report["locks_held_ms"] > 0
-    assert main(["downgrade", "--revision", "0012", "--yes", *target]) == 0
-    assert "0014 -> 0012 (2 revisions: 0014 -> 0013, 0013 -> 0012)" in capsys.readouterr().out
+    head = int(migrate.head_revision())
+    back = f"{head - 2:04d}"
+    assert main(["downgrade", "--revision", back, "--yes", *target]) == 0
+    assert (
+        f"{head:04d} -> {back} (2 revisions: {head:04d} -> {head - 1:04d}, {head - 1:04d} -> {back})"
+        in capsys.readouterr().out
+    )
     assert main(["upgrade", *target]) == 0
     assert main(["upgrade", *target]) == 0
     assert "nothing to apply" in capsys.readouterr().out

@@ -20,6 +20,14 @@ DECLARE
     v_keys      bigint;
     v_kv_bytes  bigint;
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        RETURN QUERY EXECUTE 'SELECT * FROM __SCHEMA__.get_instance_stats($1)' USING p_instance;
+        RETURN;
+    END IF;
     SELECT i.current_execution_id INTO v_execution
       FROM __SCHEMA__.instances AS i
      WHERE i.instance_id = p_instance;

@@ -8,6 +8,15 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        RETURN QUERY EXECUTE 'SELECT * FROM __SCHEMA__.get_kv_value($1, $2)'
+            USING p_instance, p_key;
+        RETURN;
+    END IF;
     RETURN QUERY
     SELECT CASE WHEN d.instance_id IS NOT NULL THEN d.value ELSE s.value END,
            CASE WHEN d.instance_id IS NOT NULL THEN d.value IS NOT NULL

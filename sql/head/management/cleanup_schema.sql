@@ -13,6 +13,14 @@ DECLARE
     v_functions text[];
     v_role      text;
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        EXECUTE 'SELECT __SCHEMA__.cleanup_schema()';
+        RETURN;
+    END IF;
     FOR v_role IN SELECT r.role_name FROM __SCHEMA__.taskhub_runtime_roles AS r LOOP
         PERFORM __SCHEMA__.taskhub_revoke_runtime_role(v_role);
     END LOOP;

@@ -26,6 +26,15 @@ DECLARE
     v_orch      bigint;
     v_worker    bigint;
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        RETURN QUERY EXECUTE 'SELECT * FROM __SCHEMA__.delete_instances_atomic($1, $2)'
+            USING p_instance_ids, p_force;
+        RETURN;
+    END IF;
     IF cardinality(v_ids) = 0 THEN
         RETURN QUERY SELECT 0::bigint, 0::bigint, 0::bigint, 0::bigint;
         RETURN;

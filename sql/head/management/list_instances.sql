@@ -7,6 +7,14 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        RETURN QUERY EXECUTE 'SELECT * FROM __SCHEMA__.list_instances()';
+        RETURN;
+    END IF;
     RETURN QUERY
     SELECT i.instance_id FROM __SCHEMA__.instances AS i ORDER BY i.created_at DESC, i.instance_id;
 END;

@@ -20,6 +20,15 @@ DECLARE
     v_executions bigint;
     v_events     bigint;
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        RETURN QUERY EXECUTE 'SELECT * FROM __SCHEMA__.prune_executions($1, $2, $3)'
+            USING p_instance_id, p_keep_last, p_completed_before_ms;
+        RETURN;
+    END IF;
     IF p_keep_last < 0 THEN
         RAISE EXCEPTION 'p_keep_last must not be negative' USING ERRCODE = '22023';
     END IF;

@@ -48,6 +48,16 @@ DECLARE
     v_failure   record;
     v_policy    text;
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        EXECUTE 'SELECT __SCHEMA__.ack_orchestration_item($1, $2, $3, $4, $5, $6, $7, $8)'
+            USING p_lock_token, p_now_ms, p_execution_id, p_history_delta, p_worker_items,
+                  p_orchestrator_items, p_metadata, p_cancelled_activities;
+        RETURN;
+    END IF;
     -- Shape checks first: bad input changes nothing.
     IF p_lock_token IS NULL THEN
         RAISE EXCEPTION 'p_lock_token must not be NULL' USING ERRCODE = '22023';

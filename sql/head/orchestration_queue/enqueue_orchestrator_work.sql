@@ -19,6 +19,16 @@ AS $$
 DECLARE
     v_listener_waits boolean;
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        EXECUTE 'SELECT __SCHEMA__.enqueue_orchestrator_work($1, $2, $3, $4, $5, $6)'
+            USING p_instance_id, p_work_item, p_visible_at, p_orchestration_name,
+                  p_orchestration_version, p_execution_id;
+        RETURN;
+    END IF;
     IF p_instance_id IS NULL OR p_instance_id = '' THEN
         RAISE EXCEPTION 'p_instance_id must be a non-empty text' USING ERRCODE = '22023';
     ELSIF octet_length(p_instance_id) > __SCHEMA__.taskhub_max_id_bytes() THEN

@@ -81,6 +81,15 @@ DECLARE
     v_token      text;
     v_locked_until bigint;
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        RETURN QUERY EXECUTE 'SELECT * FROM __SCHEMA__.fetch_orchestration_item($1, $2, $3, $4)'
+            USING p_now_ms, p_lock_timeout_ms, p_min_version_packed, p_max_version_packed;
+        RETURN;
+    END IF;
     IF p_lock_timeout_ms IS NULL OR p_lock_timeout_ms <= 0 THEN
         RAISE EXCEPTION 'p_lock_timeout_ms must be positive' USING ERRCODE = '22023';
     ELSIF v_min > v_max THEN

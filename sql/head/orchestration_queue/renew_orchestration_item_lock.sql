@@ -14,6 +14,15 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        EXECUTE 'SELECT __SCHEMA__.renew_orchestration_item_lock($1, $2, $3)'
+            USING p_lock_token, p_now_ms, p_extend_secs;
+        RETURN;
+    END IF;
     IF p_extend_secs IS NULL OR p_extend_secs <= 0 THEN
         RAISE EXCEPTION 'p_extend_secs must be positive' USING ERRCODE = '22023';
     END IF;

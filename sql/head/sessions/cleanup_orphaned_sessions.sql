@@ -9,6 +9,18 @@ DECLARE
     v_now_ms  bigint := __SCHEMA__.taskhub_clock_ms(p_now_ms);
     v_deleted bigint;
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        DECLARE
+            v_result bigint;
+        BEGIN
+            EXECUTE 'SELECT __SCHEMA__.cleanup_orphaned_sessions($1)' INTO v_result USING p_now_ms;
+            RETURN v_result;
+        END;
+    END IF;
     DELETE FROM __SCHEMA__.sessions AS s
      WHERE s.session_id IN (SELECT expired.session_id
                               FROM __SCHEMA__.sessions AS expired

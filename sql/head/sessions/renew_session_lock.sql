@@ -17,6 +17,19 @@ DECLARE
     v_now_ms  bigint := __SCHEMA__.taskhub_clock_ms(p_now_ms);
     v_renewed bigint;
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        DECLARE
+            v_result bigint;
+        BEGIN
+            EXECUTE 'SELECT __SCHEMA__.renew_session_lock($1, $2, $3, $4)' INTO v_result
+                USING p_owner_ids, p_now_ms, p_extend_ms, p_idle_timeout_ms;
+            RETURN v_result;
+        END;
+    END IF;
     IF p_extend_ms IS NULL OR p_extend_ms <= 0 THEN
         RAISE EXCEPTION 'p_extend_ms must be positive' USING ERRCODE = '22023';
     END IF;

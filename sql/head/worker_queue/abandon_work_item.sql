@@ -18,6 +18,15 @@ DECLARE
     v_id           bigint;
     v_locked_until bigint;
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        EXECUTE 'SELECT __SCHEMA__.abandon_work_item($1, $2, $3, $4)'
+            USING p_lock_token, p_now_ms, p_delay_ms, p_ignore_attempt;
+        RETURN;
+    END IF;
     IF p_delay_ms < 0 THEN
         RAISE EXCEPTION 'p_delay_ms must not be negative' USING ERRCODE = '22023';
     END IF;

@@ -30,6 +30,15 @@ DECLARE
     v_seen_until     bigint;
     v_listener_waits boolean;
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        EXECUTE 'SELECT __SCHEMA__.ack_worker($1, $2, $3, $4)'
+            USING p_lock_token, p_instance_id, p_completion_json, p_now_ms;
+        RETURN;
+    END IF;
     -- Not valid JSON: the cast refuses it (22P02) before anything is written.
     v_completion := p_completion_json::jsonb;
     IF p_lock_token IS NULL THEN

@@ -20,6 +20,16 @@ DECLARE
     v_now_ts         timestamptz := to_timestamp(__SCHEMA__.taskhub_clock_ms(NULL) / 1000.0);
     v_listener_waits boolean;
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        EXECUTE 'SELECT __SCHEMA__.enqueue_worker_work($1, $2, $3, $4, $5, $6, $7)'
+            USING p_work_item, p_now_ms, p_instance_id, p_execution_id, p_activity_id, p_session_id,
+                  p_tag;
+        RETURN;
+    END IF;
     IF octet_length(p_work_item) > __SCHEMA__.taskhub_max_payload_bytes() THEN
         RAISE EXCEPTION 'p_work_item is larger than % bytes', __SCHEMA__.taskhub_max_payload_bytes()
             USING ERRCODE = '54000';

@@ -48,6 +48,16 @@ DECLARE
     v_cap           integer;
     v_token         text;
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        RETURN QUERY EXECUTE 'SELECT * FROM __SCHEMA__.fetch_work_item($1, $2, $3, $4, $5, $6)'
+            USING p_now_ms, p_lock_timeout_ms, p_owner_id, p_session_lock_timeout_ms, p_tag_filter,
+                  p_tag_mode;
+        RETURN;
+    END IF;
     IF p_lock_timeout_ms IS NULL OR p_lock_timeout_ms <= 0 THEN
         RAISE EXCEPTION 'p_lock_timeout_ms must be positive' USING ERRCODE = '22023';
     ELSIF p_session_lock_timeout_ms <= 0 THEN

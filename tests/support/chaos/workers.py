@@ -22,7 +22,15 @@ class WorkerStartError(RuntimeError):
 class WorkerPool:
     """`size` workers on one schema; each logs to a file of its own in `log_dir`."""
 
-    def __init__(self, url: str, schema: str, size: int, log_dir: Path) -> None:
+    def __init__(
+        self,
+        url: str,
+        schema: str,
+        size: int,
+        log_dir: Path,
+        module: str = "tests.support.chaos.worker",
+    ) -> None:
+        self._module = module  # python -m MODULE URL SCHEMA LOG_FILE READY_FILE
         self._url = url
         self._schema = schema
         self._size = size
@@ -71,7 +79,7 @@ class WorkerPool:
                 [
                     sys.executable,
                     "-m",
-                    "tests.support.chaos.worker",
+                    self._module,
                     self._url,
                     self._schema,
                     str(log),

@@ -1,0 +1,144 @@
+"""What every revision of a migration run goes through, wrapped around it by
+migrations/env.py: the call gate and the table locks first, the lock and
+signature checks last.
+
+When the gate closes. A call of a gated body (revision 0015 on) must never be
+half-way through it when a migration commits: the migration may have dropped
+what the body uses. Two moments could leave it so, and the gate closes before
+the first of them:
+
+* a table lock the hub's calls take too (HOT_PATH_ORDER): a call would wait
+  for it half-way through its body, so the gate closes before the lock;
+* the commit itself: a revision that only replaces functions closes the gate
+  just before it commits (the wait is then that of a commit, not of the run).
+
+Upgrades commit revision by revision (each is a released revision the runtime
+runs on, and adds what the next needs). A downgrade is one transaction: once
+it has gone below the gate's revision, the bodies it leaves are not gated,
+and a later step could drop what they use.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy.engine import Connection
+
+from provider.deploy import live_signatures, table_locks
+from provider.deploy.run_report import (
+    MigrationRun,
+    RuntimeSignaturesChanged,
+    UndeclaredTableLocks,
+)
+from provider.schema_name import quote_schema
+
+# The version table is ours alone: no call of the hub reads it.
+VERSION_TABLE = "taskhub_pg_alembic_version"
+
+
+def runtime_signatures(connection: Connection, schema: str) -> live_signatures.Signatures:
+    rows = connection.exec_driver_sql(
+        live_signatures.SIGNATURES_QUERY, live_signatures.query_parameters(quote_schema(schema))
+    )
+    return live_signatures.signatures_from_rows(tuple(row) for row in rows)
+
+
+class RevisionGuard:
+    def __init__(
+        self,
+        schema: str,
+        run: MigrationRun,
+        connection: Connection | None,
+        execute: Callable[[str], None],
+    ) -> None:
+        self.schema = schema
+        self.run = run
+        self.connection = connection  # None: a --sql script
+        self.execute = execute  # into the --sql script
+        self.gate_closed_at: float | None = None  # in the open transaction
+        # What the revisions of the open transaction declared: its locks stay
+        # until it commits, a downgrade's over several revisions.
+        self.declared_in_transaction: set[str] = set()
+
+    def transaction_started(self) -> None:
+        self.gate_closed_at = None
+        self.declared_in_transaction = set()
+
+    # -- the gate ---------------------------------------------------------
+    def close_gate(self) -> None:
+        """Close the call gate in the open transaction, once."""
+        if self.gate_closed_at is not None:
+            return
+        if self.connection is None:
+            self.execute(table_locks.call_gate_statement(self.schema))
+        else:
+            table_locks.close_call_gate(self.connection, self.schema)
+        self.gate_closed_at = time.monotonic()
+
+    def transaction_committed(self) -> None:
+        """The transaction that held the gate has committed (or is about to)."""
+        if self.gate_closed_at is not None:
+            held_ms = round((time.monotonic() - self.gate_closed_at) * 1000, 1)
+            self.run.locks_held_ms = max(self.run.locks_held_ms or 0.0, held_ms)
+        self.transaction_started()
+
+    # -- one revision -----------------------------------------------------
+    def guarded(self, step: Any, revision_fn: Callable[..., None], per_revision: bool) -> Any:
+        """The revision's function, run inside the guard."""
+
+        @functools.wraps(revision_fn)  # Alembic logs the step by its function's name
+        def run_guarded(**kw: Any) -> None:
+            declared = table_locks.declared_tables([step])
+            self.declared_in_transaction.update(declared)
+            if any(table in table_locks.HOT_PATH_ORDER for table in declared):
+                self.close_gate()
+            if self.connection is None:  # --sql: the same locks, in the script
+                if declared:
+                    self.execute(table_locks.offline_lock_statement(self.schema, declared))
+                self._locked(declared)
+                revision_fn(**kw)
+            else:
+                before = table_locks.relations_before(self.connection, self.schema)
+                signatures = runtime_signatures(self.connection, self.schema)
+                present = table_locks.existing_tables(self.connection, self.schema, declared)
+                table_locks.lock_tables(self.connection, self.schema, present)
+                self._locked(present)
+                revision_fn(**kw)
+                self._refuse_undeclared_locks(before)
+                self._refuse_signature_changes(signatures)
+            if per_revision:
+                self.close_gate()  # this revision commits next
+
+        return run_guarded
+
+    def _locked(self, tables: list[str]) -> None:
+        self.run.locked_tables = table_locks.in_lock_order([*self.run.locked_tables, *tables])
+
+    def _refuse_undeclared_locks(self, before: dict[int, str]) -> None:
+        """A revision that took a strong lock it did not declare could have
+        deadlocked with the hub: refuse it, so that its test fails."""
+        assert self.connection is not None
+        undeclared = table_locks.undeclared_strong_locks(
+            self.connection, before, [*self.declared_in_transaction, VERSION_TABLE]
+        )
+        if undeclared:
+            raise UndeclaredTableLocks(
+                f"schema {self.schema}: the revision took strong locks on"
+                f" {', '.join(undeclared)} that it does not declare"
+                " (LOCKS_ON_UPGRADE / LOCKS_ON_DOWNGRADE, provider/deploy/table_locks.py);"
+                " it was rolled back"
+            )
+
+    def _refuse_signature_changes(self, before: live_signatures.Signatures) -> None:
+        """A running runtime has these signatures prepared: a change would wedge it."""
+        assert self.connection is not None
+        changed = live_signatures.changes(before, runtime_signatures(self.connection, self.schema))
+        if changed:
+            raise RuntimeSignaturesChanged(
+                f"schema {self.schema}: the revision would change functions that running"
+                " runtimes have prepared (they would fail every call until restarted):"
+                f" {' | '.join(changed)}; it was rolled back"
+            )

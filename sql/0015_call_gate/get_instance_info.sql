@@ -1,0 +1,38 @@
+-- An instance with the status and output of its current execution.
+CREATE OR REPLACE FUNCTION __SCHEMA__.get_instance_info(p_instance_id text)
+RETURNS TABLE (
+    instance_id           text,
+    orchestration_name    text,
+    orchestration_version text,
+    current_execution_id  bigint,
+    created_at            timestamptz,
+    updated_at            timestamptz,
+    status                text,
+    output                text,
+    parent_instance_id    text
+)
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        RETURN QUERY EXECUTE 'SELECT * FROM __SCHEMA__.get_instance_info($1)' USING p_instance_id;
+        RETURN;
+    END IF;
+    RETURN QUERY
+    SELECT i.instance_id, i.orchestration_name, coalesce(i.orchestration_version, 'unknown'),
+           i.current_execution_id, i.created_at, i.updated_at, e.status, e.output,
+           i.parent_instance_id
+      FROM __SCHEMA__.instances AS i
+      LEFT JOIN __SCHEMA__.executions AS e
+        ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id
+     WHERE i.instance_id = p_instance_id;
+END;
+$$;
+REVOKE EXECUTE ON FUNCTION __SCHEMA__.get_instance_info(text) FROM PUBLIC;

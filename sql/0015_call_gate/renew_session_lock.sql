@@ -1,0 +1,55 @@
+-- Extend the live, non-idle sessions of these owners to now + p_extend_ms.
+-- Returns how many were extended. An expired or idle session is not revived,
+-- and a session row busy elsewhere is skipped (the next heartbeat gets it)
+-- rather than waited for.
+CREATE OR REPLACE FUNCTION __SCHEMA__.renew_session_lock(
+    p_owner_ids       text[],
+    p_now_ms          bigint,
+    p_extend_ms       bigint,
+    p_idle_timeout_ms bigint
+)
+RETURNS bigint
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_now_ms  bigint := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+    v_renewed bigint;
+BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        DECLARE
+            v_result bigint;
+        BEGIN
+            EXECUTE 'SELECT __SCHEMA__.renew_session_lock($1, $2, $3, $4)' INTO v_result
+                USING p_owner_ids, p_now_ms, p_extend_ms, p_idle_timeout_ms;
+            RETURN v_result;
+        END;
+    END IF;
+    IF p_extend_ms IS NULL OR p_extend_ms <= 0 THEN
+        RAISE EXCEPTION 'p_extend_ms must be positive' USING ERRCODE = '22023';
+    END IF;
+    IF p_idle_timeout_ms IS NULL OR p_idle_timeout_ms < 0 THEN
+        RAISE EXCEPTION 'p_idle_timeout_ms must not be negative' USING ERRCODE = '22023';
+    END IF;
+    IF p_owner_ids IS NULL OR cardinality(p_owner_ids) = 0 THEN
+        RETURN 0;
+    END IF;
+
+    UPDATE __SCHEMA__.sessions AS s
+       SET locked_until = v_now_ms + p_extend_ms
+     WHERE s.session_id IN (SELECT live.session_id
+                              FROM __SCHEMA__.sessions AS live
+                             WHERE live.worker_id = ANY (p_owner_ids)
+                               AND live.locked_until > v_now_ms
+                               AND live.last_activity_at > v_now_ms - p_idle_timeout_ms
+                               FOR UPDATE SKIP LOCKED);
+    GET DIAGNOSTICS v_renewed = ROW_COUNT;
+    RETURN v_renewed;
+END;
+$$;
+REVOKE EXECUTE ON FUNCTION __SCHEMA__.renew_session_lock(text[], bigint, bigint, bigint) FROM PUBLIC;

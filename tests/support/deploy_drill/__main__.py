@@ -1,0 +1,119 @@
+"""make deploy-drill: rounds of live deploys, one line per phase, then the totals
+and a verdict per target. Exit 1 when a target is missed.
+
+    python -m tests.support.deploy_drill [--rounds 20] [--rate 20] [--from 0005 ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from provider.testing.embedded_pg import EmbeddedPostgres
+from scripts.workloads.measure import Latencies
+from tests.support.deploy_drill.runner import DrillSettings, PhaseReport, run_round
+
+WAIT_TARGET_MS = 250.0
+
+
+def _line(round_number: int, phase: PhaseReport) -> str:
+    ok = sum(m.ok for m in phase.migrations)
+    return (
+        f"{round_number:>5}  {phase.name:<12} migrations {ok}/{len(phase.migrations)}"
+        f"  orchestrations {phase.orchestrations:>4} (failed or wrong {phase.failed_or_wrong},"
+        f" unfinished {phase.unfinished})  app errors {sum(phase.application_errors.values())}"
+        f"  runtime WARN+ {len(phase.runtime_log_problems)}"
+        f"  waits runtime p99 {phase.runtime_waits.quantile(0.99):.0f} ms"
+        f" max {phase.runtime_waits.maximum:.0f} ms ({len(phase.runtime_waits.samples_ms)} calls),"
+        f" app max {phase.application_waits.maximum:.0f} ms"
+    )
+
+
+def report(phases: list[PhaseReport]) -> bool:
+    runs = [m for p in phases for m in p.migrations]
+    runtime = Latencies.merged([p.runtime_waits for p in phases])
+    application = Latencies.merged([p.application_waits for p in phases])
+    failed = sum(p.failed_or_wrong for p in phases)
+    unfinished = sum(p.unfinished for p in phases)
+    app_errors = sum(sum(p.application_errors.values()) for p in phases)
+    runtime_errors = sum(len(p.runtime_log_problems) for p in phases)
+    p99 = max(runtime.quantile(0.99), application.quantile(0.99))
+    targets = [
+        (
+            f"migration runs succeeded: {sum(m.ok for m in runs)} of {len(runs)}",
+            all(m.ok for m in runs),
+        ),
+        (
+            f"orchestrations failed or wrong: {failed}, unfinished: {unfinished}"
+            f" (of {sum(p.orchestrations for p in phases)})",
+            failed == unfinished == 0,
+        ),
+        (
+            f"errors the application saw: {app_errors}"
+            f" (of {sum(p.application_calls for p in phases)} calls)",
+            app_errors == 0,
+        ),
+        (f"runtime log lines at WARN or above: {runtime_errors}", runtime_errors == 0),
+        (
+            f"longest wait on a migration: runtime p99 {runtime.quantile(0.99):.0f} ms,"
+            f" max {runtime.maximum:.0f} ms ({len(runtime.samples_ms)} calls blocked);"
+            f" application p99 {application.quantile(0.99):.0f} ms,"
+            f" max {application.maximum:.0f} ms"
+            f" (target p99 <= {WAIT_TARGET_MS:.0f} ms)",
+            p99 <= WAIT_TARGET_MS,
+        ),
+    ]
+    for text, met in targets:
+        print(f"  {'MET    ' if met else 'NOT MET'}  {text}")
+    for phase in phases:
+        for m in phase.migrations:
+            if not m.ok:
+                print(f"  failed run ({phase.schema} {m.label}): {m.detail}")
+        for message, count in phase.application_errors.items():
+            print(f"  application error x{count} ({phase.schema}): {message}")
+        for line in phase.runtime_log_problems[:3]:
+            print(f"  runtime ({phase.schema}): {line[:240]}")
+    return all(met for _, met in targets)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="deploy-drill", description=__doc__)
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--rate", type=float, default=20.0, help="orchestrations started per s")
+    parser.add_argument(
+        "--from",
+        dest="start",
+        nargs="+",
+        default=["0005"],
+        help="the released revisions each round starts from",
+    )
+    parser.add_argument("--no-adoption", action="store_true")
+    args = parser.parse_args(argv)
+    settings = DrillSettings(
+        rounds=args.rounds,
+        rate_per_s=args.rate,
+        start_revisions=tuple(args.start),
+        adoption=not args.no_adoption,
+    )
+    cluster = EmbeddedPostgres.create()
+    phases: list[PhaseReport] = []
+    try:
+        url = cluster.start()
+        with tempfile.TemporaryDirectory(prefix="deploy-drill-") as logs:
+            print(
+                f"deploy drill: {settings.rounds} rounds at {settings.rate_per_s:.0f}"
+                " orchestrations/s; the released duroxide 0.2.2 runtime, 2 worker processes"
+            )
+            for number in range(1, settings.rounds + 1):
+                for phase in run_round(url, Path(logs), settings):
+                    phases.append(phase)
+                    print(_line(number, phase), flush=True)
+    finally:
+        cluster.stop()
+    return 0 if report(phases) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
