@@ -5,6 +5,7 @@ TaskHub, with no retry, so that every error a deploy causes is seen."""
 from __future__ import annotations
 
 import heapq
+import json
 import threading
 import time
 from collections import Counter
@@ -16,9 +17,10 @@ import duroxide
 
 from provider import TaskHub
 from tests.support.chaos.workload import PIPELINE
-from tests.support.deploy_drill.worker import EVENT, WAITER
+from tests.support.deploy_drill.worker import EVENT, WAITER, WAITING
 
-EVENT_AFTER_S = 1.5  # the waiter has subscribed long before
+EVENT_AFTER_S = 0.5  # then every RECHECK_S until the waiter says it subscribed
+RECHECK_S = 0.25
 EVERY_NTH_WAITS = 4
 MESSAGE_CHARS = 160
 
@@ -46,12 +48,14 @@ class Application(threading.Thread):
         self._events: list[tuple[float, str]] = []  # (due, instance): heap
         self.calls = ApplicationCalls()
 
-    def stop(self) -> None:
+    def stop(self, timeout_s: float = 30.0) -> None:
         """Stop starting; raise the events still due, so every waiter can end."""
         self._stopping.set()
         self.join()
-        for _, instance in sorted(self._events):
-            self._call(self._raise, instance)
+        deadline = time.monotonic() + timeout_s
+        while self._events and time.monotonic() < deadline:
+            self._raise_due_events()
+            time.sleep(RECHECK_S / 5)
         self._hub.close()
 
     def run(self) -> None:
@@ -72,9 +76,20 @@ class Application(threading.Thread):
             self._stopping.wait(max(0.0, next_at - time.monotonic()))
 
     def _raise_due_events(self) -> None:
+        due: list[str] = []
         while self._events and self._events[0][0] <= time.monotonic():
-            _, instance = heapq.heappop(self._events)
-            self._call(self._raise, instance)
+            due.append(heapq.heappop(self._events)[1])
+        for instance in due:
+            if self._subscribed(instance):
+                self._call(self._raise, instance)
+            else:
+                heapq.heappush(self._events, (time.monotonic() + RECHECK_S, instance))
+
+    def _subscribed(self, instance: str) -> bool:
+        status: list[Any] = []
+        self._call(lambda: status.append(self._hub.get_custom_status(instance)))
+        found = status[0].status if status and status[0] is not None else None
+        return found in (WAITING, json.dumps(WAITING))  # as the runtime stored it
 
     def _start(self, instance: str, name: str, n: int) -> None:
         if n % 2:

@@ -15,6 +15,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
@@ -36,6 +37,10 @@ RUNTIME_APPLICATION = "drill-runtime"
 APPLICATION = "drill-app"
 # What the runtime logs when something went wrong (duroxide's tracing lines).
 RUNTIME_PROBLEM = re.compile(r"\b(WARN|ERROR)\b")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# A deadlock the deploy caused is reported within the server's deadlock_timeout
+# (1 s) of the run that caused it.
+DEADLOCK_REPORTED_WITHIN_S = 1.5
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,12 @@ class PhaseReport:
     problems: list[str] = field(default_factory=list)
     application_calls: int = 0
     application_errors: Counter[str] = field(default_factory=Counter)
+    # What the runtime logged at WARN or above while a deploy could have
+    # caused it; and, in an adoption phase, while the hub ran duroxide
+    # 0.2.2's own procedures (before the adoption, after it was given back),
+    # whose known defects (the seed report's fetch deadlock) are not ours.
     runtime_log_problems: list[str] = field(default_factory=list)
+    released_procedure_problems: list[str] = field(default_factory=list)
     runtime_waits: Latencies = field(default_factory=Latencies)
     application_waits: Latencies = field(default_factory=Latencies)
 
@@ -75,32 +85,40 @@ class PhaseReport:
 Step = tuple[str, Callable[[str], MigrationRun]]  # label, run(schema)
 
 
-def phases(
-    settings: DrillSettings, url: str
-) -> list[tuple[str, Callable[[str], None], list[Step]]]:
-    """(name, build the schema, the migration runs) for each phase of a round."""
-    found: list[tuple[str, Callable[[str], None], list[Step]]] = []
-    for revision in settings.start_revisions:
-        found.append(
-            (
-                f"from {revision}",
-                partial(_build_at, url, revision),
-                [
-                    (f"{revision} -> head", partial(_upgrade, url, "head")),
-                    (f"head -> {revision}", partial(_downgrade, url, revision)),
-                    (f"{revision} -> head", partial(_upgrade, url, "head")),
-                ],
-            )
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    build: Callable[[str], None]  # the schema the runtime starts on
+    steps: list[Step]  # the migration runs, one every pause_s
+    # The hub runs duroxide 0.2.2's own procedures before the first run and
+    # after the last: what the runtime logs then is not the deploy's doing.
+    released_outside: bool = False
+
+
+def phases(settings: DrillSettings, url: str) -> list[Phase]:
+    """The phases of a round."""
+    found = [
+        Phase(
+            f"from {revision}",
+            partial(_build_at, url, revision),
+            [
+                (f"{revision} -> head", partial(_upgrade, url, "head")),
+                (f"head -> {revision}", partial(_downgrade, url, revision)),
+                (f"{revision} -> head", partial(_upgrade, url, "head")),
+            ],
         )
+        for revision in settings.start_revisions
+    ]
     if settings.adoption:
         found.append(
-            (
+            Phase(
                 "adopt 0.2.2",
                 partial(_build_released, url),
                 [
                     ("0.2.2 -> head", partial(_upgrade, url, "head")),
                     ("head -> 0.2.2", partial(_downgrade, url, "base")),
                 ],
+                released_outside=True,
             )
         )
     return found
@@ -122,17 +140,10 @@ def _downgrade(url: str, revision: str, schema: str) -> MigrationRun:
     return migrate.downgrade(url, schema, revision)
 
 
-def run_phase(
-    url: str,
-    log_dir: Path,
-    settings: DrillSettings,
-    name: str,
-    build: Callable[[str], None],
-    steps: list[Step],
-) -> PhaseReport:
+def run_phase(url: str, log_dir: Path, settings: DrillSettings, phase: Phase) -> PhaseReport:
     schema = f"drill_{uuid.uuid4().hex[:10]}"
-    build(schema)
-    report = PhaseReport(name, schema)
+    phase.build(schema)
+    report = PhaseReport(phase.name, schema)
     pool = WorkerPool(
         with_application_name(url, RUNTIME_APPLICATION),
         schema,
@@ -148,10 +159,14 @@ def run_phase(
             with_application_name(url, APPLICATION), schema, schema, settings.rate_per_s
         )
         app.start()
-        for label, run in steps:
+        windows: list[tuple[float, float]] = []
+        for label, run in phase.steps:
             time.sleep(settings.pause_s)
             try:
-                report.migrations.append(MigrationOutcome(label, True, run(schema).summary()))
+                started = time.time()
+                summary = run(schema).summary()
+                windows.append((started, time.time()))
+                report.migrations.append(MigrationOutcome(label, True, summary))
             except Exception as error:  # the pipeline step failed
                 report.migrations.append(MigrationOutcome(label, False, f"{error}"[:300]))
         time.sleep(settings.pause_s)
@@ -163,7 +178,14 @@ def run_phase(
         pool.stop()
     report.runtime_waits = sampler.waits(RUNTIME_APPLICATION)
     report.application_waits = sampler.waits(APPLICATION)
-    report.runtime_log_problems = _runtime_problems(log_dir / schema)
+    deploy_from = windows[0][0] if windows else float("-inf")
+    deploy_to = windows[-1][1] + DEADLOCK_REPORTED_WITHIN_S if windows else float("inf")
+    for stamp, line in _runtime_problems(log_dir / schema):
+        outside = stamp < deploy_from or stamp > deploy_to  # a line without a time: inside
+        on_released = phase.released_outside and outside
+        (report.released_procedure_problems if on_released else report.runtime_log_problems).append(
+            line
+        )
     return report
 
 
@@ -198,15 +220,21 @@ def _check(url: str, schema: str, app: Application, report: PhaseReport) -> None
             report.problems.append(f"{instance} returned {result.output!r}")
 
 
-def _runtime_problems(log_dir: Path) -> list[str]:
-    lines = []
+def _runtime_problems(log_dir: Path) -> list[tuple[float, str]]:
+    """(when, line) for each line the runtime logged at WARN or above."""
+    found = []
     for log in sorted(log_dir.glob("worker-*.log")):
-        lines += [line.strip() for line in log.read_text(errors="replace").splitlines()]
-    return [line for line in lines if RUNTIME_PROBLEM.search(line)]
+        for raw in log.read_text(errors="replace").splitlines():
+            line = ANSI.sub("", raw).strip()
+            if RUNTIME_PROBLEM.search(line):
+                stamp = line.split(" ", 1)[0].rstrip("Z")
+                try:
+                    when = datetime.fromisoformat(stamp).replace(tzinfo=UTC).timestamp()
+                except ValueError:  # a line without a time counts as the deploy's
+                    when = float("nan")
+                found.append((when, line))
+    return found
 
 
 def run_round(url: str, log_dir: Path, settings: DrillSettings) -> list[PhaseReport]:
-    return [
-        run_phase(url, log_dir, settings, name, build, steps)
-        for name, build, steps in phases(settings, url)
-    ]
+    return [run_phase(url, log_dir, settings, phase) for phase in phases(settings, url)]

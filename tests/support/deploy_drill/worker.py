@@ -21,8 +21,14 @@ WAITER = "DrillWaiter"
 EVENT = "Go"
 
 
+WAITING = "waiting"
+
+
 def waiter(ctx: Any, n: int) -> Generator[Any, Any, Any]:
-    """Ends when the application raises EVENT (during a deploy, as likely as not)."""
+    """Ends when the application raises EVENT (during a deploy, as likely as
+    not). The custom status tells the application it has subscribed: an
+    event raised before would be dropped."""
+    ctx.set_custom_status(WAITING)
     data = yield ctx.wait_for_event(EVENT)
     return {"n": n, "event": data}
 
