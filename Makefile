@@ -93,8 +93,9 @@ chaos: venv
 # 0.2.2 schema and back, while the released runtime runs (about 20 s a round);
 # fails when a target is missed. make test runs one bounded round.
 DRILL_ROUNDS ?= 20
+DRILL_ARGS ?=
 deploy-drill: venv
-	$(PY) -m tests.support.deploy_drill --rounds $(DRILL_ROUNDS)
+	$(PY) -m tests.support.deploy_drill --rounds $(DRILL_ROUNDS) $(DRILL_ARGS)
 
 # Start a new revision from the functions changed in sql/head/ (NAME=lower_snake_case).
 revision: venv

@@ -198,6 +198,7 @@ def _applied(**applied: Any) -> None:
     """Alembic calls this after each revision, just before its commit."""
     applied_steps.append(applied["step"])
     RUN.steps.append(_step_name(applied["step"]))
+    RUN.first_revision_done_at = RUN.first_revision_done_at or time.time()
     RUN.to_revision = ",".join(sorted(applied["heads"])) or None
     if PER_REVISION:
         GUARD.transaction_committed()

@@ -70,6 +70,9 @@ class MigrationRun:
     locks_held_ms: float | None = None
     from_revision: str | None = None
     to_revision: str | None = None
+    # time.time() when the first revision was done: an upgrade commits it at
+    # once, so from then on the hub runs what that revision left.
+    first_revision_done_at: float | None = None
 
     @property
     def retries(self) -> int:

@@ -15,7 +15,7 @@ import psycopg
 
 from provider.testing.embedded_pg import EmbeddedPostgres
 from scripts.workloads.measure import Latencies
-from tests.support.deploy_drill.runner import DrillSettings, PhaseReport, run_round
+from tests.support.deploy_drill.runner import CONTROL, DrillSettings, PhaseReport, run_round
 
 WAIT_TARGET_MS = 250.0
 
@@ -34,7 +34,15 @@ def _line(round_number: int, phase: PhaseReport) -> str:
     )
 
 
-def report(phases: list[PhaseReport]) -> bool:
+def report(every_phase: list[PhaseReport]) -> bool:
+    controls = [p for p in every_phase if p.name == CONTROL]
+    phases = [p for p in every_phase if p.name != CONTROL]
+    if controls:
+        lines = sum(len(p.released_procedure_problems) for p in controls)
+        print(
+            f"  control: duroxide 0.2.2 with no deploy, {len(controls)} phases:"
+            f" {lines} runtime log lines at WARN or above"
+        )
     runs = [m for p in phases for m in p.migrations]
     runtime = Latencies.merged([p.runtime_waits for p in phases])
     application = Latencies.merged([p.application_waits for p in phases])
@@ -122,12 +130,18 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--no-adoption", action="store_true")
     parser.add_argument("--url", help="a server to drill on (default: a cluster of its own)")
+    parser.add_argument(
+        "--control",
+        action="store_true",
+        help="add a phase per round on duroxide 0.2.2 with no deploy: its own failure rate",
+    )
     args = parser.parse_args(argv)
     settings = DrillSettings(
         rounds=args.rounds,
         rate_per_s=args.rate,
         start_revisions=tuple(args.start),
         adoption=not args.no_adoption,
+        control_runs=2 if args.control else 0,
     )
     cluster = None if args.url else EmbeddedPostgres.create()
     phases: list[PhaseReport] = []
