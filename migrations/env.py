@@ -139,6 +139,20 @@ def _citus_mode() -> str | None:
 # the same call puts back what the replaced functions' SET clauses undid.
 CITUS = _citus_mode()
 DISTRIBUTE_ON_CITUS = f"SELECT {QUOTED}.taskhub_distribute_on_citus()"
+# Checked before any revision (each upgrade revision commits on its own), with
+# the words taskhub_distribute_on_citus uses.
+PRECHECK_CITUS = """
+DO $citus$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'citus=schema needs the Citus extension in this database'
+            USING ERRCODE = '0A000',
+                  HINT = 'CREATE EXTENSION citus on the coordinator, add its workers, and run '
+                         'the migration there; or migrate without citus=schema';
+    END IF;
+END
+$citus$
+"""
 REDISTRIBUTE_IF_DISTRIBUTED = f"""
 DO $citus$
 BEGIN
@@ -188,7 +202,7 @@ PER_REVISION = _direction() == "upgrade"
 
 
 def _step_name(step: Any) -> str:
-    """"0005 -> 0006" for Alembic's MigrationInfo of an applied revision."""
+    """ "0005 -> 0006" for Alembic's MigrationInfo of an applied revision."""
     source = ",".join(step.source_revision_ids) or "base"
     target = ",".join(step.destination_revision_ids) or "base"
     return f"{source} -> {target}"
@@ -238,9 +252,10 @@ def _guard_each_revision(migration_context: MigrationContext) -> None:
             RUN.from_revision = ",".join(heads) or None
         RUN.to_revision = RUN.to_revision or RUN.from_revision
         steps = list(work(heads, ctx))
-        for step in steps:
-            if isinstance(step, RevisionStep):
-                step.migration_fn = GUARD.guarded(step, step.migration_fn, PER_REVISION)
+        revisions = [step for step in steps if isinstance(step, RevisionStep)]
+        GUARD.steps_planned(revisions)
+        for step in revisions:
+            step.migration_fn = GUARD.guarded(step, step.migration_fn, PER_REVISION)
         return steps
 
     migration_context._migrations_fn = guarded_steps
@@ -269,6 +284,8 @@ def _run(connection: Connection | None) -> None:
             context.execute("SET check_function_bodies = off")
             if PRECHECK_RUNTIME_ROLE:
                 context.execute(PRECHECK_RUNTIME_ROLE)
+            if CITUS:
+                context.execute(PRECHECK_CITUS)
             context.execute(CREATE_SCHEMA)
         context.run_migrations()
         with _transaction():

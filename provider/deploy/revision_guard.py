@@ -13,9 +13,12 @@ the first of them:
   just before it commits (the wait is then that of a commit, not of the run).
 
 Upgrades commit revision by revision (each is a released revision the runtime
-runs on, and adds what the next needs). A downgrade is one transaction: once
-it has gone below the gate's revision, the bodies it leaves are not gated,
-and a later step could drop what they use.
+runs on, and adds what the next needs), so the hub waits on one revision at a
+time; the first revision of a run also locks the tables the later ones
+declare, so that a table some session holds for good stops the run before
+anything is committed. A downgrade is one transaction: once it has gone below
+the gate's revision, the bodies it leaves are not gated, and a later step
+could drop what they use.
 """
 
 from __future__ import annotations
@@ -62,6 +65,13 @@ class RevisionGuard:
         # What the revisions of the open transaction declared: its locks stay
         # until it commits, a downgrade's over several revisions.
         self.declared_in_transaction: set[str] = set()
+        # Every table the revisions still to run declare. The first of them
+        # locks them all: a table that a stuck session holds then stops the run
+        # before anything is committed, not half-way.
+        self.still_to_lock: list[str] = []
+
+    def steps_planned(self, steps: list[Any]) -> None:
+        self.still_to_lock = table_locks.declared_tables(steps)
 
     def transaction_started(self) -> None:
         self.gate_closed_at = None
@@ -91,7 +101,10 @@ class RevisionGuard:
 
         @functools.wraps(revision_fn)  # Alembic logs the step by its function's name
         def run_guarded(**kw: Any) -> None:
-            declared = table_locks.declared_tables([step])
+            declared = table_locks.in_lock_order(
+                [*table_locks.declared_tables([step]), *self.still_to_lock]
+            )
+            self.still_to_lock = []
             self.declared_in_transaction.update(declared)
             if any(table in table_locks.HOT_PATH_ORDER for table in declared):
                 self.close_gate()

@@ -56,6 +56,18 @@ def test_a_held_table_fails_the_run_in_one_line_and_changes_nothing(
     assert installed_revision(database_url, schema_at_0005) == "0005"
 
 
+def test_a_table_only_a_later_revision_needs_stops_the_run_before_anything_commits(
+    database_url: str, schema_at_0005: str, holder: psycopg.Connection[Any]
+) -> None:
+    """0007 alters taskhub_settings; the run's first revision (0006) locks it
+    already, so the upgrade stops at 0005 instead of half-way."""
+    holder.execute(f'SELECT count(*) FROM "{schema_at_0005}".taskhub_settings')
+    with pytest.raises(MigrationLocksNotTaken, match="nothing changed: table taskhub_settings"):
+        migrate.upgrade(database_url, schema_at_0005, lock_timeout_ms=50, lock_attempts=2)
+    holder.rollback()
+    assert installed_revision(database_url, schema_at_0005) == "0005"
+
+
 def test_a_table_held_for_a_moment_costs_a_retry_not_the_deploy(
     database_url: str, schema_at_0005: str, holder: psycopg.Connection[Any]
 ) -> None:
