@@ -91,6 +91,8 @@ TASKHUB_0008 = Flavour("taskhub-0008", "t8", _taskhub_at("0008"))
 TASKHUB_0009 = Flavour("taskhub-0009", "t9", _taskhub_at("0009"))
 TASKHUB_0010 = Flavour("taskhub-0010", "t10", _taskhub_at("0010"))
 TASKHUB_0012 = Flavour("taskhub-0012", "t12", _taskhub_at("0012"))
+# The last revision before the call gate (0015): what the gate costs per call.
+TASKHUB_0014 = Flavour("taskhub-0014", "t14", _taskhub_at("0014"))
 TASKHUB_WITHOUT_WAKEUPS = Flavour("taskhub-without-wakeups", "tnw", _taskhub_without_wakeups)
 ALL = {
     flavour.name: flavour
@@ -105,6 +107,7 @@ ALL = {
         TASKHUB_0009,
         TASKHUB_0010,
         TASKHUB_0012,
+        TASKHUB_0014,
         TASKHUB_WITHOUT_WAKEUPS,
     )
 }
