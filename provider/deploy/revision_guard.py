@@ -101,10 +101,10 @@ class RevisionGuard:
 
         @functools.wraps(revision_fn)  # Alembic logs the step by its function's name
         def run_guarded(**kw: Any) -> None:
-            declared = table_locks.in_lock_order(
-                [*table_locks.declared_tables([step]), *self.still_to_lock]
-            )
-            self.still_to_lock = []
+            declared = table_locks.declared_tables([step])
+            if per_revision:  # a downgrade is atomic anyway: it locks as it goes
+                declared = table_locks.in_lock_order([*declared, *self.still_to_lock])
+                self.still_to_lock = []
             self.declared_in_transaction.update(declared)
             if any(table in table_locks.HOT_PATH_ORDER for table in declared):
                 self.close_gate()

@@ -7,6 +7,7 @@ and a verdict per target. Exit 1 when a target is missed.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -22,8 +23,11 @@ WAIT_TARGET_MS = 250.0
 
 def _line(round_number: int, phase: PhaseReport) -> str:
     ok = sum(m.ok for m in phase.migrations)
+    runs = (
+        "no deploy      " if phase.name == CONTROL else f"migrations {ok}/{len(phase.migrations)}"
+    )
     return (
-        f"{round_number:>5}  {phase.name:<12} migrations {ok}/{len(phase.migrations)}"
+        f"{round_number:>5}  {phase.name:<16} {runs}"
         f"  orchestrations {phase.orchestrations:>4} (failed or wrong {phase.failed_or_wrong},"
         f" unfinished {phase.unfinished})  app errors {sum(phase.application_errors.values())}"
         f"  runtime WARN+ {len(phase.runtime_log_problems)}"
@@ -92,6 +96,9 @@ def report(every_phase: list[PhaseReport]) -> bool:
             print(f"  application error x{count} ({phase.schema}): {message}")
         for line in phase.runtime_log_problems[:5]:
             print(f"  runtime ({phase.schema}): {line}")
+        if phase.runtime_log_problems:
+            for m in phase.migrations:
+                print(f"    run {m.label}: {m.detail[:160]}")
         for line in phase.released_procedure_problems[:2]:
             print(f"  runtime on 0.2.2's procedures ({phase.schema}): {line[:300]}")
     return all(met for _, met in targets)
@@ -107,10 +114,12 @@ def _started(cluster: EmbeddedPostgres) -> str:
     return url
 
 
-def _deadlocks(cluster: EmbeddedPostgres | None) -> None:
-    """The server's own account of each deadlock, if any (our cluster only)."""
+def _deadlocks(cluster: EmbeddedPostgres | None, logs: Path) -> None:
+    """The server's own account of each deadlock, if any (our cluster only);
+    its whole log is kept beside the runtime's."""
     if cluster is None or not cluster.log_file.exists():
         return
+    shutil.copy(cluster.log_file, logs / "server.log")
     lines = cluster.log_file.read_text(errors="replace").splitlines()
     for number, line in enumerate(lines):
         if "deadlock detected" in line:
@@ -157,7 +166,7 @@ def main(argv: list[str]) -> int:
             for phase in run_round(url, logs, settings):
                 phases.append(phase)
                 print(_line(number, phase), flush=True)
-        _deadlocks(cluster)
+        _deadlocks(cluster, logs)
     finally:
         if cluster is not None:
             cluster.stop()

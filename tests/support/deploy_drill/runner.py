@@ -39,9 +39,9 @@ APPLICATION = "drill-app"
 # What the runtime logs when something went wrong (duroxide's tracing lines).
 RUNTIME_PROBLEM = re.compile(r"\b(WARN|ERROR)\b")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-# A deadlock the deploy caused is reported within the server's deadlock_timeout
-# (1 s) of the run that caused it.
-DEADLOCK_REPORTED_WITHIN_S = 1.5
+# sqlx's slow statement lines say how long the statement ran: "elapsed=1.0027s".
+ELAPSED = re.compile(r"\belapsed=([0-9.]+)(s|ms|µs|us|ns)\b")
+SAME_STATEMENT_S = 0.005
 
 
 @dataclass(frozen=True)
@@ -183,10 +183,12 @@ def run_phase(url: str, log_dir: Path, settings: DrillSettings, phase: Phase) ->
         for label, run in phase.steps:
             time.sleep(settings.pause_s)
             try:
+                started = time.time()
                 done = run(schema)
                 ours_from = ours_from or done.first_revision_done_at
                 last_run_ended = time.time()
-                report.migrations.append(MigrationOutcome(label, True, done.summary()))
+                when = f"{_clock(started)}-{_clock(last_run_ended)}: "
+                report.migrations.append(MigrationOutcome(label, True, when + done.summary()))
             except Exception as error:  # the pipeline step failed
                 report.migrations.append(MigrationOutcome(label, False, f"{error}"[:300]))
         time.sleep(settings.pause_s)
@@ -199,12 +201,11 @@ def run_phase(url: str, log_dir: Path, settings: DrillSettings, phase: Phase) ->
     report.runtime_waits = sampler.waits(RUNTIME_APPLICATION)
     report.application_waits = sampler.waits(APPLICATION)
     # In an adoption phase the hub runs duroxide 0.2.2's procedures until the
-    # adoption's first revision commits, and again once it is given back
-    # (a deadlock that began before is reported up to a second later).
-    ours_until = last_run_ended + DEADLOCK_REPORTED_WITHIN_S
-    for stamp, line in _runtime_problems(log_dir / schema):
+    # adoption's first revision commits, and again once it is given back: a
+    # statement that began outside those times ran 0.2.2's own procedures.
+    for began, line in _runtime_problems(log_dir / schema):
         on_released = phase.released_outside and (
-            ours_from is None or stamp < ours_from or stamp > ours_until
+            ours_from is None or began < ours_from or began > last_run_ended
         )
         (report.released_procedure_problems if on_released else report.runtime_log_problems).append(
             line
@@ -243,20 +244,44 @@ def _check(url: str, schema: str, app: Application, report: PhaseReport) -> None
             report.problems.append(f"{instance} returned {result.output!r}")
 
 
+def _clock(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, UTC).strftime("%H:%M:%S.%f")[:-3]
+
+
 def _runtime_problems(log_dir: Path) -> list[tuple[float, str]]:
-    """(when, line) for each line the runtime logged at WARN or above."""
-    found = []
+    """(when its statement began, line) for each line the runtime logged at
+    WARN or above. A slow statement's line gives its elapsed time; the error
+    line logged right after it belongs to the same statement."""
+    found: list[tuple[float, str]] = []
     for log in sorted(log_dir.glob("worker-*.log")):
+        previous: tuple[float, float] | None = None  # (logged at, began at)
         for raw in log.read_text(errors="replace").splitlines():
             line = ANSI.sub("", raw).strip()
-            if RUNTIME_PROBLEM.search(line):
-                stamp = line.split(" ", 1)[0].rstrip("Z")
-                try:
-                    when = datetime.fromisoformat(stamp).replace(tzinfo=UTC).timestamp()
-                except ValueError:  # a line without a time counts as the deploy's
-                    when = float("nan")
-                found.append((when, line))
+            if not RUNTIME_PROBLEM.search(line):
+                continue
+            logged = _logged_at(line)
+            began = logged - _elapsed_s(line)
+            if previous and 0 <= logged - previous[0] < SAME_STATEMENT_S and not _elapsed_s(line):
+                began = previous[1]
+            previous = (logged, began)
+            found.append((began, line))
     return found
+
+
+def _logged_at(line: str) -> float:
+    try:
+        stamp = datetime.fromisoformat(line.split(" ", 1)[0].rstrip("Z"))
+    except ValueError:  # a line without a time counts as the deploy's
+        return float("nan")
+    return stamp.replace(tzinfo=UTC).timestamp()
+
+
+def _elapsed_s(line: str) -> float:
+    found = ELAPSED.search(line)
+    if not found:
+        return 0.0
+    value, unit = float(found.group(1)), found.group(2)
+    return value * {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "us": 1e-6, "ns": 1e-9}[unit]
 
 
 def run_round(url: str, log_dir: Path, settings: DrillSettings) -> list[PhaseReport]:
