@@ -4,7 +4,8 @@ A run (online or `--sql`) on one connection:
   1. takes a session advisory lock keyed on the target schema, so concurrent
      deploy jobs running `upgrade` queue up instead of colliding;
   2. creates the target schema if needed;
-  3. runs each revision in a transaction of its own, recording it in
+  3. runs each revision of an upgrade from 0006 on in a transaction of its
+     own (those below it together, a downgrade whole), recording it in
      <schema>.taskhub_pg_alembic_version: the hub's calls wait on one
      revision at a time, never on the whole run, and every commit leaves a
      released revision the runtime runs on;
@@ -196,9 +197,15 @@ def _direction() -> str:
     return getattr(command[0], "__name__", "") if command else ""
 
 
-# Upgrades commit revision by revision; a downgrade is one transaction
-# (provider/deploy/revision_guard.py says why).
-PER_REVISION = _direction() == "upgrade"
+# Upgrades commit revision by revision, a downgrade is one transaction
+# (provider/deploy/revision_guard.py says why). An upgrade commits on its own
+# only the revisions from COMMIT_EACH_FROM on: those below it run in one
+# transaction, so that the procedures of 0001-0005 (a fetch that fixes the
+# lease end when it claims the instance, and can deadlock with an ack) never
+# serve a live runtime, not even between two revisions of an adoption.
+UPGRADE = _direction() == "upgrade"
+COMMIT_EACH_FROM = 6
+PASS: dict[str, Any] = {"per_revision": False, "limit": None}  # this pass of the run
 
 
 def _step_name(step: Any) -> str:
@@ -214,7 +221,7 @@ def _applied(**applied: Any) -> None:
     RUN.steps.append(_step_name(applied["step"]))
     RUN.first_revision_done_at = RUN.first_revision_done_at or time.time()
     RUN.to_revision = ",".join(sorted(applied["heads"])) or None
-    if PER_REVISION:
+    if PASS["per_revision"]:
         GUARD.transaction_committed()
 
 
@@ -222,9 +229,23 @@ CONFIGURE: dict[str, Any] = {
     "version_table": VERSION_TABLE,
     "version_table_schema": SCHEMA,
     "transactional_ddl": True,
-    "transaction_per_migration": PER_REVISION,
     "on_version_apply": _applied,
 }
+
+
+def _passes() -> list[tuple[bool, int | None]]:
+    """(each revision commits on its own, the highest revision this pass
+    applies): a downgrade in one pass; an upgrade up to COMMIT_EACH_FROM in
+    one transaction, then revision by revision. A --sql script is one
+    transaction: a DBA applies it whole."""
+    if not UPGRADE or context.is_offline_mode():
+        return [(False, None)]
+    return [(False, COMMIT_EACH_FROM), (True, None)]
+
+
+def _configure(per_revision: bool, limit: int | None, **connect: Any) -> None:
+    PASS["per_revision"], PASS["limit"] = per_revision, limit
+    context.configure(transaction_per_migration=per_revision, **connect, **CONFIGURE)
 
 
 def _lock_policy() -> table_locks.LockPolicy:
@@ -252,10 +273,15 @@ def _guard_each_revision(migration_context: MigrationContext) -> None:
             RUN.from_revision = ",".join(heads) or None
         RUN.to_revision = RUN.to_revision or RUN.from_revision
         steps = list(work(heads, ctx))
+        GUARD.steps_planned([step for step in steps if isinstance(step, RevisionStep)])
+        limit = PASS["limit"]
+        if limit is not None:  # this pass stops at that revision
+            steps = [s for s in steps if int(s.revision.revision) <= limit]
         revisions = [step for step in steps if isinstance(step, RevisionStep)]
-        GUARD.steps_planned(revisions)
         for step in revisions:
-            step.migration_fn = GUARD.guarded(step, step.migration_fn, PER_REVISION)
+            step.migration_fn = GUARD.guarded(
+                step, step.migration_fn, bool(PASS["per_revision"]), up_front=UPGRADE
+            )
         return steps
 
     migration_context._migrations_fn = guarded_steps
@@ -268,11 +294,12 @@ def _transaction() -> Any:
     return context.get_context().begin_transaction(_per_migration=True)
 
 
-def _run(connection: Connection | None) -> None:
+def _run(connection: Connection | None, final: bool = True) -> None:
+    """One pass; the grants, records and clean-up come after the final one."""
     GUARD.connection = connection
     GUARD.transaction_started()
     _guard_each_revision(context.get_context())
-    with context.begin_transaction():  # the run's one transaction, for a downgrade
+    with context.begin_transaction():  # the pass's one transaction, unless per revision
         with _transaction():
             # Queue behind other deploy jobs of this schema (no timeout), then
             # give up quickly on every other lock.
@@ -288,6 +315,9 @@ def _run(connection: Connection | None) -> None:
                 context.execute(PRECHECK_CITUS)
             context.execute(CREATE_SCHEMA)
         context.run_migrations()
+        if not final:
+            GUARD.transaction_committed()
+            return
         with _transaction():
             # Grant when asked to; else re-grant the runtime roles after a run
             # that changed the schema, never on a look (`alembic current`).
@@ -302,20 +332,23 @@ def _run(connection: Connection | None) -> None:
             if applied_steps:
                 context.execute(RECORD_DEFINITIONS)
             context.execute(CLEAN_UP_AT_BASE)
-            if applied_steps and not PER_REVISION:
+            if applied_steps and not PASS["per_revision"]:
                 GUARD.close_gate()  # the downgrade commits next
     GUARD.transaction_committed()
     # The session's migration lock goes with the connection, after the last commit.
 
 
 def run_migrations_offline() -> None:
-    context.configure(
-        url=_database_url(),
-        literal_binds=True,
-        dialect_opts={"paramstyle": "named"},
-        **CONFIGURE,
-    )
-    _run(None)
+    passes = _passes()
+    for number, (per_revision, limit) in enumerate(passes, start=1):
+        _configure(
+            per_revision,
+            limit,
+            url=_database_url(),
+            literal_binds=True,
+            dialect_opts={"paramstyle": "named"},
+        )
+        _run(None, final=number == len(passes))
 
 
 def _lock_wait(connection: Connection, error: BaseException, number: int) -> LockWait:
@@ -343,9 +376,11 @@ def _attempt_online(engine: Any, number: int) -> LockWait | None:
     """One attempt: the revisions still to apply, each in its own transaction;
     the wait that stopped it, or None."""
     with engine.connect() as connection:
-        context.configure(connection=connection, **CONFIGURE)
         try:
-            _run(connection)
+            passes = _passes()
+            for pass_number, (per_revision, limit) in enumerate(passes, start=1):
+                _configure(per_revision, limit, connection=connection)
+                _run(connection, final=pass_number == len(passes))
         except Exception as error:
             if not _is_lock_failure(error):
                 raise

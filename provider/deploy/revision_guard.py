@@ -12,8 +12,9 @@ the first of them:
 * the commit itself: a revision that only replaces functions closes the gate
   just before it commits (the wait is then that of a commit, not of the run).
 
-Upgrades commit revision by revision (each is a released revision the runtime
-runs on, and adds what the next needs), so the hub waits on one revision at a
+Upgrades commit revision by revision from 0006 on (each is a released
+revision the runtime runs on, and adds what the next needs; migrations/env.py
+runs those below it in one transaction), so the hub waits on one revision at a
 time; the first revision of a run also locks the tables the later ones
 declare, so that a table some session holds for good stops the run before
 anything is committed. A downgrade is one transaction: once it has gone below
@@ -65,6 +66,7 @@ class RevisionGuard:
         # What the revisions of the open transaction declared: its locks stay
         # until it commits, a downgrade's over several revisions.
         self.declared_in_transaction: set[str] = set()
+        self.tables_before: dict[int, str] | None = None
         # Every table the revisions still to run declare. The first of them
         # locks them all: a table that a stuck session holds then stops the run
         # before anything is committed, not half-way.
@@ -76,6 +78,9 @@ class RevisionGuard:
     def transaction_started(self) -> None:
         self.gate_closed_at = None
         self.declared_in_transaction = set()
+        # The tables there were when the transaction began: those it creates
+        # itself are its own to lock.
+        self.tables_before = None
 
     # -- the gate ---------------------------------------------------------
     def close_gate(self) -> None:
@@ -96,13 +101,16 @@ class RevisionGuard:
         self.transaction_started()
 
     # -- one revision -----------------------------------------------------
-    def guarded(self, step: Any, revision_fn: Callable[..., None], per_revision: bool) -> Any:
-        """The revision's function, run inside the guard."""
+    def guarded(
+        self, step: Any, revision_fn: Callable[..., None], per_revision: bool, up_front: bool
+    ) -> Any:
+        """The revision's function, run inside the guard. per_revision: it
+        commits next; up_front: the first revision locks the whole run's tables."""
 
         @functools.wraps(revision_fn)  # Alembic logs the step by its function's name
         def run_guarded(**kw: Any) -> None:
             declared = table_locks.declared_tables([step])
-            if per_revision:  # a downgrade is atomic anyway: it locks as it goes
+            if up_front:  # a downgrade is atomic anyway: it locks as it goes
                 declared = table_locks.in_lock_order([*declared, *self.still_to_lock])
                 self.still_to_lock = []
             self.declared_in_transaction.update(declared)
@@ -114,7 +122,9 @@ class RevisionGuard:
                 self._locked(declared)
                 revision_fn(**kw)
             else:
-                before = table_locks.relations_before(self.connection, self.schema)
+                if self.tables_before is None:
+                    self.tables_before = table_locks.relations_before(self.connection, self.schema)
+                before = self.tables_before
                 signatures = runtime_signatures(self.connection, self.schema)
                 present = table_locks.existing_tables(self.connection, self.schema, declared)
                 table_locks.lock_tables(self.connection, self.schema, present)
