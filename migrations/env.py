@@ -20,12 +20,14 @@ A run (online or `--sql`) on one connection:
      `taskhub-pg check` compares with the live catalogue; after a downgrade to
      base, drops that version table and the schema if it is left empty.
 
-Each revision's transaction first closes the hub's call gate (revision 0015:
-gated calls wait at their first statement, never half-way through a body),
-then locks the tables the revision declares (LOCKS_ON_UPGRADE /
+Each revision locks the tables it declares (LOCKS_ON_UPGRADE /
 LOCKS_ON_DOWNGRADE, in the hot path's order) under a short lock_timeout
-(`-x lock_timeout_ms=100`). Before it commits it refuses a strong lock it did
-not declare, and a change to a function the runtime calls. A lock not granted
+(`-x lock_timeout_ms=100`), after closing the hub's call gate if any of them
+is one the hub's calls use (revision 0015: gated calls then wait at their
+first statement, never half-way through a body); the gate closes at the
+latest for the commit. Before each commit the run refuses a strong lock it
+did not declare, and a change to a function the runtime calls
+(provider/deploy/revision_guard.py). A lock not granted
 in time rolls that revision back; online, the run goes on again from there
 with backoff and jitter (`-x lock_attempts=10`), each wait logged with who
 held the lock (provider/deploy/table_locks.py). What the run did is logged at
@@ -294,46 +296,46 @@ def _transaction() -> Any:
     return context.get_context().begin_transaction(_per_migration=True)
 
 
-def _run(connection: Connection | None, final: bool = True) -> None:
-    """One pass; the grants, records and clean-up come after the final one."""
+def _run(connection: Connection | None, first: bool = True, final: bool = True) -> None:
+    """One pass: the preamble before the first, the grants, records and
+    clean-up after the final one."""
     GUARD.connection = connection
     GUARD.transaction_started()
     _guard_each_revision(context.get_context())
     with context.begin_transaction():  # the pass's one transaction, unless per revision
-        with _transaction():
-            # Queue behind other deploy jobs of this schema (no timeout), then
-            # give up quickly on every other lock.
-            context.execute(MIGRATION_LOCK)
-            context.execute(f"SET lock_timeout = {LOCKS.lock_timeout_ms}")
-            # Calls wait while a revision holds the gate: no compile-check of
-            # each plpgsql body as it is created. The test suite compiles
-            # every body; pg_dump's restores do the same.
-            context.execute("SET check_function_bodies = off")
-            if PRECHECK_RUNTIME_ROLE:
-                context.execute(PRECHECK_RUNTIME_ROLE)
-            if CITUS:
-                context.execute(PRECHECK_CITUS)
-            context.execute(CREATE_SCHEMA)
+        if first:
+            with _transaction():
+                # Queue behind other deploy jobs of this schema (no timeout),
+                # then give up quickly on every other lock.
+                context.execute(MIGRATION_LOCK)
+                context.execute(f"SET lock_timeout = {LOCKS.lock_timeout_ms}")
+                # Calls wait while a revision holds the gate: no compile-check
+                # of each plpgsql body as it is created. The test suite
+                # compiles every body; pg_dump's restores do the same.
+                context.execute("SET check_function_bodies = off")
+                if PRECHECK_RUNTIME_ROLE:
+                    context.execute(PRECHECK_RUNTIME_ROLE)
+                if CITUS:
+                    context.execute(PRECHECK_CITUS)
+                context.execute(CREATE_SCHEMA)
         context.run_migrations()
-        if not final:
-            GUARD.transaction_committed()
-            return
-        with _transaction():
-            # Grant when asked to; else re-grant the runtime roles after a run
-            # that changed the schema, never on a look (`alembic current`).
-            if GRANT_RUNTIME_ROLE:
-                context.execute(GRANT_RUNTIME_ROLE)
-            elif applied_steps:
-                context.execute(REFRESH_RUNTIME_ROLES)
-            if CITUS:
-                context.execute(DISTRIBUTE_ON_CITUS)
-            elif applied_steps:
-                context.execute(REDISTRIBUTE_IF_DISTRIBUTED)
-            if applied_steps:
-                context.execute(RECORD_DEFINITIONS)
-            context.execute(CLEAN_UP_AT_BASE)
-            if applied_steps and not PASS["per_revision"]:
-                GUARD.close_gate()  # the downgrade commits next
+        if final:
+            with _transaction():
+                # Grant when asked to; else re-grant the runtime roles after a
+                # run that changed the schema, never on a look (`alembic current`).
+                if GRANT_RUNTIME_ROLE:
+                    context.execute(GRANT_RUNTIME_ROLE)
+                elif applied_steps:
+                    context.execute(REFRESH_RUNTIME_ROLES)
+                if CITUS:
+                    context.execute(DISTRIBUTE_ON_CITUS)
+                elif applied_steps:
+                    context.execute(REDISTRIBUTE_IF_DISTRIBUTED)
+                if applied_steps:
+                    context.execute(RECORD_DEFINITIONS)
+                context.execute(CLEAN_UP_AT_BASE)
+        if not PASS["per_revision"]:
+            GUARD.before_commit()  # the pass's one transaction commits next
     GUARD.transaction_committed()
     # The session's migration lock goes with the connection, after the last commit.
 
@@ -348,7 +350,7 @@ def run_migrations_offline() -> None:
             literal_binds=True,
             dialect_opts={"paramstyle": "named"},
         )
-        _run(None, final=number == len(passes))
+        _run(None, first=number == 1, final=number == len(passes))
 
 
 def _lock_wait(connection: Connection, error: BaseException, number: int) -> LockWait:
@@ -380,7 +382,7 @@ def _attempt_online(engine: Any, number: int) -> LockWait | None:
             passes = _passes()
             for pass_number, (per_revision, limit) in enumerate(passes, start=1):
                 _configure(per_revision, limit, connection=connection)
-                _run(connection, final=pass_number == len(passes))
+                _run(connection, first=pass_number == 1, final=pass_number == len(passes))
         except Exception as error:
             if not _is_lock_failure(error):
                 raise

@@ -27,7 +27,12 @@ from provider.cli.options import (
 from provider.client.deploy_gate import Problem
 from provider.client.hub_status import read_hub_status
 from provider.deploy import gate, migrate
-from provider.deploy.run_report import MigrationLocksNotTaken, MigrationRun
+from provider.deploy.run_report import (
+    MigrationLocksNotTaken,
+    MigrationRun,
+    RuntimeSignaturesChanged,
+    UndeclaredTableLocks,
+)
 from provider.deploy.run_report import log as migration_log
 from provider.deploy.runtime_role import RUNTIME_DDL_MODES, InvalidRuntimeRole, validate_role_name
 from provider.deploy.table_locks import InvalidLockOption
@@ -89,8 +94,8 @@ def _migrate(run: Callable[[], MigrationRun], as_json: bool) -> None:
     try:
         with _reporting_lock_waits():
             report = run()
-    except MigrationLocksNotTaken as error:
-        fail(PROBLEMS, str(error))
+    except (MigrationLocksNotTaken, RuntimeSignaturesChanged, UndeclaredTableLocks) as error:
+        fail(PROBLEMS, str(error))  # each says what was rolled back
     except (CommandError, InvalidLockOption) as error:  # an unknown revision, say
         fail(USAGE, f"nothing changed: {error}")
     if as_json:

@@ -66,7 +66,12 @@ class RevisionGuard:
         # What the revisions of the open transaction declared: its locks stay
         # until it commits, a downgrade's over several revisions.
         self.declared_in_transaction: set[str] = set()
+        self.revisions_in_transaction = 0
+        # What there was when the transaction's first revision began (online):
+        # the tables (those it creates itself are its own to lock) and the
+        # signatures of the functions the runtime calls.
         self.tables_before: dict[int, str] | None = None
+        self.signatures_before: live_signatures.Signatures | None = None
         # Every table the revisions still to run declare. The first of them
         # locks them all: a table that a stuck session holds then stops the run
         # before anything is committed, not half-way.
@@ -78,9 +83,8 @@ class RevisionGuard:
     def transaction_started(self) -> None:
         self.gate_closed_at = None
         self.declared_in_transaction = set()
-        # The tables there were when the transaction began: those it creates
-        # itself are its own to lock.
-        self.tables_before = None
+        self.revisions_in_transaction = 0
+        self.tables_before = self.signatures_before = None
 
     # -- the gate ---------------------------------------------------------
     def close_gate(self) -> None:
@@ -116,52 +120,60 @@ class RevisionGuard:
             self.declared_in_transaction.update(declared)
             if any(table in table_locks.HOT_PATH_ORDER for table in declared):
                 self.close_gate()
+            self.revisions_in_transaction += 1
             if self.connection is None:  # --sql: the same locks, in the script
                 if declared:
                     self.execute(table_locks.offline_lock_statement(self.schema, declared))
                 self._locked(declared)
-                revision_fn(**kw)
             else:
                 if self.tables_before is None:
                     self.tables_before = table_locks.relations_before(self.connection, self.schema)
-                before = self.tables_before
-                signatures = runtime_signatures(self.connection, self.schema)
+                    self.signatures_before = runtime_signatures(self.connection, self.schema)
                 present = table_locks.existing_tables(self.connection, self.schema, declared)
                 table_locks.lock_tables(self.connection, self.schema, present)
                 self._locked(present)
-                revision_fn(**kw)
-                self._refuse_undeclared_locks(before)
-                self._refuse_signature_changes(signatures)
+            revision_fn(**kw)
             if per_revision:
-                self.close_gate()  # this revision commits next
+                self.before_commit()  # this revision commits next
 
         return run_guarded
+
+    def before_commit(self) -> None:
+        """What the open transaction's revisions did, checked as a runtime
+        would meet it once committed; then the gate closes for the commit."""
+        if not self.revisions_in_transaction:
+            return
+        if self.connection is not None:
+            self._refuse_undeclared_locks()
+            self._refuse_signature_changes()
+        self.close_gate()
 
     def _locked(self, tables: list[str]) -> None:
         self.run.locked_tables = table_locks.in_lock_order([*self.run.locked_tables, *tables])
 
-    def _refuse_undeclared_locks(self, before: dict[int, str]) -> None:
+    def _refuse_undeclared_locks(self) -> None:
         """A revision that took a strong lock it did not declare could have
         deadlocked with the hub: refuse it, so that its test fails."""
-        assert self.connection is not None
+        assert self.connection is not None and self.tables_before is not None
         undeclared = table_locks.undeclared_strong_locks(
-            self.connection, before, [*self.declared_in_transaction, VERSION_TABLE]
+            self.connection, self.tables_before, [*self.declared_in_transaction, VERSION_TABLE]
         )
         if undeclared:
             raise UndeclaredTableLocks(
-                f"schema {self.schema}: the revision took strong locks on"
-                f" {', '.join(undeclared)} that it does not declare"
+                f"schema {self.schema}: revisions took strong locks on"
+                f" {', '.join(undeclared)} that they do not declare"
                 " (LOCKS_ON_UPGRADE / LOCKS_ON_DOWNGRADE, provider/deploy/table_locks.py);"
-                " it was rolled back"
+                " they were rolled back"
             )
 
-    def _refuse_signature_changes(self, before: live_signatures.Signatures) -> None:
+    def _refuse_signature_changes(self) -> None:
         """A running runtime has these signatures prepared: a change would wedge it."""
-        assert self.connection is not None
-        changed = live_signatures.changes(before, runtime_signatures(self.connection, self.schema))
+        assert self.connection is not None and self.signatures_before is not None
+        after = runtime_signatures(self.connection, self.schema)
+        changed = live_signatures.changes(self.signatures_before, after)
         if changed:
             raise RuntimeSignaturesChanged(
-                f"schema {self.schema}: the revision would change functions that running"
+                f"schema {self.schema}: revisions would change functions that running"
                 " runtimes have prepared (they would fail every call until restarted):"
-                f" {' | '.join(changed)}; it was rolled back"
+                f" {' | '.join(changed)}; they were rolled back"
             )

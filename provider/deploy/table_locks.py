@@ -4,22 +4,23 @@ deadlocks with it and waits on it only briefly.
 A revision that alters or drops a table needs an ACCESS EXCLUSIVE lock on it,
 while the runtime's fetches and acks hold weaker locks on the same tables.
 Taken one by one in the middle of a run, such locks deadlock with a call that
-holds one table and waits for another (revision 0006 did exactly that). So a
-run takes every table lock its revisions declare (`LOCKS_ON_UPGRADE`,
-`LOCKS_ON_DOWNGRADE` in each revision module, RELEASED_LOCKS below for the
-released ones) before any of them runs:
+holds one table and waits for another (revision 0006 did exactly that). So
+each revision's tables (`LOCKS_ON_UPGRADE`, `LOCKS_ON_DOWNGRADE` in each
+revision module, RELEASED_LOCKS below for the released ones) are locked
+before it runs, an upgrade's first revision taking those of the whole run
+(provider/deploy/revision_guard.py):
 
 * in one fixed order, the order in which the hot path reaches the tables;
 * under a short `lock_timeout`, so that it gives up long before the server's
   deadlock check would kill a runtime call that waits behind it, and a call
   never waits on a queued lock for longer than that timeout;
-* when a lock is not granted in time, the whole transaction rolls back and is
-  tried again after a backoff with jitter (migrations/env.py), a bounded
-  number of times, and each wait is reported with who held the table.
+* when a lock is not granted in time, the open transaction rolls back and the
+  run goes on from there after a backoff with jitter (migrations/env.py), a
+  bounded number of times, and each wait is reported with who held the table.
 
-Every online run also checks, before it commits, that it took no strong lock
-on a table that existed before and that it did not declare; a revision that
-forgot one fails in the test suite, and changes nothing.
+Every online transaction also checks, before it commits, that it took no
+strong lock on a table that existed before and that it did not declare; a
+revision that forgot one fails in the test suite, and is rolled back.
 """
 
 from __future__ import annotations

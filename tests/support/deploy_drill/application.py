@@ -29,10 +29,8 @@ MESSAGE_CHARS = 160
 class ApplicationCalls:
     pipelines: dict[str, int] = field(default_factory=dict)  # instance -> n
     waiters: dict[str, int] = field(default_factory=dict)
-    not_started: int = 0  # starts that failed: nothing to wait for
     calls: int = 0
     errors: Counter[str] = field(default_factory=Counter)
-    slowest_ms: float = 0.0
 
 
 class Application(threading.Thread):
@@ -66,12 +64,11 @@ class Application(threading.Thread):
             n += 1
             instance = f"{self._prefix}-{n}"
             waits = n % EVERY_NTH_WAITS == 0
+            # A start that failed is an error counted, with nothing to wait for.
             if self._call(self._start, instance, WAITER if waits else PIPELINE, n):
                 (self.calls.waiters if waits else self.calls.pipelines)[instance] = n
                 if waits:
                     heapq.heappush(self._events, (time.monotonic() + EVENT_AFTER_S, instance))
-            else:
-                self.calls.not_started += 1
             next_at += self._interval_s
             self._stopping.wait(max(0.0, next_at - time.monotonic()))
 
@@ -105,7 +102,6 @@ class Application(threading.Thread):
 
     def _call(self, call: Callable[..., None], *args: Any) -> bool:
         """Whether the call succeeded; an error is counted, as the application saw it."""
-        started = time.monotonic()
         self.calls.calls += 1
         try:
             call(*args)
@@ -113,6 +109,3 @@ class Application(threading.Thread):
         except Exception as error:
             self.calls.errors[f"{type(error).__name__}: {error}"[:MESSAGE_CHARS]] += 1
             return False
-        finally:
-            elapsed_ms = (time.monotonic() - started) * 1000
-            self.calls.slowest_ms = max(self.calls.slowest_ms, elapsed_ms)
