@@ -29,7 +29,11 @@ from tests.support.roles import LoginRole, login_role
 from tests.support.work_items import start_orchestration
 
 RUNTIME_TABLES = {"instances", "executions", "_duroxide_migrations"}
-OPERATOR_FUNCTIONS = {"taskhub_requeue_dead_letter", "taskhub_release_orchestration_lease"}
+OPERATOR_FUNCTIONS = {
+    "taskhub_requeue_dead_letter",
+    "taskhub_release_orchestration_lease",
+    "taskhub_find_instances",
+}
 
 
 @pytest.fixture
@@ -65,6 +69,8 @@ def refusal(conn: psycopg.Connection[Any], statement: str) -> str | None:
 
 
 HOT_PATH_PLANNER_SETTINGS = {"plan_cache_mode=force_generic_plan", "enable_seqscan=off", "jit=off"}
+# taskhub_find_instances plans each call with the filters it was given.
+OPERATOR_PLANNER_SETTINGS = {"plan_cache_mode=force_custom_plan"}
 
 
 def runtime_functions(sql: psycopg.Connection[Any], schema: str) -> set[str]:
@@ -95,7 +101,8 @@ def test_procedures_run_as_owner_with_a_pinned_search_path_and_no_public_execute
             # The search_path is pinned first; the hot-path procedures also
             # fix their planner settings (revision 0006), nothing else.
             assert config[0] == "search_path=pg_catalog, pg_temp", name
-            assert set(config[1:]) <= HOT_PATH_PLANNER_SETTINGS, name
+            allowed = OPERATOR_PLANNER_SETTINGS if name in OPERATOR_FUNCTIONS else set()
+            assert set(config[1:]) <= HOT_PATH_PLANNER_SETTINGS | allowed, name
     assert "cleanup_schema" not in definers
 
 

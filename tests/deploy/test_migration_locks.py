@@ -80,6 +80,7 @@ def test_a_table_held_for_a_moment_costs_a_retry_not_the_deploy(
     assert run.to_revision == migrate.head_revision()
     assert run.locked_tables == [
         "orchestrator_queue",
+        "instances",  # 0016's index
         "history",
         "worker_queue",
         "taskhub_settings",

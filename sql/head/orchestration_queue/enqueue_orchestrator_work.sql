@@ -39,7 +39,15 @@ BEGIN
             USING ERRCODE = '54000';
     ELSIF p_visible_at IS NULL THEN
         RAISE EXCEPTION 'p_visible_at must not be NULL' USING ERRCODE = '22023';
-    ELSIF __SCHEMA__.taskhub_work_item_kind(p_work_item::jsonb) IS NULL THEN
+    END IF;
+    -- A \u0000 escape or nesting past taskhub_max_json_depth: refused as bad
+    -- input (22023) like every other write, before the cast below meets it
+    -- (the exact check runs only for texts that could fail it).
+    IF strpos(p_work_item, '\u0000') > 0
+       OR octet_length(p_work_item) >= __SCHEMA__.taskhub_max_json_depth() THEN
+        PERFORM __SCHEMA__.taskhub_storable_json(p_work_item, 'p_work_item');
+    END IF;
+    IF __SCHEMA__.taskhub_work_item_kind(p_work_item::jsonb) IS NULL THEN
         RAISE EXCEPTION 'p_work_item must be a JSON work item of the form {"Variant": {...}}'
             USING ERRCODE = '22023';
     END IF;

@@ -15,3 +15,5 @@ CREATE TABLE __SCHEMA__.instances (
 );
 CREATE INDEX taskhub_instances_parent_idx
     ON __SCHEMA__.instances (parent_instance_id) WHERE parent_instance_id IS NOT NULL;
+-- Operators page through instances newest first (taskhub_find_instances).
+CREATE INDEX taskhub_instances_created_idx ON __SCHEMA__.instances (created_at, instance_id);

@@ -39,7 +39,14 @@ BEGIN
             USING p_lock_token, p_instance_id, p_completion_json, p_now_ms;
         RETURN;
     END IF;
-    -- Not valid JSON: the cast refuses it (22P02) before anything is written.
+    -- A \u0000 escape or nesting past taskhub_max_json_depth: refused as bad
+    -- input (22023) like every other write (the exact check runs only for
+    -- texts that could fail it). Not valid JSON: the cast refuses it (22P02).
+    -- Either way before anything is written.
+    IF strpos(p_completion_json, '\u0000') > 0
+       OR octet_length(p_completion_json) >= __SCHEMA__.taskhub_max_json_depth() THEN
+        PERFORM __SCHEMA__.taskhub_storable_json(p_completion_json, 'p_completion_json');
+    END IF;
     v_completion := p_completion_json::jsonb;
     IF p_lock_token IS NULL THEN
         RAISE EXCEPTION 'p_lock_token must not be NULL' USING ERRCODE = '22023';
