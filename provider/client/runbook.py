@@ -87,10 +87,11 @@ def read_instance(conn: psycopg.Connection[Any], schema: str, instance_id: str) 
     found = _rows(
         conn, sql.SQL("SELECT * FROM {}.instances WHERE instance_id = %s").format(s), [instance_id]
     )
-    if not found:
+    instance = found[0] if found else pending_instance(conn, schema, instance_id)
+    if instance is None:
         raise RunbookError(f"instance {instance_id} not found", code=3)
     return InstanceReport(
-        instance=found[0],
+        instance=instance,
         executions=_rows(
             conn,
             sql.SQL(
@@ -153,12 +154,73 @@ def release_lease(conn: psycopg.Connection[Any], schema: str, instance_id: str) 
         raise RunbookError(f"instance {instance_id} holds no orchestration lease", code=3)
 
 
+def pending_instance(conn: psycopg.Connection[Any], schema: str, instance_id: str) -> Row | None:
+    """An instance known only by its messages (queued, or moved to the dead
+    letters): what they say of it, and why it may not have started. None: no
+    trace of it at all."""
+    rows = _rows(
+        conn,
+        sql.SQL(
+            "SELECT count(*) FILTER (WHERE source = 'queue') AS queued_messages,"
+            "       count(*) FILTER (WHERE source = 'dead letter') AS dead_letters,"
+            "       max(attempt_count) FILTER (WHERE source = 'queue') AS max_attempt_count,"
+            "       min(created_at) AS first_message_at,"
+            "       max(work_item) FILTER (WHERE left(work_item, 22) = '{{\"StartOrchestration\":')"
+            "           AS start"
+            "  FROM (SELECT 'queue' AS source, attempt_count, created_at, work_item"
+            "          FROM {0}.orchestrator_queue WHERE instance_id = %(id)s"
+            "        UNION ALL"
+            "        SELECT 'dead letter', attempt_count, original_created_at, work_item"
+            "          FROM {0}.dead_letters"
+            "         WHERE instance_id = %(id)s AND source_queue = 'orchestrator') AS m"
+        ).format(sql.Identifier(schema)),
+        {"id": instance_id},
+    )
+    found = rows[0]
+    if not found["queued_messages"] and not found["dead_letters"]:
+        return None
+    start = _start_of(found.pop("start"))
+    name = start.get("orchestration")
+    return {
+        "instance_id": instance_id,
+        "status": "Pending",
+        "orchestration_name": name,
+        "orchestration_version": start.get("version"),
+        **found,
+        "note": _why_not_started(name, found),
+    }
+
+
+def _start_of(work_item: str | None) -> dict[str, Any]:
+    try:
+        start = json.loads(work_item)["StartOrchestration"] if work_item else {}
+    except (ValueError, KeyError, TypeError):
+        return {}
+    return start if isinstance(start, dict) else {}
+
+
+def _why_not_started(name: str | None, found: Row) -> str:
+    if found["queued_messages"] == 0:
+        return "not started: its messages are in the dead letters (taskhub-pg requeue them)"
+    if name is None:
+        return "not started: messages wait for it, but none of them starts it"
+    deliveries = found["max_attempt_count"] or 0
+    if deliveries == 0:
+        return "not started yet: no runtime has taken its start"
+    return (
+        f"not started: its start was handed out {deliveries} times and given back;"
+        f" is orchestration {name!r} registered with a runtime on this hub?"
+    )
+
+
 def instance_exists(conn: psycopg.Connection[Any], schema: str, instance_id: str) -> bool:
+    """Started, or known by queued messages (what delete-instance can delete)."""
     row = conn.execute(
-        sql.SQL("SELECT EXISTS (SELECT 1 FROM {}.instances WHERE instance_id = %s)").format(
-            sql.Identifier(schema)
-        ),
-        [instance_id],
+        sql.SQL(
+            "SELECT EXISTS (SELECT 1 FROM {0}.instances WHERE instance_id = %(id)s)"
+            "    OR EXISTS (SELECT 1 FROM {0}.orchestrator_queue WHERE instance_id = %(id)s)"
+        ).format(sql.Identifier(schema)),
+        {"id": instance_id},
     ).fetchone()
     return bool(row and row[0])
 

@@ -14,14 +14,16 @@ BEGIN
     EXECUTE format('%s USAGE ON SCHEMA __SCHEMA__ %s %I', v_verb, v_towards, p_role);
     EXECUTE format('%s SELECT ON ALL TABLES IN SCHEMA __SCHEMA__ %s %I', v_verb, v_towards, p_role);
     FOR v_needed IN
-        SELECT o.privilege, c.oid::regclass AS relation
+        SELECT o.privilege, c.oid::regclass AS relation,
+               coalesce(' (' || (SELECT string_agg(quote_ident(col), ', ')
+                                   FROM unnest(o.columns) AS col) || ')', '') AS columns
           FROM __SCHEMA__.taskhub_operator_privileges AS o
           JOIN pg_class AS c
             ON c.relnamespace = '__SCHEMA__'::regnamespace AND c.relname = o.object_name
          WHERE o.object_kind = 'table'
     LOOP
-        EXECUTE format('%s %s ON TABLE %s %s %I',
-                       v_verb, v_needed.privilege, v_needed.relation, v_towards, p_role);
+        EXECUTE format('%s %s%s ON TABLE %s %s %I', v_verb, v_needed.privilege,
+                       v_needed.columns, v_needed.relation, v_towards, p_role);
     END LOOP;
     -- Every function of that name (an overload a revision adds is covered).
     FOR v_needed IN

@@ -570,3 +570,62 @@ def test_a_null_role_gets_its_own_error(
         with pytest.raises(psycopg.errors.NullValueNotAllowed):
             sql.execute(call)
         sql.rollback()
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("head"),
+        pytest.param(
+            "0015",
+            marks=pytest.mark.xfail(
+                strict=True, reason="0015 answers with PostgreSQL's own 22P05 / 54001"
+            ),
+        ),
+    ]
+)
+def writes_at(request: pytest.FixtureRequest, database_url: str) -> str:
+    """A schema at head, or at revision 0015 (before the two writes checked)."""
+    schema = new_schema_name("wr")
+    migrate.upgrade(database_url, schema, str(request.param))
+    return schema
+
+
+def _deep_completion() -> str:
+    nested: Any = []
+    for _ in range(600):
+        nested = [nested]
+    return json.dumps({"ActivityCompleted": {"instance": "kept", "id": 1, "result": nested}})
+
+
+def test_the_runtime_writes_refuse_what_no_fetch_could_read(
+    writes_at: str, sql: psycopg.Connection[Any]
+) -> None:
+    """enqueue_orchestrator_work and ack_worker answer a \\u0000 escape and
+    nesting past the documented depth as every other write does: 22023, and
+    nothing written (the worker item keeps its lease)."""
+    q = f'"{writes_at}"'
+    nul_item = json.dumps({"ExternalRaised": {"instance": "kept", "name": "e", "data": "a\x00b"}})
+    nul_completion = json.dumps(
+        {"ActivityCompleted": {"instance": "kept", "id": 1, "result": "a\x00b"}}
+    )
+    sql.execute(f"SELECT {q}.enqueue_worker_work(%s, %s, 'kept', 1, 1)", [WORK, now()])
+    row = sql.execute(
+        f"SELECT out_lock_token FROM {q}.fetch_work_item(%s, 30000)", [now()]
+    ).fetchone()
+    assert row is not None
+    token = row[0]
+    calls: list[tuple[str, list[Any]]] = [
+        (f"SELECT {q}.enqueue_orchestrator_work('kept', %s, now())", [nul_item]),
+        (f"SELECT {q}.enqueue_orchestrator_work('kept', %s, now())", [DEEP_ITEM]),
+        (f"SELECT {q}.ack_worker(%s, 'kept', %s)", [token, nul_completion]),
+        (f"SELECT {q}.ack_worker(%s, 'kept', %s)", [token, _deep_completion()]),
+    ]
+    for statement, args in calls:
+        with pytest.raises(psycopg.Error) as refused:
+            sql.execute(statement, args)
+        sql.rollback()
+        assert refused.value.sqlstate == "22023", (statement, str(refused.value))
+        assert "cannot be stored" in (refused.value.diag.message_primary or "")
+    assert sql.execute(f"SELECT count(*) FROM {q}.orchestrator_queue").fetchone() == (0,)
+    leased = sql.execute(f"SELECT lock_token FROM {q}.worker_queue").fetchall()
+    assert leased == [(token,)]

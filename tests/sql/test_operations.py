@@ -75,9 +75,8 @@ def runbook_queries() -> list[str]:
 
 @pytest.fixture
 def runbook_roles(sql: psycopg.Connection[Any]) -> Iterator[None]:
-    """The roles the runbook names (roles are server-wide: dropped afterwards)."""
-    for role in RUNBOOK_ROLES:
-        sql.execute(f"CREATE ROLE {role} LOGIN")
+    """The runbook creates the roles it names; roles are server-wide, so they
+    are dropped afterwards."""
     yield
     for role in RUNBOOK_ROLES:
         sql.execute(f"DROP OWNED BY {role}")
@@ -125,12 +124,17 @@ def test_every_runbook_query_runs_and_answers(
         "_duroxide_migrations",
     }
     assert answer("taskhub_revoke_runtime_role") == [(True,)]
+    assert [row[0] for row in answer("FROM orders.taskhub_operator_roles")] == ["hub_operator"]
+    granted = answer("FROM orders.taskhub_operator_privileges")
+    assert ("table", "taskhub_settings", "UPDATE", ["value"]) in [row[:4] for row in granted]
+    # The runbook's last step takes it all back.
+    assert answer("taskhub_revoke_operator_role") == [(True,)]
     operator = sql.execute(
         "SELECT has_table_privilege('hub_operator', %s, 'SELECT'),"
         " has_table_privilege('hub_operator', %s, 'DELETE')",
         [f'"{busy_hub}".dead_letters', f'"{busy_hub}".dead_letters'],
     ).fetchone()
-    assert operator == (True, False)
+    assert operator == (False, False)
 
 
 def test_poison_decision_and_failed_ack_carry_the_same_ids(

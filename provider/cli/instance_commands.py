@@ -1,0 +1,166 @@
+"""Instances an operator finds and acts on: inspect instances, cancel, raise-event."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from enum import Enum
+from typing import Annotated, Any
+
+import psycopg
+import typer
+
+from provider.cli.action_commands import cutoff_ms
+from provider.cli.inspect_commands import inspect_app
+from provider.cli.options import (
+    NOT_FOUND,
+    PROBLEMS,
+    USAGE,
+    AsJson,
+    Schema,
+    Url,
+    Yes,
+    confirm,
+    console,
+    database_url,
+    fail,
+    print_json,
+    print_rows,
+)
+from provider.client import runbook
+from provider.client.task_hub import TaskHub
+from provider.types import INSTANCE_STATUSES, InstanceSummary
+
+Status = Enum("Status", {status: status for status in INSTANCE_STATUSES}, type=str)  # type: ignore[misc]
+# The statuses of an instance that has ended: nothing left to cancel.
+ENDED = ("Completed", "Failed", "ContinuedAsNew")
+
+When = Annotated[
+    str | None, typer.Option(help="30d, 12h, 45m, 90s ago, or an ISO 8601 time", show_default=False)
+]
+
+
+def _moment(when: str | None) -> datetime | None:
+    return None if when is None else datetime.fromtimestamp(cutoff_ms(when) / 1000, tz=UTC)
+
+
+def _row(found: InstanceSummary) -> dict[str, Any]:
+    return {
+        "instance_id": found.instance_id,
+        "orchestration_name": found.orchestration_name,
+        "status": found.status,
+        "created_at": found.created_at.isoformat(),
+        "updated_at": found.updated_at.isoformat(),
+        "queued_messages": found.queued_messages,
+        "max_attempt_count": found.max_attempt_count,
+        "parent_instance_id": found.parent_instance_id,
+    }
+
+
+@inspect_app.command("instances")
+def instances(
+    url: Url = None,
+    schema: Schema = "public",
+    status: Annotated[Status | None, typer.Option(help="only instances with this status")] = None,
+    name: Annotated[str | None, typer.Option(help="only this orchestration")] = None,
+    started_after: When = None,
+    started_before: When = None,
+    updated_after: When = None,
+    updated_before: When = None,
+    after: Annotated[
+        str | None, typer.Option(help="the next page: the last instance ID of this one")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, max=10_000, help="at most this many")] = 50,
+    as_json: AsJson = False,
+) -> None:
+    """Instances by status, orchestration and time, newest first, a page at a
+    time; Pending: known only by queued messages (not started)."""
+    with TaskHub.connect(database_url(url), schema, pool_min_size=1) as hub:
+        found = hub.find_instances(
+            status=None if status is None else status.value,
+            orchestration_name=name,
+            started_after=_moment(started_after),
+            started_before=_moment(started_before),
+            updated_after=_moment(updated_after),
+            updated_before=_moment(updated_before),
+            after=after,
+            limit=limit,
+        )
+    rows = [_row(instance) for instance in found]
+    next_after = rows[-1]["instance_id"] if len(rows) == limit else None
+    if as_json:
+        print_json({"instances": rows, "next_after": next_after})
+        return
+    print_rows("instances", rows)
+    if next_after is not None:
+        console.print(f"more: --after {next_after}", highlight=False)
+
+
+def _current_status(url: str, schema: str, instance_id: str) -> str:
+    """The instance's status (Pending: known only by its messages); exit 3 if none."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        try:
+            report = runbook.read_instance(conn, schema, instance_id)
+        except runbook.RunbookError as error:
+            fail(NOT_FOUND, str(error))
+    if report.instance.get("status") == "Pending":
+        return "Pending"
+    current_id = report.instance.get("current_execution_id")
+    current = [e for e in report.executions if e["execution_id"] == current_id]
+    return str(current[0]["status"]) if current else "Running"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def cancel(
+        instance_id: Annotated[str, typer.Argument(metavar="ID")],
+        url: Url = None,
+        schema: Schema = "public",
+        reason: Annotated[str, typer.Option(help="recorded in the instance's failure")] = (
+            "cancelled by an operator"
+        ),
+        yes: Yes = False,
+        as_json: AsJson = False,
+    ) -> None:
+        """Cancel a running (or not yet started) instance, as the duroxide
+        client does: it ends as Failed (cancelled) at its next turn, and its
+        sub-orchestrations with it."""
+        target = database_url(url)
+        status = _current_status(target, schema, instance_id)
+        if status in ENDED:
+            fail(PROBLEMS, f"instance {instance_id} already ended ({status}): nothing to cancel")
+        confirm(f"Cancel instance {instance_id} ({status})?", yes)
+        with TaskHub.connect(target, schema, pool_min_size=1) as hub:
+            hub.cancel_instance(instance_id, reason)
+        if as_json:
+            print_json({"instance_id": instance_id, "cancel_requested": True, "status": status})
+        else:
+            console.print(f"cancel of {instance_id} queued: it ends at its next turn")
+
+    @app.command("raise-event")
+    def raise_event(
+        instance_id: Annotated[str, typer.Argument(metavar="ID")],
+        name: Annotated[str, typer.Argument(metavar="NAME")],
+        data: Annotated[
+            str, typer.Argument(metavar="[DATA]", help="the event's data as JSON, e.g. '\"yes\"'")
+        ] = "null",
+        url: Url = None,
+        schema: Schema = "public",
+        as_json: AsJson = False,
+    ) -> None:
+        """Raise an external event for an instance, as the duroxide client's
+        raise_event: the orchestration's wait for NAME receives DATA."""
+        try:
+            value = json.loads(data)
+        except ValueError:
+            fail(USAGE, f"DATA must be JSON (a text is quoted: '\"{data}\"')")
+        target = database_url(url)
+        status = _current_status(target, schema, instance_id)
+        if status in ENDED:
+            fail(PROBLEMS, f"instance {instance_id} already ended ({status}): nobody waits for it")
+        with TaskHub.connect(target, schema, pool_min_size=1) as hub:
+            hub.raise_event(instance_id, name, value)
+        if as_json:
+            print_json({"instance_id": instance_id, "event": name, "raised": True})
+        else:
+            console.print(f"event {name} raised for {instance_id}")

@@ -1,0 +1,169 @@
+"""Instances an operator can find and act on: `inspect instances` filters and
+pages (instances known only by queued messages too), `inspect instance` and
+`delete-instance` on such an instance, `cancel` and `raise-event` writing
+what the duroxide client writes; the same on TaskHub and AsyncTaskHub."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+import pytest
+
+from provider import AsyncTaskHub, InvalidInput, TaskHub
+from provider.cli import main
+from tests.support.work_items import start_orchestration
+from tests.validation.harness import create_instance, finish_instance
+
+
+def cli(capsys: pytest.CaptureFixture[str], url: str, schema: str, *argv: str) -> tuple[int, Any]:
+    """Exit code and --json output (None when it printed none)."""
+    capsys.readouterr()
+    code = main([*argv, "--url", url, "--schema", schema, "--json"])
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if out.strip() else {"stderr": err}
+
+
+def queued(sql: psycopg.Connection[Any], schema: str, instance_id: str) -> list[str]:
+    rows = sql.execute(
+        f'SELECT work_item FROM "{schema}".orchestrator_queue WHERE instance_id = %s ORDER BY id',
+        [instance_id],
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def hand_out(hub: TaskHub, times: int) -> None:
+    """What a runtime without the orchestration does: take the turn, give it back."""
+    for _ in range(times):
+        item = hub.fetch_orchestration_item(30_000)
+        assert item is not None
+        hub.abandon_orchestration_item(item.lock_token)
+
+
+@pytest.fixture
+def populated(hub: TaskHub, hub_schema: str) -> str:
+    """7 completed, 3 failed, 5 running, and one start no runtime took."""
+    for n in range(7):
+        finish_instance(hub, f"done-{n}", "Completed", '"ok"')
+    for n in range(3):
+        finish_instance(hub, f"broken-{n}", "Failed", '"boom"')
+    for n in range(5):
+        create_instance(hub, f"busy-{n}")
+    hub.enqueue_for_orchestrator(start_orchestration("ghost", name="NotRegistered"))
+    hand_out(hub, 3)
+    return hub_schema
+
+
+def test_inspect_instances_filters_by_status_name_and_time_and_pages(
+    capsys: pytest.CaptureFixture[str], database_url: str, populated: str
+) -> None:
+    def ids(*argv: str) -> list[str]:
+        code, out = cli(capsys, database_url, populated, "inspect", "instances", *argv)
+        assert code == 0
+        return [row["instance_id"] for row in out["instances"]]
+
+    assert len(ids()) == 16
+    assert sorted(ids("--status", "Failed")) == ["broken-0", "broken-1", "broken-2"]
+    assert ids("--status", "Pending") == ["ghost"]
+    assert ids("--name", "NotRegistered") == ["ghost"]
+    assert len(ids("--status", "Running")) == 5
+    assert ids("--started-before", "1h") == []
+    assert len(ids("--started-after", "1h")) == 16
+
+    # Pages of 5, newest first, each after the last one of the previous page.
+    seen: list[str] = []
+    after: list[str] = []
+    while True:
+        code, out = cli(
+            capsys, database_url, populated, "inspect", "instances", "--limit", "5", *after
+        )
+        assert code == 0
+        seen += [row["instance_id"] for row in out["instances"]]
+        if out["next_after"] is None:
+            break
+        after = ["--after", out["next_after"]]
+    assert sorted(seen) == sorted(ids()) and len(set(seen)) == 16
+    assert seen == ids()
+
+    code, _ = cli(capsys, database_url, populated, "inspect", "instances", "--status", "Lost")
+    assert code == 2
+
+
+def test_an_instance_known_only_by_its_messages_is_found_and_deleted(
+    capsys: pytest.CaptureFixture[str],
+    database_url: str,
+    populated: str,
+    sql: psycopg.Connection[Any],
+) -> None:
+    code, report = cli(capsys, database_url, populated, "inspect", "instance", "ghost")
+    assert code == 0
+    ghost = report["instance"]
+    assert (ghost["status"], ghost["orchestration_name"]) == ("Pending", "NotRegistered")
+    assert ghost["max_attempt_count"] == 3 and ghost["queued_messages"] == 1
+    assert "registered" in ghost["note"]
+    assert [m["attempt_count"] for m in report["queued"]] == [3]
+
+    code, deleted = cli(capsys, database_url, populated, "delete-instance", "ghost", "--yes")
+    assert code == 0, deleted
+    assert deleted["queue_messages_deleted"] == 1
+    assert queued(sql, populated, "ghost") == []
+    code, _ = cli(capsys, database_url, populated, "inspect", "instance", "ghost")
+    assert code == 3
+
+
+def test_cancel_and_raise_event_write_what_the_duroxide_client_writes(
+    capsys: pytest.CaptureFixture[str],
+    database_url: str,
+    populated: str,
+    sql: psycopg.Connection[Any],
+) -> None:
+    code, _ = cli(capsys, database_url, populated, "cancel", "busy-0", "--yes", "--reason", "user")
+    assert code == 0
+    assert queued(sql, populated, "busy-0") == [
+        '{"CancelInstance":{"instance":"busy-0","reason":"user"}}'
+    ]
+    code, _ = cli(capsys, database_url, populated, "raise-event", "busy-1", "Approve", '{"a": 1}')
+    assert code == 0
+    assert queued(sql, populated, "busy-1") == [
+        '{"ExternalRaised":{"instance":"busy-1","name":"Approve","data":"{\\"a\\": 1}"}}'
+    ]
+
+    # Refusals change nothing: an ended instance, an unknown one, bad data, no tty.
+    assert cli(capsys, database_url, populated, "cancel", "done-0", "--yes")[0] == 1
+    assert cli(capsys, database_url, populated, "cancel", "nobody", "--yes")[0] == 3
+    assert cli(capsys, database_url, populated, "raise-event", "nobody", "E")[0] == 3
+    assert cli(capsys, database_url, populated, "raise-event", "busy-2", "E", "not json")[0] == 2
+    assert cli(capsys, database_url, populated, "cancel", "busy-3")[0] == 5
+    for instance in ("done-0", "busy-2", "busy-3"):
+        assert queued(sql, populated, instance) == []
+
+
+def test_both_faces_find_and_cancel_with_one_plan(
+    hub: TaskHub, populated: str, make_hub: Callable[..., TaskHub], database_url: str
+) -> None:
+    found = hub.find_instances(status="Pending")
+    assert [(i.instance_id, i.status, i.max_attempt_count) for i in found] == [
+        ("ghost", "Pending", 3)
+    ]
+    assert [i.instance_id for i in hub.find_instances(orchestration_name="NotRegistered")] == [
+        "ghost"
+    ]
+    with pytest.raises(InvalidInput, match="find_instances: status"):
+        hub.find_instances(status="Lost")
+
+    async def from_asyncio() -> list[str]:
+        async with AsyncTaskHub.connect(database_url, populated) as async_hub:
+            await async_hub.cancel_instance("busy-4", "from asyncio")
+            page = await async_hub.find_instances(status="Failed", limit=2)
+            return [i.instance_id for i in page]
+
+    assert len(asyncio.run(from_asyncio())) == 2
+    turn = hub.fetch_orchestration_item(30_000)
+    while turn is not None and turn.instance_id != "busy-4":
+        hub.abandon_orchestration_item(turn.lock_token)
+        turn = hub.fetch_orchestration_item(30_000)
+    assert turn is not None
+    assert turn.messages == [{"CancelInstance": {"instance": "busy-4", "reason": "from asyncio"}}]
