@@ -4,6 +4,9 @@
 #   make test-fast  the unit tier (tests/unit): no database, seconds
 #   make test-quick the parallel part without the tests marked slow or timing (a minute)
 #   make stop   stop the development Postgres that `make run` left up
+#               (one per checkout: its data and port in /tmp/taskhub-pg-dev-<hash of
+#               the checkout's path>; `make run DEV_DIR=/some/dir` and `make stop
+#               DEV_DIR=/some/dir`, or DEV_DIR in the environment, use that folder)
 #   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG)
 #   make bench-grid  the hot path over a grid of loads, side by side (table, JSON, heat map)
 #   make bench-per-call  server time and round trip per procedure call, side by side
@@ -21,7 +24,7 @@ PY     := $(VENV)/bin/python
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,binary]'
 	touch $@
 
 venv: $(VENV)/.installed
@@ -59,7 +62,7 @@ test-quick: venv
 
 # Side-by-side benchmarks against duroxide 0.2.2 (a few minutes); bench-quick is a smoke run.
 $(VENV)/.bench-installed: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	$(PY) -m pip install --quiet -e '.[dev,binary,bench]'
 	touch $@
 
 bench: $(VENV)/.bench-installed

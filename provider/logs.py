@@ -21,24 +21,11 @@ import json
 import logging
 from datetime import UTC, datetime
 
-# The attributes the provider puts on its records (via `extra=`).
-STRUCTURED_FIELDS = (
-    "event",
-    "schema",
-    "operation",
-    "instance_id",
-    "execution_id",
-    "activity_id",
-    "activity",
-    "lock_token",
-    "attempt_count",
-    "owner_id",
-    "sqlstate",
-    "error_class",
-    "duration_ms",
-    "lease",
-    "remaining_ms",
-)
+# What every LogRecord has (and what Formatter.format adds): anything else on
+# a record came from `extra=`, and is printed.
+STANDARD_ATTRIBUTES = frozenset(
+    logging.LogRecord("", logging.INFO, "", 0, "", (), None).__dict__
+) | {"message", "asctime"}
 
 
 def fields(event: str, **values: object) -> dict[str, object]:
@@ -47,7 +34,9 @@ def fields(event: str, **values: object) -> dict[str, object]:
 
 
 class JsonLogFormatter(logging.Formatter):
-    """One JSON object per record: time, level, logger, message and every field."""
+    """One JSON object per record: time, level, logger, message and every
+    `extra` field (the provider's and the application's alike); a value JSON
+    cannot hold is printed as its str()."""
 
     def format(self, record: logging.LogRecord) -> str:
         payload: dict[str, object] = {
@@ -56,9 +45,35 @@ class JsonLogFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        for name in STRUCTURED_FIELDS:
-            if hasattr(record, name):
-                payload[name] = getattr(record, name)
+        for name, value in extra_fields(record).items():
+            payload.setdefault(name, value)  # an extra never hides the four above
         if record.exc_info:
             payload["exception"] = self.formatException(record.exc_info)
+        if record.stack_info:
+            payload["stack"] = self.formatStack(record.stack_info)
+        return to_json(payload)
+
+
+def extra_fields(record: logging.LogRecord) -> dict[str, object]:
+    """The attributes `extra=` put on the record."""
+    return {
+        name: value for name, value in record.__dict__.items() if name not in STANDARD_ATTRIBUTES
+    }
+
+
+def to_json(payload: dict[str, object]) -> str:
+    """One line of JSON. A formatter must not raise, and default=str does not
+    cover everything (a dict with tuple keys, a cycle): such a value becomes
+    its repr()."""
+    try:
         return json.dumps(payload, default=str)
+    except (TypeError, ValueError):
+        return json.dumps({name: _json_safe(value) for name, value in payload.items()}, default=str)
+
+
+def _json_safe(value: object) -> object:
+    try:
+        json.dumps(value, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value

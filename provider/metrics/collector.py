@@ -1,16 +1,27 @@
-"""HubCollector: the runbook's views, read at each scrape."""
+"""HubCollector: the runbook's views, read at each scrape; and `serve`, the
+server of `taskhub-pg metrics`: /metrics, and /healthz that reads the hub
+as a scrape would (503 with the reason while it cannot)."""
 
 from __future__ import annotations
 
+import json
+import logging
+import socket
+import sys
 from collections.abc import Iterable, Iterator, Sequence
+from socketserver import ThreadingMixIn
+from threading import Thread
 from typing import Any
-from wsgiref.simple_server import WSGIServer
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 import psycopg
-from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from psycopg import sql
+
+from provider.metrics.health import HubHealth, HubState, log
 
 QUEUE_GAUGES = (
     # (view column, metric name, help)
@@ -22,95 +33,169 @@ QUEUE_GAUGES = (
 )
 
 
+def _gauge(name: str, text: str, *labels: str) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, text, labels=["schema", *labels])
+
+
+class HubFamilies:
+    """The gauges of one scrape, filled schema by schema."""
+
+    def __init__(self) -> None:
+        self.up = _gauge("taskhub_up", "1 when the last scrape read the hub")
+        self.queues = {name: _gauge(name, text, "queue") for _, name, text in QUEUE_GAUGES}
+        self.age = _gauge(
+            "taskhub_queue_oldest_ready_age_seconds",
+            "how long the oldest ready message has waited",
+            "queue",
+        )
+        self.leases = _gauge("taskhub_leases", "leases held now", "kind", "state")
+        self.poison = _gauge("taskhub_poison_candidates", "messages delivered again and again")
+        self.stuck = _gauge(
+            "taskhub_stuck_instances", "running instances with nothing queued, scheduled or leased"
+        )
+
+    def all(self) -> Iterator[GaugeMetricFamily]:
+        yield self.up
+        yield from self.queues.values()
+        yield from (self.age, self.leases, self.poison, self.stuck)
+
+
 class HubCollector(Collector):
     """Gauges of each schema's queues, leases, poison candidates and stuck
-    instances, read from its views (one short connection per scrape)."""
+    instances, read from its views (one short connection per scrape).
+    `health` keeps what the last read of each schema found."""
 
     def __init__(self, url: str, schemas: Sequence[str], timeout_s: float = 5.0) -> None:
         self.url = url
         self.schemas = list(schemas)
         self.timeout_s = timeout_s
+        self.health = HubHealth(self.schemas)
 
     def describe(self) -> Iterable[Any]:
         return []  # read at scrape time only: registering does not touch the database
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        up = GaugeMetricFamily(
-            "taskhub_up", "1 when the last scrape read the hub", labels=["schema"]
-        )
-        families = {
-            name: GaugeMetricFamily(name, text, labels=["schema", "queue"])
-            for _, name, text in QUEUE_GAUGES
-        }
-        age = GaugeMetricFamily(
-            "taskhub_queue_oldest_ready_age_seconds",
-            "how long the oldest ready message has waited",
-            labels=["schema", "queue"],
-        )
-        leases = GaugeMetricFamily(
-            "taskhub_leases", "leases held now", labels=["schema", "kind", "state"]
-        )
-        poison = GaugeMetricFamily(
-            "taskhub_poison_candidates", "messages delivered again and again", labels=["schema"]
-        )
-        stuck = GaugeMetricFamily(
-            "taskhub_stuck_instances",
-            "running instances with nothing queued, scheduled or leased",
-            labels=["schema"],
-        )
+        yield from self._read_all().all()
+
+    def probe(self) -> list[HubState]:
+        """Read the hub as a scrape does, for /healthz: the states it leaves."""
+        self._read_all()
+        return self.health.states()
+
+    def _read_all(self) -> HubFamilies:
+        families = HubFamilies()
         for schema in self.schemas:
             try:
-                with psycopg.connect(
-                    self.url, autocommit=True, connect_timeout=max(1, int(self.timeout_s))
-                ) as conn:
-                    self._read(conn, schema, families, age, leases, poison, stuck)
-            except psycopg.Error:
-                up.add_metric([schema], 0)
+                with self._connect() as conn:
+                    _read(conn, schema, families)
+            except psycopg.Error as error:
+                self.health.record(schema, error)
+                families.up.add_metric([schema], 0)
                 continue
-            up.add_metric([schema], 1)
-        yield up
-        yield from families.values()
-        yield from (age, leases, poison, stuck)
+            self.health.record(schema, None)
+            families.up.add_metric([schema], 1)
+        return families
 
-    def _read(
-        self,
-        conn: psycopg.Connection[Any],
-        schema: str,
-        families: dict[str, GaugeMetricFamily],
-        age: GaugeMetricFamily,
-        leases: GaugeMetricFamily,
-        poison: GaugeMetricFamily,
-        stuck: GaugeMetricFamily,
-    ) -> None:
-        s = sql.Identifier(schema)
-        with conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
-            for row in cur.execute(sql.SQL("SELECT * FROM {}.taskhub_queue_health").format(s)):
-                for column, name, _ in QUEUE_GAUGES:
-                    families[name].add_metric([schema, row["queue"]], float(row[column] or 0))
-                age.add_metric([schema, row["queue"]], (row["oldest_ready_age_ms"] or 0) / 1000)
-        counted = conn.execute(
-            sql.SQL(
-                "SELECT kind, remaining_ms > 0, count(*) FROM {}.taskhub_current_leases"
-                " GROUP BY 1, 2"
-            ).format(s)
-        ).fetchall()
-        for kind in ("orchestration", "activity"):
-            for live, state in ((True, "live"), (False, "expired")):
-                n = sum(c for k, alive, c in counted if k == kind and alive is live)
-                leases.add_metric([schema, kind, state], float(n))
-        for family, relation in (
-            (poison, "taskhub_poison_candidates"),
-            (stuck, "taskhub_stuck_instances"),
-        ):
-            found = conn.execute(
-                sql.SQL("SELECT count(*) FROM {}.{}").format(s, sql.Identifier(relation))
-            ).fetchone()
-            family.add_metric([schema], float(found[0] if found else 0))
+    def _connect(self) -> psycopg.Connection[Any]:
+        return psycopg.connect(
+            self.url, autocommit=True, connect_timeout=max(1, int(self.timeout_s))
+        )
+
+
+def _read(conn: psycopg.Connection[Any], schema: str, families: HubFamilies) -> None:
+    s = sql.Identifier(schema)
+    with conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
+        for row in cur.execute(sql.SQL("SELECT * FROM {}.taskhub_queue_health").format(s)):
+            for column, name, _ in QUEUE_GAUGES:
+                families.queues[name].add_metric([schema, row["queue"]], float(row[column] or 0))
+            age_s = (row["oldest_ready_age_ms"] or 0) / 1000
+            families.age.add_metric([schema, row["queue"]], age_s)
+    counted = conn.execute(
+        sql.SQL(
+            "SELECT kind, remaining_ms > 0, count(*) FROM {}.taskhub_current_leases GROUP BY 1, 2"
+        ).format(s)
+    ).fetchall()
+    for kind in ("orchestration", "activity"):
+        for live, state in ((True, "live"), (False, "expired")):
+            n = sum(c for k, alive, c in counted if k == kind and alive is live)
+            families.leases.add_metric([schema, kind, state], float(n))
+    for family, relation in (
+        (families.poison, "taskhub_poison_candidates"),
+        (families.stuck, "taskhub_stuck_instances"),
+    ):
+        found = conn.execute(
+            sql.SQL("SELECT count(*) FROM {}.{}").format(s, sql.Identifier(relation))
+        ).fetchone()
+        family.add_metric([schema], float(found[0] if found else 0))
+
+
+def healthz(collector: HubCollector, start_response: StartResponse) -> list[bytes]:
+    """200 when every schema was read just now; else 503 and, for each schema,
+    whether it is up, why not and since when (JSON)."""
+    states = collector.probe()
+    healthy = all(state.up for state in states)
+    body = json.dumps(
+        {"status": "up" if healthy else "down", "schemas": [s.as_json() for s in states]}
+    ).encode()
+    start_response(
+        "200 OK" if healthy else "503 Service Unavailable",
+        [("Content-Type", "application/json"), ("Content-Length", str(len(body)))],
+    )
+    return [body]
+
+
+def hub_app(collector: HubCollector, registry: CollectorRegistry) -> WSGIApplication:
+    """/healthz from the collector; every other path is /metrics, as before."""
+    metrics = make_wsgi_app(registry)
+
+    def app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") == "/healthz":
+            return healthz(collector, start_response)
+        result: Iterable[bytes] = metrics(environ, start_response)
+        return result
+
+    return app
+
+
+class _ThreadingServer(ThreadingMixIn, WSGIServer):
+    """A slow scrape or probe (a database that does not answer) holds its own
+    thread only."""
+
+    daemon_threads = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        """No access log on stderr: a line per scrape would bury the state changes."""
+
+
+def _log_to_stderr_unless_configured() -> None:
+    """`taskhub-pg metrics` sets up no logging: without a handler Python
+    prints warnings only, and the line saying a hub is back would be lost."""
+    if log.hasHandlers():
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    log.addHandler(handler)
+    if log.level == logging.NOTSET:
+        log.setLevel(logging.INFO)
 
 
 def serve(url: str, schemas: Sequence[str], *, port: int, host: str = "0.0.0.0") -> WSGIServer:
-    """Serve /metrics with a HubCollector in a registry of its own (a thread)."""
+    """Serve /metrics and /healthz of a HubCollector in a registry of its own
+    (in a thread); shutdown() stops it."""
+    _log_to_stderr_unless_configured()
+    collector = HubCollector(url, schemas)
     registry = CollectorRegistry()
-    registry.register(HubCollector(url, schemas))
-    server, _ = start_http_server(port, addr=host, registry=registry)
+    registry.register(collector)
+    family, _, _, _, sockaddr = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+
+    class Server(_ThreadingServer):
+        address_family = family  # an IPv6 host needs an IPv6 socket
+
+    app = hub_app(collector, registry)
+    server = make_server(str(sockaddr[0]), port, app, Server, handler_class=_QuietHandler)
+    Thread(target=server.serve_forever, daemon=True, name="taskhub-metrics").start()
     return server

@@ -9,6 +9,8 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
@@ -28,8 +30,15 @@ def run(*args: str, cwd: Path) -> str:
     return done.stdout
 
 
+@dataclass(frozen=True)
+class WheelBuild:
+    wheel: Path
+    work: Path
+    backend_output: list[str]  # what setuptools printed while building
+
+
 @pytest.fixture(scope="module")
-def installed_python(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def wheel_build(tmp_path_factory: pytest.TempPathFactory) -> WheelBuild:
     work = tmp_path_factory.mktemp("wheel")
     # Built from a clean copy: no stale build/ of the working tree gets into the
     # wheel, and two test processes never build in the same directory.
@@ -41,25 +50,76 @@ def installed_python(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pa
             ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", "results"
         ),
     )
-    run(
-        sys.executable,
-        "-m",
-        "pip",
-        "wheel",
-        str(source),
-        "--no-deps",
-        "-q",
-        "-w",
-        str(work),
+    # Verbose, for the backend's output; without PYTHONDONTWRITEBYTECODE, under
+    # which setuptools warns that it does not byte-compile.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-v", "-w", str(work)],
         cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # in the order printed
+        text=True,
+        timeout=600,
     )
+    assert done.returncode == 0, done.stdout[-2000:]
     (wheel,) = work.glob("taskhub_pg-*.whl")
+    return WheelBuild(wheel, work, backend_lines(done.stdout))
+
+
+def backend_lines(output: str) -> list[str]:
+    """The lines after pip installed the build requirements: what the build
+    backend printed (pip's own lines before them are about its configuration)."""
+    lines = output.splitlines()
+    done = "Installing build dependencies: finished"
+    starts = [n for n, line in enumerate(lines) if done in line]
+    assert starts, output[-2000:]
+    return lines[starts[0] + 1 :]
+
+
+@pytest.fixture(scope="module")
+def installed_python(wheel_build: WheelBuild) -> tuple[Path, Path]:
+    work = wheel_build.work
     run(sys.executable, "-m", "venv", str(work / "venv"), cwd=work)
     python = work / "venv" / "bin" / "python"
-    run(str(python), "-m", "pip", "install", "-q", str(wheel), cwd=work)
+    run(str(python), "-m", "pip", "install", "-q", str(wheel_build.wheel), cwd=work)
     outside = work / "elsewhere"
     outside.mkdir()
     return python, outside
+
+
+@pytest.mark.slow
+def test_the_wheel_builds_without_a_warning(wheel_build: WheelBuild) -> None:
+    """No "Package would be ignored" (setuptools' check of data folders that
+    look like packages), nor any other warning of the build."""
+    assert any("Building wheel for taskhub-pg" in line for line in wheel_build.backend_output)
+    warnings = [
+        line
+        for line in wheel_build.backend_output
+        if re.search(r"warning|would be ignored", line, re.IGNORECASE)
+    ]
+    assert warnings == []
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_every_revision_and_its_sql(wheel_build: WheelBuild) -> None:
+    """Every migration and every released revision's SQL file (sql/head/ is
+    the development copy, which the migrations do not read)."""
+    with zipfile.ZipFile(wheel_build.wheel) as wheel:
+        held = set(wheel.namelist())
+    migrations = REPO / "migrations"
+    expected = {
+        f"provider/_migrations/{path.relative_to(migrations)}"
+        for pattern in ("*.py", "script.py.mako", "versions/*.py")
+        for path in migrations.glob(pattern)
+    }
+    expected |= {
+        f"provider/_sql/{path.relative_to(REPO / 'sql')}"
+        for path in (REPO / "sql").glob("[0-9][0-9][0-9][0-9]_*/*.sql")
+    }
+    assert len(expected) > 100
+    assert sorted(expected - held) == []
+    assert "provider/py.typed" in held
 
 
 @pytest.mark.slow
