@@ -13,6 +13,7 @@ from provider.client.shapes import ExecutionMetadata
 from provider.client.task_hub import AsyncTaskHub, TaskHub
 from provider.config import TaskHubConfig
 from provider.errors import (
+    ConfigurationError,
     InvalidInput,
     LockLost,
     PermanentError,
@@ -48,6 +49,7 @@ __all__ = [
     "AsyncLeaseKeeper",
     "AsyncTaskHub",
     "CancellationToken",
+    "ConfigurationError",
     "CustomStatus",
     "DeleteResult",
     "ExecutionInfo",

@@ -25,6 +25,10 @@ class TaskHubConfig:
     pool_max_size: int = 10
     # How long a call waits for a connection before failing (retryable).
     pool_timeout_s: float = 10.0
+    # How long opening the hub waits for its first connection before failing
+    # with a ConfigurationError (libpq counts whole seconds, at least 2, per
+    # address it tries).
+    connect_timeout_s: float = 10.0
     # Upper bound on any single call, so that no call can hang a connection.
     statement_timeout_ms: int | None = 30_000
     application_name: str = "taskhub-pg"
@@ -42,5 +46,7 @@ class TaskHubConfig:
             raise InvalidInput("connect", "need 1 <= pool_min_size <= pool_max_size")
         if self.pool_timeout_s <= 0:
             raise InvalidInput("connect", "pool_timeout_s must be positive")
+        if self.connect_timeout_s <= 0:
+            raise InvalidInput("connect", "connect_timeout_s must be positive")
         if self.statement_timeout_ms is not None and self.statement_timeout_ms <= 0:
             raise InvalidInput("connect", "statement_timeout_ms must be positive or None")

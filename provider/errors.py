@@ -4,13 +4,17 @@
   server restarting, disk full). Retry the same call later.
 * `PermanentError`: retrying the same call cannot succeed (bad input, a
   duplicate event, a schema that is missing a function). `InvalidInput` is
-  the bad input found before any SQL runs.
+  the bad input found before any SQL runs; `ConfigurationError` a hub that
+  cannot be opened as configured (bad URL, unknown host, nobody listening,
+  refused credentials, missing database).
 * `LockLost`: a permanent error meaning the lease behind a lock token is gone
   (expired, taken over, acked, or the item was cancelled). Stop the work; do
   not ack it.
 """
 
 from __future__ import annotations
+
+from typing import Self
 
 import psycopg
 import psycopg_pool
@@ -39,6 +43,14 @@ class TaskHubError(Exception):
         self.message = message
         self.sqlstate = sqlstate
 
+    def renamed(self, operation: str) -> Self:
+        """The same error, naming `operation`: the public call that made the
+        internal one that failed."""
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(vars(self))
+        TaskHubError.__init__(clone, operation, self.message, self.sqlstate)
+        return clone
+
 
 class RetryableError(TaskHubError):
     retryable = True
@@ -54,6 +66,11 @@ class InvalidInput(PermanentError, ValueError):
 
     def __init__(self, operation: str, message: str) -> None:
         super().__init__(operation, message, "22023")
+
+
+class ConfigurationError(PermanentError):
+    """The hub cannot be opened as configured: retrying the same settings
+    cannot succeed, so a worker must not retry it as a passing failure."""
 
 
 class LockLost(PermanentError):

@@ -63,6 +63,11 @@ class TagFilter:
             )
         if self.mode in ("tags", "default_and") and not self.tags:
             raise InvalidInput("TagFilter", f"tag mode {self.mode!r} needs at least one tag")
+        for tag in self.tags:
+            # An empty tag matches no item (untagged items have no tag, not ""):
+            # a worker filtering on it would wait forever.
+            if not isinstance(tag, str) or not tag:
+                raise InvalidInput("TagFilter", f"a tag must be a non-empty text, got {tag!r}")
 
     @classmethod
     def default_only(cls) -> TagFilter:
@@ -194,3 +199,29 @@ class InstanceTree:
 
     def size(self) -> int:
         return len(self.all_ids)
+
+
+@dataclass(frozen=True)
+class InstanceSummary:
+    """One instance as an operator finds it (TaskHub.find_instances).
+
+    status "Pending": known only by its queued messages (a start no runtime
+    has taken yet, or one whose orchestration no runtime has registered);
+    it has no execution, and its times are its first and last message's.
+    """
+
+    instance_id: str
+    orchestration_name: str | None
+    orchestration_version: str | None
+    status: str | None
+    current_execution_id: int | None
+    created_at: datetime
+    updated_at: datetime
+    parent_instance_id: str | None
+    queued_messages: int
+    # The most times one of its queued messages was handed out (None: none queued).
+    max_attempt_count: int | None
+
+
+# What TaskHub.find_instances can filter on.
+INSTANCE_STATUSES = ("Running", "Completed", "Failed", "ContinuedAsNew", "Pending")

@@ -43,6 +43,7 @@ FILES: list[str] = [
     "0016_operator_surface/taskhub_revoke_operator_role.sql",
     "0016_operator_surface/taskhub_set_operator_privileges.sql",
     "0016_operator_surface/taskhub_settings_besides_guarded_roles.sql",
+    "0016_operator_surface/runtime_privileges.sql",
 ]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.

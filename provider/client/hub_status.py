@@ -15,6 +15,21 @@ from psycopg import sql
 
 VERSION_TABLE = "taskhub_pg_alembic_version"
 
+# Which schemas hold a hub, from the catalogue alone (no privilege on the
+# schemas needed): revision 0001 creates taskhub_settings and a downgrade to
+# base drops it; duroxide 0.2.2 creates _duroxide_migrations and instances.
+_HUB_SCHEMAS = """
+SELECT n.nspname, bool_or(c.relname = 'taskhub_settings')
+  FROM pg_catalog.pg_class AS c
+  JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+ WHERE c.relname IN ('taskhub_settings', '_duroxide_migrations', 'instances')
+   AND c.relkind IN ('r', 'p')
+ GROUP BY n.nspname
+HAVING bool_or(c.relname = 'taskhub_settings')
+    OR count(DISTINCT c.relname) = 2
+ ORDER BY 1
+"""
+
 
 @dataclass(frozen=True)
 class QueueHealth:
@@ -42,6 +57,18 @@ class HubStatus:
     queues: list[QueueHealth] = field(default_factory=list)
     runtime_roles: list[tuple[str, str]] | None = None  # (role, runtime_ddl); None: no table
     shielded_failures: ShieldedFailures | None = None
+
+
+@dataclass(frozen=True)
+class HubSchema:
+    name: str
+    adopted: bool  # False: made by duroxide 0.2.2, not migrated by taskhub-pg yet
+
+
+def hub_schemas(conn: psycopg.Connection[Any]) -> list[HubSchema]:
+    """The schemas of the connection's database that hold a task hub, by name."""
+    rows = conn.execute(_HUB_SCHEMAS).fetchall()
+    return [HubSchema(str(name), bool(adopted)) for name, adopted in rows]
 
 
 def read_hub_status(url: str, schema: str) -> HubStatus:

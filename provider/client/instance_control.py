@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from provider.client.arguments import check_instance_id
 from provider.client.orchestration_queue import OrchestrationQueue
 from provider.client.plans import Plan
 from provider.client.shapes import runtime_work_item_text
@@ -27,9 +28,11 @@ class InstanceControl(OrchestrationQueue):
         updated_before: datetime | None = None,
         after: str | None = None,
         limit: int = 100,
+        instance_id: str | None = None,
     ) -> Plan[list[InstanceSummary]]:
         """Instances matching every filter given, newest first. For the next
-        page, pass the last instance_id of this one as `after`."""
+        page, pass the last instance_id of this one as `after`; `instance_id`
+        finds that one instance (a list of one, or empty)."""
         if status is not None and status not in INSTANCE_STATUSES:
             raise InvalidInput(
                 "find_instances", f"status must be one of {', '.join(INSTANCE_STATUSES)}"
@@ -46,6 +49,7 @@ class InstanceControl(OrchestrationQueue):
             p_updated_before=updated_before,
             p_after_instance_id=after,
             p_limit=limit,
+            p_instance_id=instance_id,
         )
         return [InstanceSummary(**row) for row in rows]
 
@@ -53,6 +57,7 @@ class InstanceControl(OrchestrationQueue):
         """Ask the instance's orchestration to end as cancelled: the CancelInstance
         work item the duroxide client's cancel_instance writes (the runtime ends
         a running instance at its next turn, and ignores an ended one)."""
+        check_instance_id("cancel_instance", instance_id)
         if reason is not None and not isinstance(reason, str):
             raise InvalidInput("cancel_instance", "reason must be a text")
         item = {"CancelInstance": {"instance": instance_id, "reason": reason or ""}}

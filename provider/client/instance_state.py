@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from psycopg.types.json import Jsonb
-
 from provider.client.plans import Plan, Plans
-from provider.client.shapes import history_rows
+from provider.client.shapes import history_rows, json_param
 from provider.errors import PermanentError
 from provider.types import CustomStatus, InstanceStats, JsonObject
 
@@ -39,7 +37,7 @@ class InstanceState(Plans):
             "append_history",
             p_instance_id=instance_id,
             p_execution_id=execution_id,
-            p_events=Jsonb(history_rows(events)),
+            p_events=json_param("append_history", "events", history_rows(events, "append_history")),
         )
 
     def get_custom_status(

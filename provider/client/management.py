@@ -90,7 +90,13 @@ class Management(Plans):
         return DeleteResult(**{name: int(value) for name, value in rows[0].items()})
 
     def delete_instance(self, instance_id: str, force: bool = False) -> Plan[DeleteResult]:
-        """Delete a root instance with its whole sub-orchestration tree."""
+        """Delete a root instance with its whole sub-orchestration tree, or an
+        instance not started (known only by its queued messages) with them."""
+        not_started = yield from self._call(
+            "taskhub_find_instances", p_instance_id=instance_id, p_status="Pending", p_limit=1
+        )
+        if not_started:
+            return (yield from self.delete_instances_atomic([instance_id], force))
         parent = yield from self.get_parent_id(instance_id)
         if parent is not None:
             raise PermanentError(

@@ -7,8 +7,12 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from psycopg.types.json import Jsonb
-
+from provider.client.arguments import (
+    check_instance_id,
+    check_text,
+    check_version,
+    check_work_item_size,
+)
 from provider.client.plans import Plan, Plans
 from provider.client.procedures import now_ms
 from provider.client.shapes import (
@@ -16,12 +20,12 @@ from provider.client.shapes import (
     ack_metadata_json,
     external_raised_item,
     history_rows,
+    json_param,
     json_text,
     runtime_work_item_text,
     start_orchestration_item,
     target_instance,
 )
-from provider.errors import InvalidInput
 from provider.logs import fields
 from provider.types import JsonObject, KvEntry, OrchestrationItem, VersionRange
 
@@ -56,7 +60,7 @@ class OrchestrationQueue(Plans):
         yield from self._call(
             "enqueue_orchestrator_work",
             p_instance_id=instance_id,
-            p_work_item=json_text(work_item),
+            p_work_item=json_text(work_item, operation="enqueue_orchestrator_work"),
             p_visible_at=visible_at,
         )
 
@@ -69,18 +73,23 @@ class OrchestrationQueue(Plans):
         self, instance_id: str, name: str, input: Any = None, version: str | None = None
     ) -> Plan[None]:
         """Queue the start of an orchestration: the work item the duroxide client's
-        start_orchestration (start_orchestration_versioned with a version) writes."""
-        if not isinstance(name, str) or not name:
-            raise InvalidInput("start_orchestration", "name must be a non-empty text")
-        item = start_orchestration_item(instance_id, name, input, version)
-        yield from self.enqueue_orchestrator_work(instance_id, runtime_work_item_text(item))
+        start_orchestration (start_orchestration_versioned with a version) writes.
+        Every argument is checked here, before any SQL (provider/client/arguments.py)."""
+        check_instance_id("start_orchestration", instance_id)
+        check_text("start_orchestration", "name", name)
+        check_version("start_orchestration", version)
+        item = runtime_work_item_text(start_orchestration_item(instance_id, name, input, version))
+        check_work_item_size("start_orchestration", "the input", item)
+        yield from self.enqueue_orchestrator_work(instance_id, item)
 
     def raise_event(self, instance_id: str, name: str, data: Any = None) -> Plan[None]:
-        """Queue an external event for an instance, as the duroxide client's raise_event."""
-        if not isinstance(name, str) or not name:
-            raise InvalidInput("raise_event", "name must be a non-empty text")
-        item = external_raised_item(instance_id, name, data)
-        yield from self.enqueue_orchestrator_work(instance_id, runtime_work_item_text(item))
+        """Queue an external event for an instance, as the duroxide client's raise_event
+        (its arguments checked before any SQL, as start_orchestration's)."""
+        check_instance_id("raise_event", instance_id)
+        check_text("raise_event", "name", name)
+        item = runtime_work_item_text(external_raised_item(instance_id, name, data))
+        check_work_item_size("raise_event", "the data", item)
+        yield from self.enqueue_orchestrator_work(instance_id, item)
 
     def fetch_orchestration_item(
         self,
@@ -190,16 +199,25 @@ class OrchestrationQueue(Plans):
         cancelled_activities: {"instance", "execution_id", "activity_id"} of
         scheduled activities to take off the worker queue.
         """
+        operation = "ack_orchestration_item"
         yield from self._call(
             "ack_orchestration_item",
             p_lock_token=lock_token,
             p_now_ms=now_ms(),
             p_execution_id=execution_id,
-            p_history_delta=Jsonb(history_rows(history_delta)),
-            p_worker_items=Jsonb(list(worker_items)),
-            p_orchestrator_items=Jsonb(list(orchestrator_items)),
-            p_metadata=Jsonb(ack_metadata_json(metadata, history_delta)),
-            p_cancelled_activities=Jsonb(list(cancelled_activities)),
+            p_history_delta=json_param(
+                operation, "history_delta", history_rows(history_delta, operation)
+            ),
+            p_worker_items=json_param(operation, "worker_items", list(worker_items)),
+            p_orchestrator_items=json_param(
+                operation, "orchestrator_items", list(orchestrator_items)
+            ),
+            p_metadata=json_param(
+                operation, "metadata", ack_metadata_json(metadata, history_delta)
+            ),
+            p_cancelled_activities=json_param(
+                operation, "cancelled_activities", list(cancelled_activities)
+            ),
         )
 
     def abandon_orchestration_item(

@@ -3,7 +3,9 @@
 `ProcedureClient` (blocking) and `AsyncProcedureClient` (asyncio) run the
 plans of `provider.client.plans`: each call a plan yields is one procedure
 call, and so one transaction, exactly as the duroxide runtime calls them.
-Errors come out as LockLost, RetryableError or PermanentError on both.
+Errors come out as LockLost, RetryableError or PermanentError on both, named
+after the operation the caller called (the plan), not the procedures it made.
+Opening a pool makes its first connection at once (provider/client/connecting.py).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from provider.client.call_observers import observe_call
+from provider.client.connecting import check_url, probe, probe_async
 from provider.client.plans import AsyncRunner, Call, Plan, Rows, SyncRunner
 from provider.config import TaskHubConfig
 from provider.errors import LockLost, TaskHubError, translate
@@ -54,6 +57,20 @@ def connection_settings(config: TaskHubConfig) -> dict[str, Any]:
     return settings
 
 
+def operation_of(plan: Plan[Any]) -> str | None:
+    """The public operation a plan is: its generator function's name."""
+    name = getattr(plan, "__name__", None)
+    return name if isinstance(name, str) and not name.startswith("_") else None
+
+
+def _named(error: TaskHubError, operation: str | None) -> TaskHubError:
+    """An error raised inside a plan (by a call of an inner plan, or by a
+    check in Python), as the operation the caller called."""
+    if operation is None or error.operation == operation:
+        return error
+    return error.renamed(operation)
+
+
 def _log_call(
     config: TaskHubConfig, operation: str, started: float, failure: TaskHubError | None
 ) -> None:
@@ -81,6 +98,10 @@ class ProcedureClient(SyncRunner):
     """A blocking pool of autocommit connections to one task-hub schema."""
 
     def __init__(self, config: TaskHubConfig, *, open_pool: bool = True) -> None:
+        """With open_pool (the default), the first connection is made now, and
+        a hub that cannot connect raises ConfigurationError; without it,
+        nothing connects until open()."""
+        check_url(f"{type(self).__name__}.connect", config.url)
         self.config = config
         self._pool = ConnectionPool(
             config.url,
@@ -88,12 +109,23 @@ class ProcedureClient(SyncRunner):
             max_size=config.pool_max_size,
             timeout=config.pool_timeout_s,
             kwargs=connection_settings(config),
-            open=open_pool,
+            open=False,
             # No check on checkout: psycopg_pool backs off a second or more
             # after a failed check. A dead connection fails its one call as a
             # RetryableError instead, and the pool replaces it at once.
             name=f"taskhub:{config.schema}",
         )
+        if open_pool:
+            self._open(f"{type(self).__name__}.connect")
+
+    def open(self) -> None:
+        """Open a hub made with open_pool=False (as connect does)."""
+        self._open(f"{type(self).__name__}.open")
+
+    def _open(self, operation: str) -> None:
+        if self._pool.closed:
+            probe(operation, self.config, connection_settings(self.config))
+            self._pool.open()
 
     def close(self) -> None:
         self._pool.close()
@@ -103,14 +135,22 @@ class ProcedureClient(SyncRunner):
 
         With `conn`, the calls run on the caller's connection, inside whatever
         transaction it has open: they commit or roll back with it."""
+        operation = operation_of(plan)
         try:
             call = next(plan)
             while True:
-                call = plan.send(self._execute(call, conn))
+                call = plan.send(self._execute(call, conn, operation))
         except StopIteration as done:
             return cast(T, done.value)
+        except TaskHubError as error:
+            named = _named(error, operation)
+            if named is error:
+                raise
+            raise named from error
 
-    def _execute(self, call: Call, own: psycopg.Connection[Any] | None) -> Rows:
+    def _execute(
+        self, call: Call, own: psycopg.Connection[Any] | None, operation: str | None
+    ) -> Rows:
         started = time.monotonic()
         query = procedure_query(self.config.schema, call)
         try:
@@ -128,7 +168,7 @@ class ProcedureClient(SyncRunner):
                 # terminated backends): replace the other dead ones now, so the
                 # caller's retry does not meet them one by one.
                 self._pool.check()
-            failure = translate(call.function, error)
+            failure = translate(operation or call.function, error)
             _log_call(self.config, call.function, started, failure)
             observe_call(self.config.schema, call.function, time.monotonic() - started, failure)
             raise failure from error
@@ -141,9 +181,11 @@ class ProcedureClient(SyncRunner):
 class AsyncProcedureClient(AsyncRunner):
     """An asyncio pool of autocommit connections to one task-hub schema.
 
-    The pool opens on `await open()` (or `async with`), as psycopg_pool asks."""
+    The pool opens on `await open()` (or `async with`), as psycopg_pool asks;
+    the URL is checked at once, the first connection made on open()."""
 
     def __init__(self, config: TaskHubConfig) -> None:
+        check_url(f"{type(self).__name__}.connect", config.url)
         self.config = config
         self._pool = AsyncConnectionPool(
             config.url,
@@ -156,7 +198,12 @@ class AsyncProcedureClient(AsyncRunner):
         )
 
     async def open(self) -> None:
-        await self._pool.open()
+        """Make the first connection (a hub that cannot connect raises
+        ConfigurationError), then open the pool."""
+        if self._pool.closed:
+            operation = f"{type(self).__name__}.open"
+            await probe_async(operation, self.config, connection_settings(self.config))
+            await self._pool.open()
 
     async def close(self) -> None:
         await self._pool.close()
@@ -166,14 +213,22 @@ class AsyncProcedureClient(AsyncRunner):
 
         With `conn`, the calls run on the caller's connection, inside whatever
         transaction it has open: they commit or roll back with it."""
+        operation = operation_of(plan)
         try:
             call = next(plan)
             while True:
-                call = plan.send(await self._execute(call, conn))
+                call = plan.send(await self._execute(call, conn, operation))
         except StopIteration as done:
             return cast(T, done.value)
+        except TaskHubError as error:
+            named = _named(error, operation)
+            if named is error:
+                raise
+            raise named from error
 
-    async def _execute(self, call: Call, own: psycopg.AsyncConnection[Any] | None) -> Rows:
+    async def _execute(
+        self, call: Call, own: psycopg.AsyncConnection[Any] | None, operation: str | None
+    ) -> Rows:
         started = time.monotonic()
         query = procedure_query(self.config.schema, call)
         try:
@@ -188,7 +243,7 @@ class AsyncProcedureClient(AsyncRunner):
         except (psycopg.Error, PoolTimeout) as error:
             if isinstance(error, psycopg.OperationalError) and own is None:
                 await self._pool.check()
-            failure = translate(call.function, error)
+            failure = translate(operation or call.function, error)
             _log_call(self.config, call.function, started, failure)
             observe_call(self.config.schema, call.function, time.monotonic() - started, failure)
             raise failure from error

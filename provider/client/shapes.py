@@ -16,12 +16,36 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from psycopg.types.json import Jsonb
+
 from provider.errors import InvalidInput
 from provider.types import JsonObject
 
 
-def json_text(value: JsonObject | str) -> str:
-    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+def json_dumps(operation: str, what: str, value: Any, **options: Any) -> str:
+    """json.dumps(value); a value JSON cannot hold (an object(), a set, a
+    cycle, nesting past Python's recursion limit) is InvalidInput naming the
+    call and the value, not a bare TypeError."""
+    try:
+        return json.dumps(value, **options)
+    except (TypeError, ValueError, RecursionError) as error:
+        raise InvalidInput(operation, f"{what} is not JSON-serialisable: {error}") from None
+
+
+def json_text(
+    value: JsonObject | str, *, operation: str = "encode", what: str = "the work item"
+) -> str:
+    """A JSON argument passed as text (compact); text is passed as it is."""
+    if isinstance(value, str):
+        return value
+    return json_dumps(operation, what, value, separators=(",", ":"))
+
+
+def json_param(operation: str, what: str, value: Any) -> Jsonb:
+    """A jsonb argument, encoded now rather than by the driver inside the
+    call, so that a value JSON cannot hold is refused before any SQL."""
+    # The text is JSON already: str passes it to the driver as it is.
+    return Jsonb(json_dumps(operation, what, value), dumps=str)
 
 
 # -- what a client starts ----------------------------------------------------
@@ -41,7 +65,7 @@ def start_orchestration_item(
         "StartOrchestration": {
             "instance": instance_id,
             "orchestration": name,
-            "input": json.dumps(input),
+            "input": json_dumps("start_orchestration", "input", input),
             "version": version,
             "parent_instance": None,
             "parent_id": None,
@@ -52,19 +76,22 @@ def start_orchestration_item(
 
 def external_raised_item(instance_id: str, name: str, data: Any) -> JsonObject:
     """The ExternalRaised of the duroxide client's raise_event."""
-    return {"ExternalRaised": {"instance": instance_id, "name": name, "data": json.dumps(data)}}
+    data_text = json_dumps("raise_event", "data", data)
+    return {"ExternalRaised": {"instance": instance_id, "name": name, "data": data_text}}
 
 
 # -- what an ack sends -------------------------------------------------------
 
 
-def history_rows(events: Sequence[JsonObject]) -> list[JsonObject]:
+def history_rows(events: Sequence[JsonObject], operation: str = "history_rows") -> list[JsonObject]:
     """Events as the procedures store them: id, type and the event's JSON text."""
     return [
         {
             "event_id": event["event_id"],
             "event_type": str(event.get("type", "Event")),
-            "event_data": json_text(event),
+            "event_data": json_text(
+                event, operation=operation, what=f"history event {event['event_id']}"
+            ),
         }
         for event in events
     ]
@@ -200,7 +227,10 @@ def _completion(variant: str, body: JsonObject, **fields: Any) -> JsonObject:
 
 
 def activity_completed(body: JsonObject, result: Any) -> JsonObject:
-    return _completion("ActivityCompleted", body, result=json.dumps(result))
+    """The completion of an activity that returned `result`; a result JSON
+    cannot hold is InvalidInput (the worker fails the activity with it)."""
+    activity = f"activity {body.get('name')}#{body.get('id')}"
+    return _completion("ActivityCompleted", body, result=json_dumps(activity, "its result", result))
 
 
 def activity_failed(body: JsonObject, message: str, *, retryable: bool = False) -> JsonObject:

@@ -9,6 +9,7 @@ from typing import Any
 
 import psycopg
 
+from provider.client.instance_control import InstanceControl
 from provider.client.instance_state import InstanceState
 from provider.client.management import Management
 from provider.client.orchestration_queue import OrchestrationQueue
@@ -19,7 +20,7 @@ from provider.client.worker_queue import WorkerQueue
 from provider.config import TaskHubConfig
 
 
-class HubPlans(OrchestrationQueue, WorkerQueue, InstanceState, Management):
+class HubPlans(InstanceControl, OrchestrationQueue, WorkerQueue, InstanceState, Management):
     """Every operation of a task hub, as a plan of procedure calls."""
 
 
@@ -36,6 +37,9 @@ class TaskHub(ProcedureClient):
 
     @classmethod
     def connect(cls, url: str, schema: str = "public", **settings: Any) -> TaskHub:
+        """The hub, connected: a URL, server, login or database it cannot use
+        raises ConfigurationError now. TaskHub(config, open_pool=False)
+        connects on open() instead."""
         return cls(TaskHubConfig(url=url, schema=schema, **settings))
 
     def __enter__(self) -> TaskHub:
@@ -116,6 +120,9 @@ class TaskHub(ProcedureClient):
     delete_instance_bulk = blocking(HubPlans.delete_instance_bulk)
     prune_executions = blocking(HubPlans.prune_executions)
     prune_executions_bulk = blocking(HubPlans.prune_executions_bulk)
+    # operators: instances found by status, name and time; cancelled
+    find_instances = blocking(HubPlans.find_instances)
+    cancel_instance = blocking(HubPlans.cancel_instance)
 
 
 class AsyncTaskHub(AsyncProcedureClient):
@@ -131,7 +138,9 @@ class AsyncTaskHub(AsyncProcedureClient):
 
     @classmethod
     def connect(cls, url: str, schema: str = "public", **settings: Any) -> AsyncTaskHub:
-        """The hub; its pool opens on `async with` (or `await hub.open()`)."""
+        """The hub; its pool opens on `async with` (or `await hub.open()`),
+        which raises ConfigurationError when it cannot connect. A URL libpq
+        cannot parse raises it now."""
         return cls(TaskHubConfig(url=url, schema=schema, **settings))
 
     async def __aenter__(self) -> AsyncTaskHub:
@@ -212,3 +221,6 @@ class AsyncTaskHub(AsyncProcedureClient):
     delete_instance_bulk = awaitable(HubPlans.delete_instance_bulk)
     prune_executions = awaitable(HubPlans.prune_executions)
     prune_executions_bulk = awaitable(HubPlans.prune_executions_bulk)
+    # operators: instances found by status, name and time; cancelled
+    find_instances = awaitable(HubPlans.find_instances)
+    cancel_instance = awaitable(HubPlans.cancel_instance)

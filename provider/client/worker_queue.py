@@ -22,11 +22,11 @@ class WorkerQueue(Plans):
         body = work_item.get("ActivityExecute")
         if not isinstance(body, dict):
             raise InvalidInput(
-                "enqueue_for_worker", "worker items must be ActivityExecute work items"
+                "enqueue_worker_work", "worker items must be ActivityExecute work items"
             )
         yield from self._call(
             "enqueue_worker_work",
-            p_work_item=json_text(work_item),
+            p_work_item=json_text(work_item, operation="enqueue_worker_work"),
             p_now_ms=now_ms(),
             p_instance_id=body.get("instance"),
             p_execution_id=body.get("execution_id"),
@@ -106,7 +106,11 @@ class WorkerQueue(Plans):
             "ack_worker",
             p_lock_token=lock_token,
             p_instance_id=instance_id,
-            p_completion_json=json_text(completion) if completion else None,
+            p_completion_json=(
+                json_text(completion, operation="ack_work_item", what="the completion")
+                if completion
+                else None
+            ),
             p_now_ms=now_ms(),
         )
 

@@ -42,7 +42,7 @@ from provider.config import TaskHubConfig
 from provider.errors import InvalidInput, LockLost, TaskHubError
 from provider.logs import fields
 from provider.types import JsonObject, TagFilter, WorkItemLease
-from provider.worker.calls import WakeupSource, WorkerCalls
+from provider.worker.calls import WakeupSource, WorkerCalls, check_hub
 from provider.worker.cancellation import CancellationToken, WorkCancelled
 from provider.worker.lease_keeper import LeaseKeeper
 
@@ -143,11 +143,12 @@ class WorkerCore:
         max_error_backoff_ms: int = 5_000,
         push_wakeups: bool = True,
     ) -> None:
+        worker = type(self).__name__  # the refusals name the worker the caller made
         if concurrency < 1 or max_attempts < 1:
-            raise InvalidInput("ActivityWorker", "concurrency and max_attempts must be at least 1")
+            raise InvalidInput(worker, "concurrency and max_attempts must be at least 1")
         if tags is not None and not isinstance(tags, TagFilter):
             raise InvalidInput(
-                "ActivityWorker", f"tags must be a TagFilter (TagFilter.only(...)), got {tags!r}"
+                worker, f"tags must be a TagFilter (TagFilter.only(...)), got {tags!r}"
             )
         self.concurrency = concurrency
         self.tags = tags or TagFilter.default_only()
@@ -168,6 +169,17 @@ class WorkerCore:
     # -- registration ---------------------------------------------------------
 
     def register(self, name: str, handler: Handler) -> None:
+        """Run `handler` for activity `name`; a name has one handler (a second
+        registration is refused, not a silent replacement of the first)."""
+        operation = f"{type(self).__name__}.register"
+        if not isinstance(name, str) or not name:
+            raise InvalidInput(
+                operation, f"an activity name must be a non-empty text, got {name!r}"
+            )
+        if not callable(handler):
+            raise InvalidInput(operation, f"the handler of {name!r} is not callable: {handler!r}")
+        if name in self._handlers:
+            raise InvalidInput(operation, f"activity {name!r} is already registered")
         self._handlers[name] = handler
 
     def activity(self, name: str) -> Callable[[Handler], Handler]:
@@ -239,6 +251,18 @@ class WorkerCore:
             ),
         )
         return activity_failed(body, f"{type(error).__name__}: {error}")
+
+    def _completed(
+        self, context: ActivityContext, body: JsonObject, result: Any
+    ) -> JsonObject | None:
+        """The completion of a handler that returned (None: it was cancelled).
+        A result JSON cannot hold fails the activity, as a handler that raised."""
+        if context.token.cancelled:
+            return None
+        try:
+            return activity_completed(body, result)
+        except InvalidInput as error:
+            return self._failed(context, body, error)
 
     def _count(self, completion: JsonObject) -> None:
         if "ActivityCompleted" in completion:
@@ -327,6 +351,7 @@ class ActivityWorker(WorkerCore):
     their own event loop per call (for loop-bound clients, use AsyncActivityWorker)."""
 
     def __init__(self, hub: WorkerCalls, **options: Unpack[WorkerOptions]) -> None:
+        check_hub("ActivityWorker", hub, asyncio_calls=False)
         super().__init__(hub.config, **options)
         self.hub = hub
         self._stopping = threading.Event()
@@ -512,7 +537,7 @@ class ActivityWorker(WorkerCore):
             return None
         except Exception as error:
             return self._failed(context, body, error)
-        return None if context.token.cancelled else activity_completed(body, result)
+        return self._completed(context, body, result)
 
     @staticmethod
     async def _run_async(handler: Handler, context: ActivityContext, value: Any) -> Any:

@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Unpack
 
-from provider.client.shapes import activity_completed, activity_identity, decode_input
+from provider.client.shapes import activity_identity, decode_input
 from provider.client.wakeups import SlotGroup, Ticket, Wakeups
 from provider.errors import TaskHubError
 from provider.types import JsonObject, WorkItemLease
@@ -47,7 +47,7 @@ from provider.worker.activity_worker import (
     ack_backoff_s,
     keeper_name,
 )
-from provider.worker.calls import AsyncWakeupSource, AsyncWorkerCalls
+from provider.worker.calls import AsyncWakeupSource, AsyncWorkerCalls, check_hub
 from provider.worker.cancellation import CancellationToken, WorkCancelled
 from provider.worker.lease_keeper import AsyncLeaseKeeper
 
@@ -69,6 +69,7 @@ async def _nobody_listens(pid: int, waiting: bool) -> None:
 
 class AsyncActivityWorker(WorkerCore):
     def __init__(self, hub: AsyncWorkerCalls, **options: Unpack[WorkerOptions]) -> None:
+        check_hub("AsyncActivityWorker", hub, asyncio_calls=True)
         super().__init__(hub.config, **options)
         self.hub = hub
         self._stopping = asyncio.Event()
@@ -263,7 +264,7 @@ class AsyncActivityWorker(WorkerCore):
             return None
         except Exception as error:
             return self._failed(context, body, error)
-        return None if context.token.cancelled else activity_completed(body, result)
+        return self._completed(context, body, result)
 
     @staticmethod
     async def _on_this_loop(handler: Handler, context: ActivityContext, value: Any) -> Any:

@@ -3,6 +3,7 @@ and unit tests drive the worker and the lease keeper with fakes of them."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -106,3 +107,35 @@ class AsyncWakeupSource(Protocol):
     def wakeups(self, queue: str = "worker") -> Wakeups: ...
 
     async def set_wakeup_waiting(self, pid: int, waiting: bool) -> None: ...
+
+
+# The calls both workers make, each a plain method of TaskHub and a coroutine
+# function of AsyncTaskHub.
+WORKER_CALL_NAMES = (
+    "fetch_work_item",
+    "ack_work_item",
+    "abandon_work_item",
+    "renew_work_item_lock",
+    "renew_session_lock",
+    "cleanup_orphaned_sessions",
+)
+
+
+def check_hub(worker: str, hub: object, *, asyncio_calls: bool) -> None:
+    """Refuse a hub of the other face when the worker is made: its calls
+    would fail in every slot of the running loop instead (TypeErrors)."""
+    wanted = "an AsyncTaskHub" if asyncio_calls else "a TaskHub"
+    other = "ActivityWorker" if asyncio_calls else "AsyncActivityWorker"
+    got = type(hub).__name__
+    if not hasattr(hub, "config"):
+        raise TypeError(f"{worker} needs {wanted}, got {got} (it has no config)")
+    for name in WORKER_CALL_NAMES:
+        call = getattr(hub, name, None)
+        if not callable(call):
+            raise TypeError(f"{worker} needs {wanted}, got {got} (it has no {name})")
+        if inspect.iscoroutinefunction(call) != asyncio_calls:
+            raise TypeError(
+                f"{worker} needs {wanted}, got {got}, whose calls are "
+                f"{'blocking' if asyncio_calls else 'coroutines'}: pass {wanted}, "
+                f"or serve this hub with {other}"
+            )

@@ -12,6 +12,8 @@ BEGIN
     END LOOP;
 END
 $operators$;
+DELETE FROM __SCHEMA__.taskhub_runtime_privileges
+ WHERE object_kind = 'function' AND object_name = 'taskhub_find_instances';
 DROP TABLE __SCHEMA__.taskhub_operator_roles;
 DROP TABLE __SCHEMA__.taskhub_operator_privileges;
 DROP INDEX IF EXISTS __SCHEMA__.taskhub_instances_created_idx;

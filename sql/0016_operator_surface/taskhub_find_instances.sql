@@ -13,7 +13,8 @@ CREATE OR REPLACE FUNCTION __SCHEMA__.taskhub_find_instances(
     p_updated_after      timestamptz DEFAULT NULL,
     p_updated_before     timestamptz DEFAULT NULL,
     p_after_instance_id  text        DEFAULT NULL,
-    p_limit              integer     DEFAULT 100
+    p_limit              integer     DEFAULT 100,
+    p_instance_id        text        DEFAULT NULL
 )
 RETURNS TABLE (
     instance_id           text,
@@ -67,7 +68,8 @@ BEGIN
           FROM __SCHEMA__.instances AS i
           LEFT JOIN __SCHEMA__.executions AS e
             ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id
-         WHERE (p_status IS NULL OR e.status = p_status)
+         WHERE (p_instance_id IS NULL OR i.instance_id = p_instance_id)
+           AND (p_status IS NULL OR e.status = p_status)
            AND (p_orchestration_name IS NULL OR i.orchestration_name = p_orchestration_name)
            AND (p_started_after IS NULL OR i.created_at >= p_started_after)
            AND (p_started_before IS NULL OR i.created_at < p_started_before)
@@ -90,6 +92,7 @@ BEGIN
                max(q.created_at) AS updated_at
           FROM __SCHEMA__.orchestrator_queue AS q
          WHERE (p_status IS NULL OR p_status = 'Pending')
+           AND (p_instance_id IS NULL OR q.instance_id = p_instance_id)
            AND NOT EXISTS (SELECT 1 FROM __SCHEMA__.instances AS i
                             WHERE i.instance_id = q.instance_id)
          GROUP BY q.instance_id
@@ -122,4 +125,4 @@ BEGIN
      ORDER BY f.created_at DESC, f.instance_id DESC;
 END;
 $$;
-REVOKE EXECUTE ON FUNCTION __SCHEMA__.taskhub_find_instances(text, text, timestamptz, timestamptz, timestamptz, timestamptz, text, integer) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION __SCHEMA__.taskhub_find_instances(text, text, timestamptz, timestamptz, timestamptz, timestamptz, text, integer, text) FROM PUBLIC;

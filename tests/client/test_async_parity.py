@@ -112,6 +112,13 @@ def scenario(seen: list[str]) -> Scenario:
     assert (yield from step("prune_executions", "parent", keep_last=1)).executions_deleted == 0
     assert (yield from step("prune_executions_bulk", keep_last=1)).executions_deleted == 0
     assert (yield from step("delete_instance_bulk")).instances_deleted == 0
+    found = yield from step("find_instances", limit=10)
+    assert [(i.instance_id, i.status) for i in found] == [
+        ("other", "Pending"),
+        ("parent", "Running"),
+    ]
+    yield from step("cancel_instance", "parent", "parity")
+    assert (yield from step("delete_instance", "other")).queue_messages_deleted == 1
 
     # The same errors on both faces.
     lost = yield from step("ack_work_item", "lock_unknown", None)

@@ -14,7 +14,7 @@ import duroxide
 import psycopg
 import pytest
 
-from provider import AsyncTaskHub, InvalidInput, PermanentError, TaskHub
+from provider import AsyncTaskHub, InvalidInput, TaskHub
 
 INPUTS: list[Any] = [None, "World", 7, {"a": "é", "list": [1, 2.5, None]}]
 
@@ -97,9 +97,9 @@ def test_a_bad_start_is_refused_and_the_callers_transaction_can_go_on(
     with psycopg.connect(database_url) as conn:
         with pytest.raises(InvalidInput):
             hub.start_orchestration("no-name", "", None, conn=conn)
-        with pytest.raises(PermanentError, match="p_instance_id must be a non-empty text"):
+        # Refused in Python, before any SQL: the transaction is not aborted.
+        with pytest.raises(InvalidInput, match="instance_id must be a non-empty text"):
             hub.start_orchestration("", "Order", None, conn=conn)
-        conn.rollback()  # the procedure's refusal aborted the transaction
         hub.start_orchestration("after", "Order", None, conn=conn)
         conn.commit()
     item = hub.fetch_orchestration_item(30_000)

@@ -34,6 +34,9 @@ UNION ALL
 SELECT 'function', name, 'EXECUTE', 'taskhub workers: push wakeups (LISTEN instead of polling)'
   FROM unnest(ARRAY['taskhub_listen', 'taskhub_set_waiting']) AS name
 UNION ALL
+SELECT 'function', 'taskhub_find_instances', 'EXECUTE',
+       'taskhub provider: find_instances, delete_instance of an instance not started'
+UNION ALL
 VALUES
     ('table', 'instances', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),
     ('table', 'executions', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),

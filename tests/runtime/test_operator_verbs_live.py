@@ -1,0 +1,110 @@
+"""The operator's instance verbs against the released duroxide 0.2.2 runtime,
+logged in as the operator role the runbook creates: an instance whose
+orchestration the runtime has not registered is found (and deleted), a
+running one is cancelled, a waiting one gets its event."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import duroxide
+import psycopg
+import pytest
+
+from provider.cli import main
+from provider.deploy import migrate
+from tests.support.db import new_schema_name
+from tests.support.roles import LoginRole, login_role
+
+WAIT_MS = 30_000
+
+
+@dataclass
+class LiveHub:
+    client: Any
+    schema: str
+    operator: LoginRole
+
+
+@pytest.fixture(scope="module")
+def live(database_url: str) -> Iterator[LiveHub]:
+    schema = new_schema_name("live")
+    migrate.upgrade(database_url, schema)
+    provider = duroxide.PostgresProvider.connect_with_schema(database_url, schema)
+    runtime = duroxide.Runtime(
+        provider,
+        duroxide.RuntimeOptions(dispatcher_poll_interval_ms=10, orchestration_concurrency=2),
+    )
+
+    @runtime.register_orchestration("WaitForApproval")
+    def wait_for_approval(ctx: Any, _: Any) -> Any:
+        ctx.set_custom_status("waiting")
+        approval = yield ctx.wait_for_event("Approve")
+        return approval
+
+    runtime.start()
+    with login_role(database_url, prefix="operator") as operator:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(f'SELECT "{schema}".taskhub_grant_operator_role(%s)', [operator.name])
+        try:
+            yield LiveHub(duroxide.Client(provider), schema, operator)
+        finally:
+            runtime.shutdown(timeout_ms=2_000)
+
+
+def operator_cli(capsys: pytest.CaptureFixture[str], live: LiveHub, *argv: str) -> Any:
+    capsys.readouterr()
+    code = main([*argv, "--url", live.operator.url, "--schema", live.schema, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, (argv, err)
+    return json.loads(out)
+
+
+def test_an_unregistered_orchestrations_instance_is_found(
+    capsys: pytest.CaptureFixture[str], live: LiveHub
+) -> None:
+    live.client.start_orchestration("ghost-1", "NeverRegistered", None)
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while True:  # the runtime takes the start, finds no handler, gives it back
+        ghost = operator_cli(capsys, live, "inspect", "instance", "ghost-1")["instance"]
+        if (ghost["max_attempt_count"] or 0) >= 1 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert (ghost["status"], ghost["orchestration_name"]) == ("Pending", "NeverRegistered")
+    assert ghost["max_attempt_count"] >= 1
+    assert "is orchestration 'NeverRegistered' registered" in ghost["note"]
+    pending = operator_cli(capsys, live, "inspect", "instances", "--status", "Pending")
+    assert [row["instance_id"] for row in pending["instances"]] == ["ghost-1"]
+
+    deleted = operator_cli(capsys, live, "delete-instance", "ghost-1", "--yes")
+    assert deleted["queue_messages_deleted"] == 1
+    capsys.readouterr()
+    code = main(
+        ["inspect", "instance", "ghost-1", "--url", live.operator.url, "--schema", live.schema]
+    )
+    assert code == 3
+
+
+def test_cancel_ends_a_running_instance(capsys: pytest.CaptureFixture[str], live: LiveHub) -> None:
+    live.client.start_orchestration("cancel-1", "WaitForApproval", None)
+    live.client.wait_for_status_change("cancel-1", 0, poll_interval_ms=10, timeout_ms=WAIT_MS)
+    operator_cli(capsys, live, "cancel", "cancel-1", "--yes", "--reason", "duplicate order")
+    result = live.client.wait_for_orchestration("cancel-1", WAIT_MS)
+    assert result.status == "Failed"
+    assert "duplicate order" in str(result.error)
+    found = operator_cli(capsys, live, "inspect", "instances", "--status", "Failed")
+    assert "cancel-1" in [row["instance_id"] for row in found["instances"]]
+
+
+def test_raise_event_reaches_the_waiting_orchestration(
+    capsys: pytest.CaptureFixture[str], live: LiveHub
+) -> None:
+    live.client.start_orchestration("approve-1", "WaitForApproval", None)
+    live.client.wait_for_status_change("approve-1", 0, poll_interval_ms=10, timeout_ms=WAIT_MS)
+    operator_cli(capsys, live, "raise-event", "approve-1", "Approve", '{"by": "ops"}')
+    result = live.client.wait_for_orchestration("approve-1", WAIT_MS)
+    assert (result.status, result.output) == ("Completed", {"by": "ops"})
