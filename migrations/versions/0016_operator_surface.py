@@ -35,6 +35,7 @@ FILES: list[str] = [
     "0016_operator_surface/taskhub_operator_privileges.sql",
     "0016_operator_surface/instances_created_idx.sql",
     "0016_operator_surface/ack_worker.sql",
+    "0016_operator_surface/cleanup_schema.sql",
     "0016_operator_surface/enqueue_orchestrator_work.sql",
     "0016_operator_surface/taskhub_rebuild_runtime_ddl_guard.sql",
     "0016_operator_surface/taskhub_refresh_runtime_roles.sql",
@@ -49,6 +50,7 @@ FILES: list[str] = [
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
     "0015_call_gate/ack_worker.sql": ["ack_worker"],
+    "0015_call_gate/cleanup_schema.sql": ["cleanup_schema"],
     "0015_call_gate/enqueue_orchestrator_work.sql": ["enqueue_orchestrator_work"],
     "0005_least_privilege/runtime_roles.sql": [
         "taskhub_rebuild_runtime_ddl_guard",

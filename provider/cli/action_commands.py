@@ -7,12 +7,13 @@ import time
 from datetime import UTC, datetime
 from typing import Annotated
 
-import psycopg
 import typer
 
+from provider.cli.hubs import hub_connection
 from provider.cli.options import (
     NOT_FOUND,
     PROBLEMS,
+    USAGE,
     AsJson,
     Schema,
     Url,
@@ -40,7 +41,7 @@ def cutoff_ms(when: str) -> int:
     try:
         moment = datetime.fromisoformat(when)
     except ValueError:
-        raise typer.BadParameter(f"{when!r} is neither like 30d / 12h nor ISO 8601") from None
+        fail(USAGE, f"{when!r} is neither like 30d / 12h nor ISO 8601", "e.g. 30d or 2026-01-31")
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp() * 1000)
@@ -55,7 +56,7 @@ def register(app: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """Put a dead letter back on its queue as a fresh message (attempt 0)."""
-        with psycopg.connect(database_url(url), autocommit=True) as conn:
+        with hub_connection(database_url(url), schema) as conn:
             try:
                 new_id = runbook.requeue_dead_letter(conn, schema, dead_letter_id)
             except runbook.RunbookError as error:
@@ -74,7 +75,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Release an orchestration lease whose holder is gone: its messages are
         ready again at once, the holder's late ack is refused."""
-        with psycopg.connect(database_url(url), autocommit=True) as conn:
+        with hub_connection(database_url(url), schema) as conn:
             try:
                 runbook.release_lease(conn, schema, instance_id)
             except runbook.RunbookError as error:
@@ -98,7 +99,7 @@ def register(app: typer.Typer) -> None:
         """Delete ended root instances (with their sub-orchestrations) that
         completed before a time; running instances stay."""
         before_ms, target = cutoff_ms(completed_before), database_url(url)
-        with psycopg.connect(target, autocommit=True) as conn:
+        with hub_connection(target, schema) as conn:
             candidates = runbook.count_prune_candidates(conn, schema, before_ms, limit)
         if candidates == 0:
             print_counts({"instances_deleted": 0}, as_json)
@@ -119,7 +120,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Delete a root instance, its sub-orchestrations, history and messages."""
         target = database_url(url)
-        with psycopg.connect(target, autocommit=True) as conn:
+        with hub_connection(target, schema) as conn:
             if not runbook.instance_exists(conn, schema, instance_id):
                 fail(NOT_FOUND, f"instance {instance_id} not found")
         confirm(f"Delete instance {instance_id} and everything it has?", yes)

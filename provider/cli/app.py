@@ -1,55 +1,114 @@
-"""The root of the command line: every verb, and the exit codes."""
+"""The root of the command line: every verb, the exit codes, and how an
+error ends a verb: one line on stderr (one JSON object under --json)."""
 
 from __future__ import annotations
 
 import sys
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated, Any
 
-import psycopg
-import sqlalchemy.exc
 import typer
+from typer.core import TyperGroup
 
-from provider.cli import action_commands, deploy_commands, metrics_command
+from provider.cli import action_commands, deploy_commands, instance_commands, metrics_command
+from provider.cli.failures import failure_of, one_line, report
 from provider.cli.inspect_commands import inspect_app
-from provider.cli.options import PROBLEMS, UNREACHABLE, errors
+from provider.cli.options import INTERRUPTED, OK, PROBLEMS, Failure, target
+
+PROG = "taskhub-pg"
+
+
+class _Root(TyperGroup):
+    """Ctrl-C during a verb: exit 130 with one line (Typer's own is silent)."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            hint = "the transaction under way, if any, rolled back"
+            raise Failure(INTERRUPTED, "interrupted", hint) from None
+
 
 app = typer.Typer(
-    name="taskhub-pg",
+    name=PROG,
+    cls=_Root,
     help="Deploy, check and operate a taskhub-pg task hub. URL from --url or DATABASE_URL."
-    " Exit codes: 0 ok, 1 problems found or refused, 2 usage, 3 not found,"
-    " 4 database unreachable, 5 not confirmed.",
+    " Exit codes: 0 ok, 1 problems found or refused, 2 usage, 3 not found (no hub in --schema"
+    " among them), 4 database unreachable, 5 not confirmed, 130 interrupted."
+    " An error is one line on stderr; under --json it is one JSON object on stderr"
+    ' ({"error": ..., "exit_code": ..., "hint": ...}) and stdout stays empty.',
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def _package_version() -> str:
+    try:
+        return version(PROG)
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "(version unknown: not installed)"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        print(f"{PROG} {_package_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="print the version and exit"
+        ),
+    ] = False,
+) -> None:
+    pass
+
+
 deploy_commands.register(app)
 app.add_typer(inspect_app, name="inspect")
 action_commands.register(app)
+instance_commands.register(app)
 metrics_command.register(app)
 
 
+def wants_json(args: list[str]) -> bool:
+    """--json anywhere among the options (before a `--`): errors as JSON too,
+    even those found before the verb's own --json was parsed."""
+    options = args[: args.index("--")] if "--" in args else args
+    return "--json" in options
+
+
+def _exit_code(done: SystemExit, as_json: bool) -> int:
+    """Every verb ends with SystemExit (Typer's standalone mode). A text code
+    is a message (migrations/env.py's, say): exit 1, as Python would."""
+    if done.code is None or isinstance(done.code, int):
+        return done.code or OK
+    message = one_line(done.code).removeprefix(f"{PROG}: ")
+    report(Failure(PROBLEMS, message), as_json)
+    return PROBLEMS
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; the exit code."""
+    """Run the command line; the exit code. No psycopg, SQLAlchemy, Alembic or
+    provider error gets out as a traceback: failures.failure_of maps each."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    as_json = wants_json(args)
+    target.url = target.schema = None  # what an earlier run in this process said
     try:
-        app(args=argv, prog_name="taskhub-pg")
-    except SystemExit as done:  # every verb ends so, usage errors too (code 2)
-        return done.code if isinstance(done.code, int) else 0
-    except psycopg.OperationalError as error:
-        errors.print(f"[red]taskhub-pg:[/red] database unreachable: {error}", highlight=False)
-        return UNREACHABLE
-    except sqlalchemy.exc.DBAPIError as error:
-        # A migration refused by the database (Alembic runs on SQLAlchemy):
-        # its message and hint, not a traceback. Nothing was applied.
-        if isinstance(error.orig, psycopg.OperationalError):
-            errors.print(f"[red]taskhub-pg:[/red] database unreachable: {error.orig}")
-            return UNREACHABLE
-        diag = getattr(error.orig, "diag", None)
-        message = getattr(diag, "message_primary", None) or str(error.orig)
-        hint = getattr(diag, "message_hint", None)
-        errors.print(f"[red]taskhub-pg:[/red] refused, nothing changed: {message}", highlight=False)
-        if hint:
-            errors.print(f"  hint: {hint}", highlight=False)
-        return PROBLEMS
-    return 0
+        app(args=args, prog_name=PROG)
+    except SystemExit as done:
+        return _exit_code(done, as_json)
+    except Exception as error:
+        failure = failure_of(error)
+        if failure is None:
+            raise
+        report(failure, as_json)
+        return failure.code
+    return OK
 
 
 if __name__ == "__main__":

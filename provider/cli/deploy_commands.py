@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from dataclasses import asdict
+from enum import StrEnum
+from typing import Annotated, Any
 
+import psycopg
+import sqlalchemy.exc
 import typer
 from alembic.util import CommandError
+from rich.markup import escape
 
+from provider.cli.failures import database_failure, report
+from provider.cli.hubs import no_hub, require_hub, schema_exists
 from provider.cli.options import (
     OK,
     PROBLEMS,
@@ -25,7 +34,7 @@ from provider.cli.options import (
     print_json,
 )
 from provider.client.deploy_gate import Problem
-from provider.client.hub_status import read_hub_status
+from provider.client.hub_status import HubStatus, read_hub_status
 from provider.deploy import gate, migrate
 from provider.deploy.run_report import (
     MigrationLocksNotTaken,
@@ -34,15 +43,29 @@ from provider.deploy.run_report import (
     UndeclaredTableLocks,
 )
 from provider.deploy.run_report import log as migration_log
-from provider.deploy.runtime_role import RUNTIME_DDL_MODES, InvalidRuntimeRole, validate_role_name
+from provider.deploy.runtime_role import InvalidRuntimeRole, validate_role_name
 from provider.deploy.table_locks import InvalidLockOption
+
+
+class RuntimeDdl(StrEnum):
+    """The choices of --runtime-ddl: runtime_role.RUNTIME_DDL_MODES."""
+
+    guarded = "guarded"
+    none = "none"
+
+
+class Citus(StrEnum):
+    """The choices of --citus: migrate.CITUS_MODES."""
+
+    schema = "schema"
+
 
 RuntimeRole = Annotated[
     str | None,
     typer.Option(help="grant this role exactly what the runtime needs (see docs/ops.md)"),
 ]
-RuntimeDdl = Annotated[
-    str,
+RuntimeDdlOption = Annotated[
+    RuntimeDdl,
     typer.Option(
         help="guarded: CREATE for the duroxide runtime's connect, real DDL refused;"
         " none: no CREATE (enough for the taskhub provider)"
@@ -50,14 +73,12 @@ RuntimeDdl = Annotated[
 ]
 
 
-def _runtime_role(role: str | None, mode: str) -> str | None:
-    if mode not in RUNTIME_DDL_MODES:
-        fail(2, f"--runtime-ddl must be one of {', '.join(RUNTIME_DDL_MODES)}")
+def _runtime_role(role: str | None) -> str | None:
     if role:
         try:
             validate_role_name(role)
         except InvalidRuntimeRole as error:
-            fail(2, str(error))
+            fail(USAGE, f"--runtime-role: {error}")
     return role
 
 
@@ -72,16 +93,26 @@ LockAttempts = Annotated[
 
 
 class _LockWaitLines(logging.Handler):
-    """Each lock wait of the run, on stderr as it happens (a pipeline's log)."""
+    """Each lock wait of the run, on stderr as it happens (a pipeline's log);
+    under --json a JSON object each, as an error would be."""
+
+    def __init__(self, as_json: bool) -> None:
+        super().__init__()
+        self.as_json = as_json
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.levelno >= logging.WARNING:
-            errors.print(f"taskhub-pg: {record.getMessage()}", highlight=False)
+        if record.levelno < logging.WARNING:
+            return
+        message = record.getMessage()
+        if self.as_json:
+            sys.stderr.write(json.dumps({"warning": message}) + "\n")
+        else:
+            errors.print(f"taskhub-pg: {escape(message)}", highlight=False)
 
 
 @contextmanager
-def _reporting_lock_waits() -> Iterator[None]:
-    handler = _LockWaitLines()
+def _reporting_lock_waits(as_json: bool) -> Iterator[None]:
+    handler = _LockWaitLines(as_json)
     migration_log.addHandler(handler)
     try:
         yield
@@ -89,19 +120,32 @@ def _reporting_lock_waits() -> Iterator[None]:
         migration_log.removeHandler(handler)
 
 
+STATUS_HINT = "taskhub-pg status shows the revision installed now"
+
+
 def _migrate(run: Callable[[], MigrationRun], as_json: bool) -> None:
     """Run a migration and say what it did; a failure is one line, not a traceback."""
     try:
-        with _reporting_lock_waits():
-            report = run()
+        with _reporting_lock_waits(as_json):
+            done = run()
     except (MigrationLocksNotTaken, RuntimeSignaturesChanged, UndeclaredTableLocks) as error:
         fail(PROBLEMS, str(error))  # each says what was rolled back
     except (CommandError, InvalidLockOption) as error:  # an unknown revision, say
         fail(USAGE, f"nothing changed: {error}")
+    except sqlalchemy.exc.DBAPIError as error:
+        if not isinstance(error.orig, psycopg.Error):
+            raise
+        # Revisions from 0006 on commit one by one: only the one under way
+        # is certain to have rolled back.
+        outcome = "the revision under way (if any) rolled back"
+        failure = database_failure(error.orig, outcome=outcome)
+        if failure.code == PROBLEMS:
+            failure.hint = "; ".join(filter(None, [failure.hint, STATUS_HINT]))
+        raise failure from None
     if as_json:
-        print_json(report.as_json())
+        print_json(done.as_json())
     else:
-        print(report.summary())
+        print(done.summary())
 
 
 def print_problems(problems: list[Problem], empty: str) -> None:
@@ -112,6 +156,66 @@ def print_problems(problems: list[Problem], empty: str) -> None:
         print(f"  {problem.kind:<17} {problem.object}: {problem.detail}")
 
 
+def _status_note(target: str, schema: str) -> str | None:
+    """Why a schema holds no hub, and where the hubs are; exit 3 when the
+    schema does not exist at all (an empty schema is "not migrated")."""
+    with psycopg.connect(target, autocommit=True) as conn:
+        missing = no_hub(conn, schema)
+        if missing is not None and not schema_exists(conn, schema):
+            raise missing
+    return None if missing is None else "; ".join(filter(None, [missing.message, missing.hint]))
+
+
+def _status_json(found: HubStatus, head: str, note: str | None) -> dict[str, Any]:
+    roles = found.runtime_roles
+    shielded = found.shielded_failures
+    return {
+        "schema": found.schema,
+        "current": found.revision,
+        "head": head,
+        "pending": found.revision != head,
+        "queues": [asdict(queue) for queue in found.queues],
+        "runtime_roles": None
+        if roles is None
+        else [{"role": name, "runtime_ddl": mode} for name, mode in roles],
+        "shielded_failures": None if shielded is None else asdict(shielded),
+        "note": note,
+    }
+
+
+def _print_status(found: HubStatus, head: str, note: str | None) -> None:
+    print(f"schema:   {found.schema}")
+    print(f"current:  {found.revision or 'not migrated'}")
+    print(f"head:     {head}")
+    print("pending:  " + ("none" if found.revision == head else f"upgrade to {head}"))
+    if note:
+        print(f"note:     {note}")
+    if found.queues:
+        print("queues:")
+    for q in found.queues:
+        print(
+            f"  {q.queue:<13} ready {q.ready}, scheduled {q.scheduled}, leased {q.leased},"
+            f" max attempts {q.max_attempt_count}, dead letters {q.dead_letters}"
+        )
+    if found.runtime_roles is not None:
+        described = ", ".join(f"{n} (runtime_ddl {m})" for n, m in found.runtime_roles)
+        print(f"runtime roles: {described or 'none'}")
+    if (shielded := found.shielded_failures) is not None:
+        print(
+            f"transient failures given back: {shielded.last_day} in the last day,"
+            f" {shielded.total} in all (transient_failure_policy {shielded.policy})"
+        )
+
+
+def _explain_not_migrated(target: str, schema: str, as_json: bool) -> None:
+    """check and repair report an unmigrated schema as their problem (exit 1);
+    this line says where the hubs are, for a forgotten --schema."""
+    with psycopg.connect(target, autocommit=True) as conn:
+        missing = no_hub(conn, schema, code=PROBLEMS)
+    if missing is not None:
+        report(missing, as_json)
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def upgrade(
@@ -119,9 +223,9 @@ def register(app: typer.Typer) -> None:
         schema: Schema = "public",
         revision: str = "head",
         runtime_role: RuntimeRole = None,
-        runtime_ddl: RuntimeDdl = "guarded",
+        runtime_ddl: RuntimeDdlOption = RuntimeDdl.guarded,
         citus: Annotated[
-            str | None,
+            Citus | None,
             typer.Option(help="schema: distribute the hub on this Citus cluster (scale-out.md)"),
         ] = None,
         lock_timeout_ms: LockTimeoutMs = None,
@@ -130,9 +234,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Migrate the schema (Alembic), optionally granting a runtime role.
         Prints the revisions applied, the time taken, lock waits and retries."""
-        role = _runtime_role(runtime_role, runtime_ddl)
-        if citus is not None and citus not in migrate.CITUS_MODES:
-            fail(2, f"--citus must be one of {', '.join(migrate.CITUS_MODES)}")
+        role = _runtime_role(runtime_role)
         target = database_url(url)
         _migrate(
             lambda: migrate.upgrade(
@@ -140,8 +242,8 @@ def register(app: typer.Typer) -> None:
                 schema,
                 revision,
                 runtime_role=role,
-                runtime_ddl=runtime_ddl,
-                citus=citus,
+                runtime_ddl=runtime_ddl.value,
+                citus=None if citus is None else citus.value,
                 lock_timeout_ms=lock_timeout_ms,
                 lock_attempts=lock_attempts,
             ),
@@ -161,6 +263,7 @@ def register(app: typer.Typer) -> None:
         """Migrate back to REVISION (base: remove the task hub and its data).
         Asks first unless --yes; without a terminal it refuses (exit 5)."""
         target = database_url(url)
+        require_hub(target, schema)  # before asking: exit 3 if there is none to downgrade
         removes = " This removes the task hub and every row in it." if revision == "base" else ""
         confirm(f"Downgrade schema {schema} to revision {revision}?{removes}", yes)
         _migrate(
@@ -179,36 +282,26 @@ def register(app: typer.Typer) -> None:
         schema: Schema = "public",
         revision: str = "head",
         runtime_role: RuntimeRole = None,
-        runtime_ddl: RuntimeDdl = "guarded",
+        runtime_ddl: RuntimeDdlOption = RuntimeDdl.guarded,
     ) -> None:
         """Print the migration as one SQL script, for psql (no database needed)."""
-        role = _runtime_role(runtime_role, runtime_ddl)
-        migrate.offline_script(schema, revision, runtime_role=role, runtime_ddl=runtime_ddl)
+        role = _runtime_role(runtime_role)
+        migrate.offline_script(schema, revision, runtime_role=role, runtime_ddl=runtime_ddl.value)
 
     @app.command()
-    def status(url: Url = None, schema: Schema = "public") -> None:
-        """Revision, queues, runtime roles and transient failures of a hub."""
-        found = read_hub_status(database_url(url), schema)
+    def status(url: Url = None, schema: Schema = "public", as_json: AsJson = False) -> None:
+        """Revision, queues, runtime roles and transient failures of a hub.
+
+        A schema that exists but holds no hub is "not migrated" (exit 0, with
+        a note naming the hubs); one that does not exist is exit 3."""
+        target = database_url(url)
+        note = _status_note(target, schema)
+        found = read_hub_status(target, schema)
         head = migrate.head_revision()
-        print(f"schema:   {schema}")
-        print(f"current:  {found.revision or 'not migrated'}")
-        print(f"head:     {head}")
-        print("pending:  " + ("none" if found.revision == head else f"upgrade to {head}"))
-        if found.queues:
-            print("queues:")
-        for q in found.queues:
-            print(
-                f"  {q.queue:<13} ready {q.ready}, scheduled {q.scheduled}, leased {q.leased},"
-                f" max attempts {q.max_attempt_count}, dead letters {q.dead_letters}"
-            )
-        if found.runtime_roles is not None:
-            described = ", ".join(f"{n} (runtime_ddl {m})" for n, m in found.runtime_roles)
-            print(f"runtime roles: {described or 'none'}")
-        if (shielded := found.shielded_failures) is not None:
-            print(
-                f"transient failures given back: {shielded.last_day} in the last day,"
-                f" {shielded.total} in all (transient_failure_policy {shielded.policy})"
-            )
+        if as_json:
+            print_json(_status_json(found, head, note))
+        else:
+            _print_status(found, head, note)
 
     @app.command()
     def check(url: Url = None, schema: Schema = "public", as_json: AsJson = False) -> None:
@@ -216,25 +309,31 @@ def register(app: typer.Typer) -> None:
         revision: pending revisions, changed or missing procedures and views,
         SECURITY DEFINER or search_path changed, runtime grants missing,
         _duroxide_migrations versions missing, settings out of range."""
-        report = gate.check(database_url(url), schema)
+        target = database_url(url)
+        found = gate.check(target, schema)
         if as_json:
-            print_json(report.as_json())
+            print_json(found.as_json())
         else:
-            print(f"schema {schema}: revision {report.revision or 'none'} (head {report.head})")
-            print_problems(report.problems, empty="no drift")
-        raise typer.Exit(OK if report.ok else PROBLEMS)
+            print(f"schema {schema}: revision {found.revision or 'none'} (head {found.head})")
+            print_problems(found.problems, empty="no drift")
+        if found.revision is None:
+            _explain_not_migrated(target, schema, as_json)
+        raise typer.Exit(OK if found.ok else PROBLEMS)
 
     @app.command()
     def repair(url: Url = None, schema: Schema = "public", as_json: AsJson = False) -> None:
         """Re-apply the installed revision's procedures, views, grants and
         _duroxide_migrations versions, in one transaction; rows stay as they
         are. Exit 1 when something is left (pending revisions, settings)."""
-        report = gate.repair(database_url(url), schema)
+        target = database_url(url)
+        done = gate.repair(target, schema)
         if as_json:
-            print_json(report.as_json())
+            print_json(done.as_json())
         else:
             print("repaired:")
-            print_problems(report.repaired, empty="nothing")
+            print_problems(done.repaired, empty="nothing")
             print("left as it is:")
-            print_problems(report.remaining, empty="nothing")
-        raise typer.Exit(OK if not report.remaining else PROBLEMS)
+            print_problems(done.remaining, empty="nothing")
+        if any(problem.kind == "not_migrated" for problem in done.remaining):
+            _explain_not_migrated(target, schema, as_json)
+        raise typer.Exit(OK if not done.remaining else PROBLEMS)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Annotated
 
-import psycopg
 import typer
 
+from provider.cli.hubs import hub_connection
 from provider.cli.options import (
     NOT_FOUND,
     AsJson,
@@ -39,7 +39,7 @@ def _view_verb(view: str, title: str, text: str) -> None:
     def show(
         url: Url = None, schema: Schema = "public", limit: Limit = 100, as_json: AsJson = False
     ) -> None:
-        with psycopg.connect(database_url(url), autocommit=True) as conn:
+        with hub_connection(database_url(url), schema) as conn:
             rows = runbook.read_view(conn, schema, view, limit)
         if as_json:
             print_json(rows)
@@ -62,7 +62,7 @@ def instance(
     as_json: AsJson = False,
 ) -> None:
     """One instance: its executions, queued messages, leases and dead letters."""
-    with psycopg.connect(database_url(url), autocommit=True) as conn:
+    with hub_connection(database_url(url), schema) as conn:
         try:
             report = runbook.read_instance(conn, schema, instance_id)
         except runbook.RunbookError as error:

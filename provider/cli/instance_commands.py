@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Annotated, Any
 
-import psycopg
 import typer
 
 from provider.cli.action_commands import cutoff_ms
+from provider.cli.hubs import hub_connection, require_hub
 from provider.cli.inspect_commands import inspect_app
 from provider.cli.options import (
     NOT_FOUND,
@@ -57,6 +57,19 @@ def _row(found: InstanceSummary) -> dict[str, Any]:
     }
 
 
+def _table_row(found: InstanceSummary) -> dict[str, Any]:
+    """The few columns a terminal has room for (--json has them all)."""
+    return {
+        "instance": found.instance_id,
+        "status": found.status,
+        "orchestration": found.orchestration_name,
+        "started": f"{found.created_at:%Y-%m-%d %H:%M:%S}",
+        "updated": f"{found.updated_at:%Y-%m-%d %H:%M:%S}",
+        "queued": found.queued_messages,
+        "deliveries": found.max_attempt_count,
+    }
+
+
 @inspect_app.command("instances")
 def instances(
     url: Url = None,
@@ -75,7 +88,9 @@ def instances(
 ) -> None:
     """Instances by status, orchestration and time, newest first, a page at a
     time; Pending: known only by queued messages (not started)."""
-    with TaskHub.connect(database_url(url), schema, pool_min_size=1) as hub:
+    target = database_url(url)
+    require_hub(target, schema)
+    with TaskHub.connect(target, schema, pool_min_size=1) as hub:
         found = hub.find_instances(
             status=None if status is None else status.value,
             orchestration_name=name,
@@ -86,19 +101,18 @@ def instances(
             after=after,
             limit=limit,
         )
-    rows = [_row(instance) for instance in found]
-    next_after = rows[-1]["instance_id"] if len(rows) == limit else None
+    next_after = found[-1].instance_id if len(found) == limit else None
     if as_json:
-        print_json({"instances": rows, "next_after": next_after})
+        print_json({"instances": [_row(i) for i in found], "next_after": next_after})
         return
-    print_rows("instances", rows)
+    print_rows("instances", [_table_row(i) for i in found])
     if next_after is not None:
         console.print(f"more: --after {next_after}", highlight=False)
 
 
 def _current_status(url: str, schema: str, instance_id: str) -> str:
     """The instance's status (Pending: known only by its messages); exit 3 if none."""
-    with psycopg.connect(url, autocommit=True) as conn:
+    with hub_connection(url, schema) as conn:
         try:
             report = runbook.read_instance(conn, schema, instance_id)
         except runbook.RunbookError as error:

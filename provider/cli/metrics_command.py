@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
-from provider.cli.options import Schema, Url, console, database_url
+from provider.cli.options import PROBLEMS, USAGE, Schema, Url, console, database_url, fail
+
+EXTRA_MISSING = "the metrics verb needs the metrics extra: pip install 'taskhub-pg[metrics]'"
 
 
 def register(app: typer.Typer) -> None:
@@ -19,13 +21,23 @@ def register(app: typer.Typer) -> None:
         schema: Schema = "public",
     ) -> None:
         """Serve Prometheus metrics of the hub's queues, leases and dead
-        letters, read from its views at each scrape."""
-        from provider.metrics.collector import serve
-
-        server = serve(database_url(url), [schema], port=port, host=host)
+        letters, read from its views at each scrape. Ctrl-C stops it (exit 0).
+        Exit 2 without the metrics extra (prometheus_client), exit 1 when the
+        port cannot be listened on."""
+        target = database_url(url)
+        try:
+            from provider.metrics.collector import serve
+        except ModuleNotFoundError as error:
+            if (error.name or "").partition(".")[0] != "prometheus_client":
+                raise
+            fail(USAGE, EXTRA_MISSING)
+        try:
+            server = serve(target, [schema], port=port, host=host)
+        except OSError as error:  # the port taken, or a host that is not ours
+            fail(PROBLEMS, f"cannot listen on {host}:{port}: {error.strerror or error}")
         console.print(f"serving http://{host}:{port}/metrics for schema {schema}")
         try:
             while True:
                 time.sleep(3600)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # the way to stop a server: not an error
             server.shutdown()

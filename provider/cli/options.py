@@ -1,40 +1,85 @@
-"""What every verb shares: where the hub is, how to print, exit codes."""
+"""What every verb shares: where the hub is, how to print, exit codes, and
+how a verb ends on an error (`fail`: main() prints it, see failures.py)."""
 
 from __future__ import annotations
 
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from provider.cli.urls import InvalidUrl, libpq_url, masked
 from provider.schema_name import InvalidSchemaName, validate_schema_name
 
 # Exit codes a pipeline can branch on.
 OK = 0
 PROBLEMS = 1  # check found drift, repair left some, an action was refused
 USAGE = 2  # bad arguments (as click reports them)
-NOT_FOUND = 3  # no such dead letter, instance or lease
+NOT_FOUND = 3  # no such dead letter, instance, lease or hub
 UNREACHABLE = 4  # the database did not answer
 DECLINED = 5  # asked before destroying, and the answer was no
+INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 
 console = Console()
+_unbounded = Console(width=10_000)
+
+
+def out() -> Console:
+    """Where results go: a pipe or a file has no window to fit, so nothing
+    there is cut or wrapped."""
+    return console if console.is_terminal else _unbounded
 errors = Console(stderr=True, soft_wrap=True)
+
+
+class Failure(Exception):
+    """How a verb ends on an error: main() prints `message` (and `hint`) as
+    one line on stderr, or one JSON object under --json, and exits `code`."""
+
+    def __init__(self, code: int, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.hint = code, message, hint
+
+
+def fail(code: int, message: str, hint: str | None = None) -> NoReturn:
+    raise Failure(code, message, hint)
+
+
+@dataclass
+class Target:
+    """What --url and --schema said: main() reads them to explain an error
+    naming a table or function the schema lacks (a verb without its own check)."""
+
+    url: str | None = None
+    schema: str | None = None
+
+
+target = Target()  # reset by main() for each command line
+
+
+def _url(value: str | None) -> str | None:
+    target.url = value
+    return value
 
 
 def _schema(value: str) -> str:
     try:
-        return validate_schema_name(value)
+        schema = validate_schema_name(value)
     except InvalidSchemaName as error:
-        raise typer.BadParameter(str(error)) from None
+        fail(USAGE, f"--schema: {error}")
+    target.schema = schema
+    return schema
 
 
 Url = Annotated[
     str | None,
-    typer.Option("--url", envvar="DATABASE_URL", help="libpq URL (default: DATABASE_URL)"),
+    typer.Option(
+        "--url", envvar="DATABASE_URL", callback=_url, help="libpq URL (default: DATABASE_URL)"
+    ),
 ]
 Schema = Annotated[str, typer.Option("--schema", callback=_schema, help="the task hub's schema")]
 AsJson = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
@@ -42,14 +87,13 @@ Yes = Annotated[bool, typer.Option("--yes", "-y", help="do not ask before destro
 
 
 def database_url(url: str | None) -> str:
-    if not url:
+    """--url checked without connecting (exit 2 on a typo), as a libpq URL."""
+    if not url or not url.strip():
         fail(USAGE, "--url is required (or set DATABASE_URL)")
-    return url.replace("postgresql+psycopg://", "postgresql://")
-
-
-def fail(code: int, message: str) -> NoReturn:
-    errors.print(f"[red]taskhub-pg:[/red] {message}", highlight=False)
-    raise typer.Exit(code)
+    try:
+        return libpq_url(url)
+    except InvalidUrl as error:
+        fail(USAGE, f"--url {masked(url)!r}: {error}", "e.g. postgresql://user@host:5432/dbname")
 
 
 def print_json(value: Any) -> None:
@@ -61,7 +105,12 @@ def print_counts(counts: dict[str, int], as_json: bool) -> None:
     if as_json:
         print_json(counts)
     else:
-        console.print(", ".join(f"{key.replace('_', ' ')} {n}" for key, n in counts.items()))
+        out().print(", ".join(f"{key.replace('_', ' ')} {n}" for key, n in counts.items()))
+
+
+# How wide a cell print_rows keeps whole: the first column's, any other's.
+KEY_WIDTH = 40
+SHORT_WIDTH = 10
 
 
 def print_rows(title: str, rows: Sequence[dict[str, Any]], empty: str = "none") -> None:
@@ -70,12 +119,16 @@ def print_rows(title: str, rows: Sequence[dict[str, Any]], empty: str = "none") 
         console.print(f"{title}: {empty}")
         return
     table = Table(title=title, title_justify="left")
-    for column in rows[0]:
-        # One line per row; a cell too wide is cut (--json has it whole).
-        table.add_column(column, overflow="ellipsis", no_wrap=True)
-    for row in rows:
-        table.add_row(*("" if value is None else str(value) for value in row.values()))
-    console.print(table)
+    cells = [["" if value is None else str(value) for value in row.values()] for row in rows]
+    for position, column in enumerate(rows[0]):
+        # One line per row; a cell too wide is cut (--json has it whole). The
+        # first column names the row and short ones (a status) stay whole.
+        longest = max(len(row[position]) for row in cells)
+        keep = min(longest, KEY_WIDTH if position == 0 else SHORT_WIDTH)
+        table.add_column(column, overflow="ellipsis", no_wrap=True, min_width=keep)
+    for row_cells in cells:
+        table.add_row(*row_cells)
+    out().print(table)
 
 
 def confirm(question: str, yes: bool) -> None:
@@ -84,5 +137,9 @@ def confirm(question: str, yes: bool) -> None:
         return
     if not sys.stdin.isatty():
         fail(DECLINED, f"{question} Not confirmed: pass --yes to run it without asking.")
-    if not typer.confirm(question, default=False):
+    try:
+        confirmed = typer.confirm(question, default=False)
+    except typer.Abort:  # Ctrl-C or Ctrl-D at the question: a no
+        confirmed = False
+    if not confirmed:
         fail(DECLINED, "not confirmed: nothing changed")

@@ -3,7 +3,8 @@
 -- be migrated again from scratch. Used by test harnesses to tear down.
 --
 -- It first takes back what runtime roles were granted, which also drops this
--- schema's DDL guard (an event trigger of the whole database).
+-- schema's DDL guard (an event trigger of the whole database), and what
+-- operator roles were granted.
 CREATE FUNCTION __SCHEMA__.cleanup_schema()
 RETURNS void
 LANGUAGE plpgsql
@@ -23,6 +24,9 @@ BEGIN
     END IF;
     FOR v_role IN SELECT r.role_name FROM __SCHEMA__.taskhub_runtime_roles AS r LOOP
         PERFORM __SCHEMA__.taskhub_revoke_runtime_role(v_role);
+    END LOOP;
+    FOR v_role IN SELECT r.role_name FROM __SCHEMA__.taskhub_operator_roles AS r LOOP
+        PERFORM __SCHEMA__.taskhub_revoke_operator_role(v_role);
     END LOOP;
     -- The hub's functions, found before their list goes with the tables:
     -- every taskhub_* helper and every contract function the runtime is
@@ -47,7 +51,8 @@ BEGIN
         __SCHEMA__.taskhub_settings, __SCHEMA__.dead_letters,
         __SCHEMA__.taskhub_runtime_privileges, __SCHEMA__.taskhub_runtime_roles,
         __SCHEMA__.shielded_failures, __SCHEMA__.taskhub_wakeup_listeners,
-        __SCHEMA__.taskhub_definitions
+        __SCHEMA__.taskhub_definitions, __SCHEMA__.taskhub_operator_roles,
+        __SCHEMA__.taskhub_operator_privileges
         CASCADE;
     IF v_functions IS NOT NULL THEN
         EXECUTE 'DROP FUNCTION ' || array_to_string(v_functions, ', ');

@@ -1,0 +1,122 @@
+"""What an error becomes on the command line: an exit code and one line on
+stderr (one JSON object under --json), never a traceback.
+
+A verb ends with `fail` where it knows better; whatever it leaves unhandled
+(from psycopg, SQLAlchemy, Alembic, the provider or the OS) is mapped here
+by main().
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import psycopg
+import sqlalchemy.exc
+from alembic.util import CommandError
+from rich.markup import escape
+
+from provider.cli.hubs import explain_missing
+from provider.cli.options import (
+    NOT_FOUND,
+    PROBLEMS,
+    UNREACHABLE,
+    USAGE,
+    Failure,
+    errors,
+    target,
+)
+from provider.cli.urls import masked
+from provider.errors import ConfigurationError, TaskHubError
+
+# undefined_table, undefined_function, invalid_schema_name: the hub (or the
+# part of it a verb reads) is not in --schema.
+MISSING_OBJECT = ("42P01", "42883", "3F000")
+INSUFFICIENT_PRIVILEGE = "42501"
+# The server went away: admin_shutdown, crash_shutdown, cannot_connect_now.
+_GONE = ("57P01", "57P02", "57P03")
+WRONG_SCHEMA_HINT = "is --schema right? taskhub-pg status --schema NAME says what a schema holds"
+
+
+def one_line(text: object) -> str:
+    """libpq's messages run over several lines (a hint tab-indented below)."""
+    return " ".join(str(text).split())
+
+
+def report(failure: Failure, as_json: bool) -> None:
+    """The failure on stderr; a password that got into it is masked."""
+    message, hint = masked(one_line(failure.message)), failure.hint
+    hint = masked(one_line(hint)) if hint else None
+    if as_json:
+        record = {"error": message, "exit_code": failure.code, "hint": hint}
+        sys.stderr.write(json.dumps(record) + "\n")
+        return
+    line = f"{message}; {hint}" if hint else message
+    errors.print(f"[red]taskhub-pg:[/red] {escape(line)}", highlight=False)
+
+
+def is_unreachable(error: psycopg.Error) -> bool:
+    """A failure to connect, or a connection lost: no SQLSTATE, or class 08."""
+    state = error.sqlstate
+    if state is None:
+        return isinstance(error, psycopg.OperationalError | psycopg.InterfaceError)
+    return state.startswith("08") or state in _GONE
+
+
+def _missing(error: psycopg.Error | TaskHubError, message: str, hint: str | None) -> Failure:
+    """No such table or function: most often a forgotten --schema."""
+    found = explain_missing(target.url, target.schema, error)
+    return found or Failure(NOT_FOUND, message, hint or WRONG_SCHEMA_HINT)
+
+
+def database_failure(error: psycopg.Error, outcome: str = "nothing changed") -> Failure:
+    """A psycopg error: unreachable (4), no such object (3), else refused (1)
+    with the server's hint. `outcome` says what a refusal left behind."""
+    if is_unreachable(error):
+        first, *rest = [line.strip() for line in str(error).splitlines() if line.strip()] or [
+            "no answer"
+        ]
+        return Failure(UNREACHABLE, f"database unreachable: {first}", " ".join(rest) or None)
+    message = error.diag.message_primary or str(error)
+    hint = error.diag.message_hint
+    if error.sqlstate in MISSING_OBJECT:
+        return _missing(error, message, hint)
+    if error.sqlstate == INSUFFICIENT_PRIVILEGE and not hint:
+        hint = "the role of --url lacks this privilege: connect as one that has it"
+    return Failure(PROBLEMS, f"refused, {outcome}: {message}", hint)
+
+
+def _hub_failure(error: TaskHubError) -> Failure:
+    """A provider error (TaskHub calls): cannot connect (4) or refused (1)."""
+    # TaskHub.connect could not open the hub; its URL was checked already.
+    cannot_open = isinstance(error, ConfigurationError)
+    if cannot_open or (
+        error.retryable and (error.sqlstate is None or error.sqlstate.startswith("08"))
+    ):
+        return Failure(UNREACHABLE, f"database unreachable: {error.message}")
+    if error.sqlstate in MISSING_OBJECT:
+        return _missing(error, error.message, None)
+    hint = "a passing failure: try again" if error.retryable else None
+    return Failure(PROBLEMS, f"refused, nothing changed: {error.message}", hint)
+
+
+def failure_of(error: BaseException) -> Failure | None:
+    """The exit code and line of an error; None for one we do not expect
+    (a bug: its traceback is the useful report)."""
+    if isinstance(error, Failure):
+        return error
+    if isinstance(error, psycopg.Error):
+        return database_failure(error)
+    if isinstance(error, sqlalchemy.exc.DBAPIError) and isinstance(error.orig, psycopg.Error):
+        return database_failure(error.orig)
+    if isinstance(error, sqlalchemy.exc.ArgumentError):  # a URL SQLAlchemy cannot read
+        return Failure(USAGE, f"--url: {error}")
+    if isinstance(error, sqlalchemy.exc.SQLAlchemyError):
+        return Failure(PROBLEMS, f"refused, nothing changed: {error}")
+    if isinstance(error, CommandError):  # Alembic: an unknown revision, say
+        return Failure(USAGE, f"nothing changed: {error}")
+    if isinstance(error, TaskHubError):
+        return _hub_failure(error)
+    if isinstance(error, OSError):
+        return Failure(PROBLEMS, str(error))
+    return None

@@ -1,0 +1,96 @@
+"""Is there a hub in --schema? Each verb that reads or changes one asks first
+(one catalogue query), so a forgotten --schema (public by default) is exit 3
+and one line naming the hubs the database does hold."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+
+from provider.cli.options import NOT_FOUND, Failure
+from provider.cli.urls import InvalidUrl, libpq_url
+from provider.client.hub_status import HubSchema, hub_schemas
+
+LISTED = 10  # a database of many hubs: name the first few
+
+
+def _names(hubs: list[HubSchema]) -> str:
+    names = [hub.name for hub in hubs[:LISTED]]
+    more = f" and {len(hubs) - LISTED} more" if len(hubs) > LISTED else ""
+    return ", ".join(names) + more
+
+
+def hubs_hint(hubs: list[HubSchema]) -> str:
+    """Where the hubs are: what to pass as --schema instead."""
+    adopted = [hub for hub in hubs if hub.adopted]
+    duroxide = [hub for hub in hubs if not hub.adopted]
+    parts = []
+    if adopted:
+        parts.append(f"hubs on this server's database: {_names(adopted)} (pass --schema)")
+    if duroxide:
+        parts.append(
+            f"duroxide 0.2.2 schemas not adopted yet: {_names(duroxide)}"
+            " (adopt one with taskhub-pg upgrade --schema NAME)"
+        )
+    return "; ".join(parts) or "this database holds no task hub (taskhub-pg upgrade makes one)"
+
+
+def schema_exists(conn: psycopg.Connection[Any], schema: str) -> bool:
+    row = conn.execute("SELECT to_regnamespace(%s) IS NOT NULL", [f'"{schema}"']).fetchone()
+    return bool(row and row[0])
+
+
+def no_hub(conn: psycopg.Connection[Any], schema: str, code: int = NOT_FOUND) -> Failure | None:
+    """What is wrong with --schema as a hub, or None when it holds one."""
+    hubs = hub_schemas(conn)
+    here = next((hub for hub in hubs if hub.name == schema), None)
+    if here is not None and here.adopted:
+        return None
+    others = [hub for hub in hubs if hub.name != schema]
+    if here is not None:
+        return Failure(
+            code,
+            f"schema {schema} holds a duroxide 0.2.2 task hub taskhub-pg has not adopted",
+            f"adopt it with taskhub-pg upgrade --schema {schema}",
+        )
+    if not schema_exists(conn, schema):
+        return Failure(code, f"schema {schema} does not exist", hubs_hint(others))
+    return Failure(code, f"schema {schema} holds no task hub", hubs_hint(others))
+
+
+def explain_missing(url: str | None, schema: str | None, error: Exception) -> Failure | None:
+    """An undefined table or function a verb met: no hub in --schema (named
+    as no_hub names it), or a hub that lacks that part. None: cannot tell."""
+    if not url or not schema:
+        return None
+    diag = getattr(error, "diag", None)
+    what = getattr(diag, "message_primary", None) or getattr(error, "message", None) or str(error)
+    try:
+        with psycopg.connect(libpq_url(url), autocommit=True, connect_timeout=5) as conn:
+            failure = no_hub(conn, schema)
+    except (psycopg.Error, InvalidUrl):
+        return None
+    return failure or Failure(
+        NOT_FOUND,
+        f"schema {schema} lacks part of its hub: {what}",
+        "taskhub-pg check names what drifted; taskhub-pg upgrade applies pending revisions",
+    )
+
+
+@contextmanager
+def hub_connection(url: str, schema: str) -> Iterator[psycopg.Connection[Any]]:
+    """An autocommit connection, once --schema is known to hold a hub."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        failure = no_hub(conn, schema)
+        if failure is not None:
+            raise failure
+        yield conn
+
+
+def require_hub(url: str, schema: str) -> None:
+    """Exit 3 unless --schema holds a hub (a verb that connects otherwise)."""
+    with hub_connection(url, schema):
+        pass
