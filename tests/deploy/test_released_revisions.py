@@ -12,6 +12,9 @@ import pytest
 from tests.support.paths import REPO
 
 RELEASED = {
+    "0016_operator_surface": (
+        "266c175232cb71b2c59c3f799117c7492c5e5d04800bdfd4429a7b0ce297160d"
+    ),
     "0015_call_gate": "73a101768a491dc91ac02fb88a8fcc7581e35da04a2ddc4c31a65dbbdd53611f",
     "0014_citus_schema_sharding": (
         "94cbc0528a97b0af1474faadfb1616f3ab2f9d6e399dd7fe162115f543be6457"

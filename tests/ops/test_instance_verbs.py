@@ -167,3 +167,25 @@ def test_both_faces_find_and_cancel_with_one_plan(
         turn = hub.fetch_orchestration_item(30_000)
     assert turn is not None
     assert turn.messages == [{"CancelInstance": {"instance": "busy-4", "reason": "from asyncio"}}]
+
+
+def test_the_items_are_the_ones_the_duroxide_client_writes(
+    capsys: pytest.CaptureFixture[str],
+    database_url: str,
+    populated: str,
+    sql: psycopg.Connection[Any],
+) -> None:
+    """The released client and our verbs, side by side on one schema."""
+    import duroxide
+
+    client = duroxide.Client(duroxide.PostgresProvider.connect_with_schema(database_url, populated))
+    client.cancel_instance("busy-0", "user")
+    client.raise_event("busy-0", "Approve", {"by": "ops"})
+    assert (
+        cli(capsys, database_url, populated, "cancel", "busy-1", "--yes", "--reason", "user")[0]
+        == 0
+    )
+    event = ["raise-event", "busy-1", "Approve", '{"by": "ops"}']
+    assert cli(capsys, database_url, populated, *event)[0] == 0
+    theirs = [item.replace("busy-0", "busy-1") for item in queued(sql, populated, "busy-0")]
+    assert queued(sql, populated, "busy-1") == theirs
