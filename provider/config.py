@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from provider.errors import InvalidInput
 from provider.schema_name import validate_schema_name
@@ -16,7 +16,7 @@ class TaskHubConfig:
     releases it after this long. Long work keeps its lease by renewing it.
     """
 
-    url: str
+    url: str = field(repr=False)  # it may hold a password
     schema: str = "public"
     orchestration_lock_timeout_ms: int = 5_000
     worker_lock_timeout_ms: int = 30_000

@@ -26,7 +26,7 @@ from provider.cli.options import (
     errors,
     target,
 )
-from provider.cli.urls import masked
+from provider.client.connecting import masked
 from provider.errors import ConfigurationError, TaskHubError
 
 # undefined_table, undefined_function, invalid_schema_name: the hub (or the

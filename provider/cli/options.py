@@ -13,7 +13,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from provider.cli.urls import InvalidUrl, libpq_url, masked
+from provider.cli.urls import InvalidUrl, libpq_url
+from provider.client.connecting import masked
 from provider.schema_name import InvalidSchemaName, validate_schema_name
 
 # Exit codes a pipeline can branch on.
@@ -33,6 +34,8 @@ def out() -> Console:
     """Where results go: a pipe or a file has no window to fit, so nothing
     there is cut or wrapped."""
     return console if console.is_terminal else _unbounded
+
+
 errors = Console(stderr=True, soft_wrap=True)
 
 

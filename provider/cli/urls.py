@@ -3,7 +3,6 @@ is a usage error naming --url (its password masked), not a driver traceback."""
 
 from __future__ import annotations
 
-import re
 from urllib.parse import urlencode
 
 import psycopg
@@ -11,20 +10,10 @@ from psycopg.conninfo import conninfo_to_dict
 
 # postgresql+psycopg:// is SQLAlchemy's spelling, which DATABASE_URL may carry.
 SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
-MASK = "***"
-# user:password@ in a URL, and password=... in a keyword string (quoted or not).
-_URL_PASSWORD = re.compile(r"(://[^/@:\s]*:)[^@/\s]*(@)")
-_KEYWORD_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
 
 
 class InvalidUrl(ValueError):
     """--url is not something libpq can connect with."""
-
-
-def masked(text: str) -> str:
-    """`text` with any password of a URL or keyword string in it replaced."""
-    text = _URL_PASSWORD.sub(rf"\g<1>{MASK}\g<2>", text)
-    return _KEYWORD_PASSWORD.sub(rf"\g<1>{MASK}", text)
 
 
 def _check_ports(ports: object) -> None:
