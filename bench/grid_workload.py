@@ -33,6 +33,14 @@ class Cell:
     payload_bytes: int = 0
 
     @property
+    def key(self) -> str:
+        """A short name to pick the cell with (bench.grid --only)."""
+        lock = f"{self.lock_timeout_ms // 1000}s"
+        if self.kind == "light":
+            return f"light-{self.dispatchers}x{self.light_instances}-{lock}"
+        return f"hot-{self.hot_instances}x{self.history_events}x{self.payload_bytes}-{lock}"
+
+    @property
     def label(self) -> str:
         lock = f"{self.lock_timeout_ms // 1000} s lock"
         if self.kind == "light":
@@ -74,6 +82,19 @@ class CellResult:
             "ack_failures": float(self.ack_failures),
             "errors": float(self.errors),
         }
+
+
+# The last event id of an instance's execution (the history's primary key).
+LAST_EVENT_SQL = (
+    "SELECT max(h.event_id) FROM {q}.history AS h WHERE h.instance_id = %s AND h.execution_id = %s"
+)
+
+
+def receive_history_as_text(conn: psycopg.Connection[Any]) -> None:
+    """out_history as the text the server sends, whatever its type: the Python
+    parse of the history is the client's cost, not the schema's."""
+    for type_name in ("jsonb", "json"):
+        conn.adapters.register_loader(type_name, TextLoader)
 
 
 def _message(instance: str) -> str:
@@ -125,13 +146,19 @@ def seed(conn: psycopg.Connection[Any], schema: str, cell: Cell) -> None:
 def _dispatch(url: str, schema: str, cell: Cell, stop_at: float, result: CellResult) -> None:
     q = f'"{schema}"'
     fetch = (
-        "SELECT out_instance_id, out_lock_token, out_execution_id,"
-        f" jsonb_array_length(out_history), out_history FROM {q}.fetch_orchestration_item(%s, %s)"
+        "SELECT out_instance_id, out_lock_token, out_execution_id, out_history"
+        f" FROM {q}.fetch_orchestration_item(%s, %s)"
     )
-    lease_end = f"SELECT locked_until FROM {q}.instance_locks WHERE lock_token = %s"
+    # The lease as committed and the last event id, read right after the fetch
+    # (the lease held, so no ack can append meanwhile): counting the events of
+    # out_history would depend on its type (jsonb, or json on a later head).
+    lease_end = (
+        f"SELECT (SELECT locked_until FROM {q}.instance_locks WHERE lock_token = %s),"
+        f" ({LAST_EVENT_SQL.format(q=q)})"
+    )
     ack = f"SELECT {q}.ack_orchestration_item(%s, %s, %s, %s, '[]', %s, '{{}}')"
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.adapters.register_loader("jsonb", TextLoader)
+        receive_history_as_text(conn)
         conn.execute("SET statement_timeout = 10000")
         while time.monotonic() < stop_at:
             try:
@@ -142,9 +169,11 @@ def _dispatch(url: str, schema: str, cell: Cell, stop_at: float, result: CellRes
                 if row is None:
                     time.sleep(0.002)
                     continue
-                instance, token, execution, events, _ = row
-                lease = conn.execute(lease_end, [token]).fetchone()
-                left = (lease[0] if lease else 0) - arrived_ms
+                instance, token, execution, _ = row
+                read = conn.execute(lease_end, [token, instance, execution]).fetchone()
+                lease, events = read or (None, None)  # scalar subqueries: one row
+                left = (lease or 0) - arrived_ms
+                events = events or 0
                 if result.min_lease_left_ms is None or left < result.min_lease_left_ms:
                     result.min_lease_left_ms = left
                 if left <= 0:

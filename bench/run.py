@@ -16,7 +16,7 @@ import os
 import statistics
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -77,17 +77,35 @@ def drop_schema(url: str, schema: str) -> None:
         conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
-def compare(url: str, repeats: int, scenario: Callable[[str, str], Metrics]) -> dict[str, Metrics]:
-    """Run a scenario on both schemas `repeats` times, alternating the order; medians."""
-    runs: dict[str, list[Metrics]] = {flavour.name: [] for flavour in FLAVOURS}
+def alternating_runs(
+    url: str,
+    repeats: int,
+    scenario: Callable[[str, str], Metrics],
+    flavours: Sequence[Flavour] = FLAVOURS,
+) -> dict[str, list[Metrics]]:
+    """Run a scenario on a fresh schema of each flavour `repeats` times; every
+    other round in the reverse order, so that neither always runs on a warm
+    (or a tired) server. Every run is kept: per-round ratios need them."""
+    runs: dict[str, list[Metrics]] = {flavour.name: [] for flavour in flavours}
     for repeat in range(repeats):
-        order = FLAVOURS if repeat % 2 == 0 else tuple(reversed(FLAVOURS))
+        order = flavours if repeat % 2 == 0 else flavours[::-1]
         for flavour in order:
             schema = fresh_schema(url, flavour)
             try:
                 runs[flavour.name].append(scenario(url, schema))
             finally:
                 drop_schema(url, schema)
+    return runs
+
+
+def compare(
+    url: str,
+    repeats: int,
+    scenario: Callable[[str, str], Metrics],
+    flavours: Sequence[Flavour] = FLAVOURS,
+) -> dict[str, Metrics]:
+    """Run a scenario on each schema `repeats` times, alternating the order; medians."""
+    runs = alternating_runs(url, repeats, scenario, flavours)
     return {name: median_metrics(samples) for name, samples in runs.items()}
 
 

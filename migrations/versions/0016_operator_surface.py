@@ -39,6 +39,7 @@ FILES: list[str] = [
     "0016_operator_surface/enqueue_orchestrator_work.sql",
     "0016_operator_surface/taskhub_rebuild_runtime_ddl_guard.sql",
     "0016_operator_surface/taskhub_refresh_runtime_roles.sql",
+    "0016_operator_surface/taskhub_set_runtime_privileges.sql",
     "0016_operator_surface/taskhub_find_instances.sql",
     "0016_operator_surface/taskhub_grant_operator_role.sql",
     "0016_operator_surface/taskhub_revoke_operator_role.sql",
@@ -55,6 +56,7 @@ REPLACED: dict[str, list[str]] = {
     "0005_least_privilege/runtime_roles.sql": [
         "taskhub_rebuild_runtime_ddl_guard",
         "taskhub_refresh_runtime_roles",
+        "taskhub_set_runtime_privileges",
     ],
 }
 # New in this revision: dropped by the downgrade.
@@ -75,5 +77,13 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     replace_with_released(list(REPLACED), REPLACED)
-    apply_sql_files(["0016_operator_surface/downgrade_operator_roles.sql"])
+    apply_sql_files(
+        [
+            "0016_operator_surface/downgrade_operator_roles.sql",
+            # One statement each: Citus sends a DROP INDEX's whole text to the workers.
+            "0016_operator_surface/drop_taskhub_operator_roles.sql",
+            "0016_operator_surface/drop_taskhub_operator_privileges.sql",
+            "0016_operator_surface/drop_instances_created_idx.sql",
+        ]
+    )
     drop_functions(NEW_FUNCTIONS)

@@ -21,12 +21,11 @@ BEGIN
     END LOOP;
     PERFORM __SCHEMA__.taskhub_rebuild_runtime_ddl_guard();
     FOR v_operator IN
-        SELECT o.role_name
-          FROM __SCHEMA__.taskhub_operator_roles AS o
-          JOIN pg_roles AS r ON r.rolname = o.role_name
-         ORDER BY o.role_name
+        SELECT o.role_name FROM __SCHEMA__.taskhub_operator_roles AS o ORDER BY o.role_name
     LOOP
-        PERFORM __SCHEMA__.taskhub_set_operator_privileges(v_operator, true);
+        IF EXISTS (SELECT 1 FROM pg_roles AS r WHERE r.rolname = v_operator) THEN
+            PERFORM __SCHEMA__.taskhub_set_operator_privileges(v_operator, true);
+        END IF;
     END LOOP;
     RETURN v_count;
 END;

@@ -289,3 +289,41 @@ def test_a_later_revisions_tables_join_the_distributed_schema(
         ).fetchone()
         conn.execute(f'DROP TABLE "{citus_hub}".a_later_table')
     assert row == ("schema",)
+
+
+def test_roles_granted_after_distribution_get_every_privilege(
+    citus_url: str, citus_hub: str
+) -> None:
+    """A runtime or operator role added once the hub is distributed (the
+    runbook's routes): its grants are matched against the coordinator's
+    catalogue, not the worker's that holds the list of what to grant."""
+    q = f'"{citus_hub}"'
+    with (
+        login_role(citus_url) as runtime,
+        login_role(citus_url, prefix="operator") as operator,
+        psycopg.connect(citus_url, autocommit=True) as conn,
+    ):
+        conn.execute(f"SELECT {q}.taskhub_grant_runtime_role(%s, 'none')", [runtime.name])
+        conn.execute(f"SELECT {q}.taskhub_grant_operator_role(%s)", [operator.name])
+        try:
+            needed = conn.execute(
+                f"SELECT object_name FROM {q}.taskhub_runtime_privileges"
+                " WHERE object_kind = 'function'"
+            ).fetchall()
+            missing = conn.execute(
+                "SELECT p.proname FROM pg_proc AS p"
+                " WHERE p.pronamespace = %s::regnamespace"
+                "   AND p.proname = ANY (%s) AND NOT has_function_privilege(%s, p.oid, 'EXECUTE')",
+                [citus_hub, [name for (name,) in needed], runtime.name],
+            ).fetchall()
+            assert len(needed) > 30
+            assert missing == []
+            assert gate.check(citus_url, citus_hub).problems == []
+            with psycopg.connect(operator.url_on(citus_url), autocommit=True) as as_operator:
+                drift = as_operator.execute(f"SELECT count(*) FROM {q}.taskhub_check_drift()")
+                assert drift.fetchone() == (0,)
+                found = as_operator.execute(f"SELECT count(*) FROM {q}.taskhub_find_instances()")
+                assert found.fetchone() == (0,)
+        finally:
+            conn.execute(f"SELECT {q}.taskhub_revoke_runtime_role(%s)", [runtime.name])
+            conn.execute(f"SELECT {q}.taskhub_revoke_operator_role(%s)", [operator.name])

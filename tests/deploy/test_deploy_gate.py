@@ -225,25 +225,20 @@ def test_adding_or_removing_a_runtime_role_is_never_drift(
         row = conn.execute(f'SELECT version_num FROM "{schema}".taskhub_pg_alembic_version')
         (revision,) = row.fetchone() or ("none",)
     assert drift_besides_pending(capsys, database_url, schema) == []
-    with login_role(database_url) as by_cli, login_role(database_url) as by_sql:
-        code = main(
-            [
-                "upgrade",
-                "--url",
-                database_url,
-                "--schema",
-                schema,
-                "--revision",
-                revision,
-                "--runtime-role",
-                by_cli.name,
-            ]
-        )
-        assert code == 0
-        assert drift_besides_pending(capsys, database_url, schema) == []
-        with psycopg.connect(database_url, autocommit=True) as conn:
+    with (
+        login_role(database_url) as by_cli,
+        login_role(database_url) as by_sql,
+        psycopg.connect(database_url, autocommit=True) as conn,
+    ):
+        try:
+            cli = ["upgrade", "--url", database_url, "--schema", schema, "--revision", revision]
+            assert main([*cli, "--runtime-role", by_cli.name]) == 0
+            assert drift_besides_pending(capsys, database_url, schema) == []
             conn.execute(f'SELECT "{schema}".taskhub_grant_runtime_role(%s)', [by_sql.name])
             assert drift_besides_pending(capsys, database_url, schema) == []
             for role in (by_cli, by_sql):
                 conn.execute(f'SELECT "{schema}".taskhub_revoke_runtime_role(%s)', [role.name])
                 assert drift_besides_pending(capsys, database_url, schema) == []
+        finally:  # a failed check must not leave the guard's event trigger behind
+            for role in (by_cli, by_sql):
+                conn.execute(f'SELECT "{schema}".taskhub_revoke_runtime_role(%s)', [role.name])

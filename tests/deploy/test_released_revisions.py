@@ -13,7 +13,7 @@ from tests.support.paths import REPO
 
 RELEASED = {
     "0016_operator_surface": (
-        "266c175232cb71b2c59c3f799117c7492c5e5d04800bdfd4429a7b0ce297160d"
+        "b65f85f06f31780c45a36ae4d512600589240872e9c73ff7ce5ab6ef687de49d"
     ),
     "0015_call_gate": "73a101768a491dc91ac02fb88a8fcc7581e35da04a2ddc4c31a65dbbdd53611f",
     "0014_citus_schema_sharding": (

@@ -7,23 +7,32 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_statement text := CASE WHEN p_grant THEN 'GRANT %s ON %s TO %I' ELSE 'REVOKE %s ON %s FROM %I' END;
-    v_object    record;
+    v_needed    record;
+    v_target    text;
 BEGIN
     EXECUTE format(v_statement, 'USAGE', 'SCHEMA __SCHEMA__', p_role);
-    FOR v_object IN
-        SELECT rp.privilege, 'FUNCTION ' || p.oid::regprocedure::text AS target
+    -- The list is read on its own, then matched against the catalogue: on a
+    -- Citus hub it is a distributed table, and a join with pg_proc or
+    -- pg_class would run on the worker holding it, against that catalogue.
+    FOR v_needed IN
+        SELECT rp.object_kind, rp.object_name, rp.privilege
           FROM __SCHEMA__.taskhub_runtime_privileges AS rp
-          JOIN pg_proc AS p
-            ON p.proname = rp.object_name AND p.pronamespace = '__SCHEMA__'::regnamespace
-         WHERE rp.object_kind = 'function'
-        UNION ALL
-        SELECT rp.privilege, 'TABLE ' || c.oid::regclass::text
-          FROM __SCHEMA__.taskhub_runtime_privileges AS rp
-          JOIN pg_class AS c
-            ON c.relname = rp.object_name AND c.relnamespace = '__SCHEMA__'::regnamespace
-         WHERE rp.object_kind = 'table'
     LOOP
-        EXECUTE format(v_statement, v_object.privilege, v_object.target, p_role);
+        FOR v_target IN
+            SELECT 'FUNCTION ' || p.oid::regprocedure::text
+              FROM pg_proc AS p
+             WHERE v_needed.object_kind = 'function'
+               AND p.pronamespace = '__SCHEMA__'::regnamespace
+               AND p.proname = v_needed.object_name
+            UNION ALL
+            SELECT 'TABLE ' || c.oid::regclass::text
+              FROM pg_class AS c
+             WHERE v_needed.object_kind = 'table'
+               AND c.relnamespace = '__SCHEMA__'::regnamespace
+               AND c.relname = v_needed.object_name
+        LOOP
+            EXECUTE format(v_statement, v_needed.privilege, v_target, p_role);
+        END LOOP;
     END LOOP;
 
     IF p_runtime_ddl = 'guarded' THEN

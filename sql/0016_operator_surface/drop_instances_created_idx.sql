@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS __SCHEMA__.taskhub_instances_created_idx;

@@ -1,0 +1,1 @@
+DROP TABLE __SCHEMA__.taskhub_operator_roles;
