@@ -16,10 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
-from psycopg.types.string import TextLoader
 
 from scripts.workloads.contention import ContentionSettings, seed_hot_instances
-from scripts.workloads.measure import Latencies, now_ms
+from scripts.workloads.measure import (
+    LAST_EVENT_SQL,
+    Latencies,
+    now_ms,
+    receive_history_as_text,
+)
 
 
 @dataclass(frozen=True)
@@ -82,19 +86,6 @@ class CellResult:
             "ack_failures": float(self.ack_failures),
             "errors": float(self.errors),
         }
-
-
-# The last event id of an instance's execution (the history's primary key).
-LAST_EVENT_SQL = (
-    "SELECT max(h.event_id) FROM {q}.history AS h WHERE h.instance_id = %s AND h.execution_id = %s"
-)
-
-
-def receive_history_as_text(conn: psycopg.Connection[Any]) -> None:
-    """out_history as the text the server sends, whatever its type: the Python
-    parse of the history is the client's cost, not the schema's."""
-    for type_name in ("jsonb", "json"):
-        conn.adapters.register_loader(type_name, TextLoader)
 
 
 def _message(instance: str) -> str:

@@ -14,17 +14,17 @@ from typing import Any
 
 import psycopg
 
-from scripts.workloads.measure import Latencies, now_ms
+from scripts.workloads.measure import Latencies, now_ms, receive_history_as_text
 
 
 def _sample(conn: psycopg.Connection[Any], schema: str, samples: int) -> Latencies:
     q = f'"{schema}"'
     latencies = Latencies()
+    receive_history_as_text(conn)  # the turn as a runtime receives it
     for _ in range(samples):
         started = time.perf_counter()
         row = conn.execute(
-            f"SELECT out_lock_token, jsonb_array_length(out_history)"
-            f" FROM {q}.fetch_orchestration_item(%s, 30000)",
+            f"SELECT out_lock_token, out_history FROM {q}.fetch_orchestration_item(%s, 30000)",
             [now_ms()],
         ).fetchone()
         latencies.add(started)

@@ -23,7 +23,7 @@ from typing import Any
 
 import psycopg
 
-from bench.grid_workload import LAST_EVENT_SQL, receive_history_as_text, seed_light_instances
+from bench.grid_workload import seed_light_instances
 from bench.run import alternating_runs, database_url, median_metrics
 from bench.targets import (
     ANCHOR,
@@ -37,7 +37,7 @@ from bench.targets import (
 )
 from scripts.workloads.contention import ContentionSettings, seed_hot_instances
 from scripts.workloads.flavours import ALL, DUROXIDE_0_2_2, TASKHUB, Flavour
-from scripts.workloads.measure import now_ms
+from scripts.workloads.measure import LAST_EVENT_SQL, now_ms, receive_history_as_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
 HOT_ALONE = ContentionSettings(hot_instances=1, history_events=2_000, event_payload_bytes=2_000)

@@ -10,7 +10,13 @@ from typing import Any
 
 import psycopg
 
-from scripts.workloads.measure import Latencies, now_ms, run_threads
+from scripts.workloads.measure import (
+    LAST_EVENT_SQL,
+    Latencies,
+    now_ms,
+    receive_history_as_text,
+    run_threads,
+)
 
 
 @dataclass(frozen=True)
@@ -34,10 +40,12 @@ def run(url: str, schema: str, s: UniformSettings) -> dict[str, float]:
     with psycopg.connect(url, autocommit=True) as conn:
         seed(conn, schema, s)
     q = f'"{schema}"'
+    # The turn as a runtime receives it; the next event id from the history.
     fetch = (
-        "SELECT out_instance_id, out_lock_token, out_execution_id,"
-        f" jsonb_array_length(out_history) FROM {q}.fetch_orchestration_item(%s, %s)"
+        "SELECT out_instance_id, out_lock_token, out_execution_id, out_history"
+        f" FROM {q}.fetch_orchestration_item(%s, %s)"
     )
+    last_event = LAST_EVENT_SQL.format(q=q)
     ack = f"SELECT {q}.ack_orchestration_item(%s, %s, %s, %s, '[]', %s, '{{}}')"
     stop_at = time.monotonic() + s.duration_s
     turns = [0] * s.dispatchers
@@ -46,6 +54,7 @@ def run(url: str, schema: str, s: UniformSettings) -> dict[str, float]:
 
     def dispatcher(n: int) -> None:
         with psycopg.connect(url, autocommit=True) as conn:
+            receive_history_as_text(conn)
             while time.monotonic() < stop_at:
                 try:
                     started = time.perf_counter()
@@ -54,7 +63,9 @@ def run(url: str, schema: str, s: UniformSettings) -> dict[str, float]:
                     if row is None:
                         time.sleep(0.005)
                         continue
-                    instance, token, execution, history = row
+                    instance, token, execution, _ = row
+                    last = conn.execute(last_event, [instance, execution]).fetchone()
+                    history = (last[0] if last else None) or 0
                     event = {
                         "event_id": history + 1,
                         "event_type": "Event",

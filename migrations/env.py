@@ -48,7 +48,7 @@ from alembic.runtime.migration import MigrationContext, RevisionStep
 from sqlalchemy import create_engine, pool
 from sqlalchemy.engine import Connection
 
-from provider.deploy import runtime_role, table_locks
+from provider.deploy import runtime_role, table_locks, turn_form
 from provider.deploy.migration_steps import execute_sql
 from provider.deploy.revision_guard import VERSION_TABLE, RevisionGuard
 from provider.deploy.run_report import LockWait, MigrationLocksNotTaken, MigrationRun, log
@@ -235,14 +235,24 @@ CONFIGURE: dict[str, Any] = {
 }
 
 
-def _passes() -> list[tuple[bool, int | None]]:
+def _passes(new_hub: bool = False) -> list[tuple[bool, int | None]]:
     """(each revision commits on its own, the highest revision this pass
     applies): a downgrade in one pass; an upgrade up to COMMIT_EACH_FROM in
     one transaction, then revision by revision. A --sql script is one
-    transaction: a DBA applies it whole."""
-    if not UPGRADE or context.is_offline_mode():
+    transaction: a DBA applies it whole. So is the upgrade that creates a hub:
+    nothing serves it yet, and no runtime sees it before it is whole (its
+    fetch hands over json from the start: provider/deploy/turn_form.py)."""
+    if not UPGRADE or new_hub or context.is_offline_mode():
         return [(False, None)]
     return [(False, COMMIT_EACH_FROM), (True, None)]
+
+
+def _holds_a_hub(connection: Connection) -> bool:
+    row = connection.exec_driver_sql(
+        f"SELECT to_regclass('{QUOTED.replace(chr(39), chr(39) * 2)}.instances') IS NOT NULL"
+    ).fetchone()
+    connection.rollback()  # the look ends its transaction: the run begins its own
+    return bool(row and row[0])
 
 
 def _configure(per_revision: bool, limit: int | None, **connect: Any) -> None:
@@ -317,6 +327,9 @@ def _run(connection: Connection | None, first: bool = True, final: bool = True) 
                     context.execute(PRECHECK_RUNTIME_ROLE)
                 if CITUS:
                     context.execute(PRECHECK_CITUS)
+                # Whether this run creates the hub (revision 0017 reads it):
+                # decided where the run happens, a --sql script too.
+                context.execute(turn_form.new_hub_mark(SCHEMA))
                 context.execute(CREATE_SCHEMA)
         context.run_migrations()
         if final:
@@ -379,7 +392,7 @@ def _attempt_online(engine: Any, number: int) -> LockWait | None:
     the wait that stopped it, or None."""
     with engine.connect() as connection:
         try:
-            passes = _passes()
+            passes = _passes(new_hub=not _holds_a_hub(connection))
             for pass_number, (per_revision, limit) in enumerate(passes, start=1):
                 _configure(per_revision, limit, connection=connection)
                 _run(connection, first=pass_number == 1, final=pass_number == len(passes))

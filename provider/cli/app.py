@@ -10,7 +10,13 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from provider.cli import action_commands, deploy_commands, instance_commands, metrics_command
+from provider.cli import (
+    action_commands,
+    deploy_commands,
+    instance_commands,
+    metrics_command,
+    turn_form_command,
+)
 from provider.cli.failures import failure_of, one_line, report
 from provider.cli.inspect_commands import inspect_app
 from provider.cli.options import INTERRUPTED, OK, PROBLEMS, Failure, target
@@ -72,6 +78,7 @@ deploy_commands.register(app)
 app.add_typer(inspect_app, name="inspect")
 action_commands.register(app)
 instance_commands.register(app)
+turn_form_command.register(app)
 metrics_command.register(app)
 
 

@@ -33,6 +33,7 @@ from provider.cli.options import (
     fail,
     print_json,
 )
+from provider.cli.turn_form_command import downgrade_warning
 from provider.client.deploy_gate import Problem
 from provider.client.hub_status import HubStatus, read_hub_status
 from provider.deploy import gate, migrate
@@ -265,6 +266,7 @@ def register(app: typer.Typer) -> None:
         target = database_url(url)
         require_hub(target, schema)  # before asking: exit 3 if there is none to downgrade
         removes = " This removes the task hub and every row in it." if revision == "base" else ""
+        removes += downgrade_warning(target, schema, revision)
         confirm(f"Downgrade schema {schema} to revision {revision}?{removes}", yes)
         _migrate(
             lambda: migrate.downgrade(

@@ -18,7 +18,7 @@ prepared statement a re-plan): a new body comes with CREATE OR REPLACE.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 # Every function of the contract that duroxide 0.2.2's provider calls
 # (../shared/contract.md), hence every signature a running runtime has cached.
@@ -83,13 +83,18 @@ def signatures_from_rows(rows: Iterable[tuple[str, str, str]]) -> Signatures:
     return {name: tuple(sorted(overloads)) for name, overloads in found.items()}
 
 
-def changes(before: Mapping[str, tuple[tuple[str, str], ...]], after: Signatures) -> list[str]:
+def changes(
+    before: Mapping[str, tuple[tuple[str, str], ...]],
+    after: Signatures,
+    allowed: Collection[str] = (),
+) -> list[str]:
     """What a running runtime would trip over: each function that exists
     before and after and whose argument list or result type differs. (A
     downgrade below the revision that added a function drops it; that is the
-    downgrade's meaning, not a change under a runtime's feet.)"""
+    downgrade's meaning, not a change under a runtime's feet.) `allowed`: the
+    functions a revision declares it changes (turn_form's switch back)."""
     found = []
-    for name in sorted(before.keys() & after.keys()):
+    for name in sorted((before.keys() & after.keys()) - set(allowed)):
         if after[name] != before[name]:
             was = "; ".join(f"({args}) -> {result}" for args, result in before[name])
             now = "; ".join(f"({args}) -> {result}" for args, result in after[name])

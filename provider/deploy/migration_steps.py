@@ -7,6 +7,7 @@ import re
 from alembic import context, op
 from sqlalchemy import text
 
+from provider.deploy import turn_form
 from provider.deploy.sql_files import render_sql
 from provider.schema_name import quote_schema
 
@@ -125,3 +126,14 @@ END
 $definer$"""
     )
     _execute("DROP TABLE taskhub_replaced_definers")
+
+
+def create_fetch_in_turn_form() -> None:
+    """The fetch as json on a hub this run creates, else as jsonb (a runtime
+    may have the older result type prepared): provider/deploy/turn_form.py."""
+    _execute(turn_form.chooser(_schema()))
+
+
+def drop_fetch_of_form(form: str) -> None:
+    """A downgrade's first step when the released fetch is of the other form."""
+    _execute(turn_form.back_to(_schema(), form))

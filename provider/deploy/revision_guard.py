@@ -72,6 +72,10 @@ class RevisionGuard:
         # signatures of the functions the runtime calls.
         self.tables_before: dict[int, str] | None = None
         self.signatures_before: live_signatures.Signatures | None = None
+        # Functions whose result type a revision of the transaction declares it
+        # changes (CHANGES_RESULT_TYPE_ON_DOWNGRADE): a deliberate, documented
+        # switch, which the operator makes with the runtimes stopped.
+        self.declared_changes: set[str] = set()
         # Every table the revisions still to run declare. The first of them
         # locks them all: a table that a stuck session holds then stops the run
         # before anything is committed, not half-way.
@@ -85,6 +89,7 @@ class RevisionGuard:
         self.declared_in_transaction = set()
         self.revisions_in_transaction = 0
         self.tables_before = self.signatures_before = None
+        self.declared_changes = set()
 
     # -- the gate ---------------------------------------------------------
     def close_gate(self) -> None:
@@ -118,6 +123,10 @@ class RevisionGuard:
                 declared = table_locks.in_lock_order([*declared, *self.still_to_lock])
                 self.still_to_lock = []
             self.declared_in_transaction.update(declared)
+            if not step.is_upgrade:
+                self.declared_changes.update(
+                    getattr(step.revision.module, "CHANGES_RESULT_TYPE_ON_DOWNGRADE", [])
+                )
             if any(table in table_locks.HOT_PATH_ORDER for table in declared):
                 self.close_gate()
             self.revisions_in_transaction += 1
@@ -170,7 +179,9 @@ class RevisionGuard:
         """A running runtime has these signatures prepared: a change would wedge it."""
         assert self.connection is not None and self.signatures_before is not None
         after = runtime_signatures(self.connection, self.schema)
-        changed = live_signatures.changes(self.signatures_before, after)
+        changed = live_signatures.changes(
+            self.signatures_before, after, allowed=self.declared_changes
+        )
         if changed:
             raise RuntimeSignaturesChanged(
                 f"schema {self.schema}: revisions would change functions that running"

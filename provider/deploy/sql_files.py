@@ -2,7 +2,9 @@
 
 The files name the schema with two tokens: `__SCHEMA__` where an identifier is
 expected (replaced by the quoted schema) and `__SCHEMA_NAME__` inside string
-literals (replaced by the bare, validated name).
+literals (replaced by the bare, validated name). A fetch's turn type is
+`__TURN_JSON__`: json (a new hub), or jsonb (a hub whose runtimes have the
+older result type prepared; see provider/deploy/turn_form.py).
 """
 
 from __future__ import annotations
@@ -28,13 +30,22 @@ def released_folders(up_to: str | None = None) -> list[Path]:
     return sorted(found, key=lambda folder: folder.name)
 
 
-def render_text(text: str, schema: str) -> str:
-    """SQL text with the schema substituted for its two tokens."""
-    return text.replace("__SCHEMA_NAME__", validate_schema_name(schema)).replace(
-        "__SCHEMA__", quote_schema(schema)
+# The two forms of a fetch's turn (history, messages, KV snapshot).
+TURN_FORMS = ("json", "jsonb")
+
+
+def render_text(text: str, schema: str, turn_form: str = "json") -> str:
+    """SQL text with the schema substituted for its two tokens, and the turn's form."""
+    if turn_form not in TURN_FORMS:
+        raise ValueError(f"turn_form must be one of {TURN_FORMS}, not {turn_form!r}")
+    return (
+        text.replace("__SCHEMA_NAME__", validate_schema_name(schema))
+        .replace("__SCHEMA__", quote_schema(schema))
+        .replace("__TURN_JSON__", turn_form)
     )
 
 
-def render_sql(relative_path: str, schema: str) -> str:
+def render_sql(relative_path: str, schema: str, turn_form: str = "json") -> str:
     """The text of one SQL file with the schema substituted."""
-    return render_text((sql_dir() / relative_path).read_text(encoding="utf-8"), schema)
+    text = (sql_dir() / relative_path).read_text(encoding="utf-8")
+    return render_text(text, schema, turn_form)

@@ -20,7 +20,12 @@ from typing import Any
 
 import psycopg
 
-from scripts.workloads.measure import Latencies, now_ms
+from scripts.workloads.measure import (
+    LAST_EVENT_SQL,
+    Latencies,
+    now_ms,
+    receive_history_as_text,
+)
 
 NOW_MS_SQL = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 
@@ -162,16 +167,22 @@ class _Dispatcher(threading.Thread):
 
     def run(self) -> None:
         q = f'"{self.schema}"'
+        # The turn as a runtime receives it (its history as text, any type).
         fetch = (
             "SELECT out_instance_id, out_lock_token, out_execution_id,"
-            " jsonb_array_length(out_history), out_attempt_count"
+            " out_history, out_attempt_count"
             f" FROM {q}.fetch_orchestration_item(%s, %s)"
         )
-        # The lease as committed, read right after the fetch returned.
-        lease_end = f"SELECT locked_until FROM {q}.instance_locks WHERE lock_token = %s"
+        # The lease as committed and the last event id, read right after the
+        # fetch returned (the lease holds: no ack appends meanwhile).
+        lease_end = (
+            f"SELECT (SELECT locked_until FROM {q}.instance_locks WHERE lock_token = %s),"
+            f" ({LAST_EVENT_SQL.format(q=q)})"
+        )
         ack = f"SELECT {q}.ack_orchestration_item(%s, %s, %s, %s, '[]', '[]', '{{}}')"
         r = self.result
         with psycopg.connect(self.url, autocommit=True) as conn:
+            receive_history_as_text(conn)
             conn.execute(f"SET statement_timeout = {self.s.statement_timeout_ms}")
             while time.monotonic() < self.stop_at:
                 try:
@@ -183,10 +194,12 @@ class _Dispatcher(threading.Thread):
                         r.empty_fetches += 1
                         time.sleep(self.s.empty_poll_sleep_ms / 1000)
                         continue
-                    instance, token, execution_id, history_len, attempts = row
+                    instance, token, execution_id, _, attempts = row
                     r.max_attempt_count = max(r.max_attempt_count, attempts)
-                    lease = conn.execute(lease_end, [token]).fetchone()
-                    remaining = (lease[0] if lease else 0) - arrived_ms
+                    read = conn.execute(lease_end, [token, instance, execution_id]).fetchone()
+                    lease, history_len = read or (None, None)  # scalar subqueries: one row
+                    history_len = history_len or 0
+                    remaining = (lease or 0) - arrived_ms
                     if r.min_lease_remaining_ms is None or remaining < r.min_lease_remaining_ms:
                         r.min_lease_remaining_ms = remaining
                     if remaining <= 0:

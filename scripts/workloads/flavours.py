@@ -12,6 +12,9 @@
 * `taskhub-without-wakeups`: our schema with no push wakeups at all (revision
   0008, the last before them, with the jit = off of 0010): the anchor that
   the notifications' cost is measured against.
+* `taskhub-jsonb`: our schema at head on a hub that existed before revision
+  0017, so its fetch still hands the turn over as jsonb (not yet switched):
+  what json saves is measured against it.
 """
 
 from __future__ import annotations
@@ -72,6 +75,11 @@ def _taskhub_without_wakeups(url: str, schema: str) -> None:
             conn.execute(f"ALTER FUNCTION {function} SET jit = off")
 
 
+def _taskhub_made_before_json(url: str, schema: str) -> None:
+    migrate.upgrade(url, schema, "0016")
+    migrate.upgrade(url, schema)
+
+
 def _taskhub_at(revision: str) -> Callable[[str, str], None]:
     """Our schema as an earlier revision left it: the defect a later one fixed is still there."""
 
@@ -94,6 +102,7 @@ TASKHUB_0012 = Flavour("taskhub-0012", "t12", _taskhub_at("0012"))
 # The last revision before the call gate (0015): what the gate costs per call.
 TASKHUB_0014 = Flavour("taskhub-0014", "t14", _taskhub_at("0014"))
 TASKHUB_WITHOUT_WAKEUPS = Flavour("taskhub-without-wakeups", "tnw", _taskhub_without_wakeups)
+TASKHUB_JSONB = Flavour("taskhub-jsonb", "tjb", _taskhub_made_before_json)
 ALL = {
     flavour.name: flavour
     for flavour in (
@@ -109,5 +118,6 @@ ALL = {
         TASKHUB_0012,
         TASKHUB_0014,
         TASKHUB_WITHOUT_WAKEUPS,
+        TASKHUB_JSONB,
     )
 }

@@ -7,6 +7,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from psycopg.types.string import TextLoader
 
 
 def now_ms() -> int:
@@ -54,3 +58,19 @@ def run_threads(count: int, body: Callable[[int], None]) -> float:
     for thread in threads:
         thread.join()
     return time.perf_counter() - started
+
+
+# The last event id of an instance's execution (the history's primary key):
+# a dispatcher's next event id, whatever type out_history is (jsonb, or json
+# on a hub made at revision 0017 or later).
+LAST_EVENT_SQL = (
+    "SELECT max(h.event_id) FROM {q}.history AS h WHERE h.instance_id = %s AND h.execution_id = %s"
+)
+
+
+def receive_history_as_text(conn: psycopg.Connection[Any]) -> None:
+    """The turn as the text the server sends, whatever its type, as the
+    runtime receives it: parsing it in Python is the client's cost, not the
+    schema's."""
+    for type_name in ("jsonb", "json"):
+        conn.adapters.register_loader(type_name, TextLoader)

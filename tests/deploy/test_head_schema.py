@@ -43,7 +43,7 @@ def test_make_revision_points_each_function_at_its_newest_released_file() -> Non
     from scripts import new_revision
 
     assert new_revision.released_file_of("fetch_orchestration_item") == (
-        "0015_call_gate/fetch_orchestration_item.sql"
+        "0017_turn_as_json/fetch_orchestration_item.sql"
     )
     assert new_revision.released_file_of("taskhub_clock_ms") == "0007_fault_tolerance/clock.sql"
     assert new_revision.released_file_of("taskhub_apply_kv_mutations") == (

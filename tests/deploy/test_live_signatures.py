@@ -13,7 +13,7 @@ import pytest
 from provider.deploy import live_signatures, migrate
 from provider.deploy.run_report import RuntimeSignaturesChanged
 from scripts.head_schema import apply_head
-from tests.support.contract import CONTRACT_FUNCTIONS
+from tests.support.contract import CONTRACT_FUNCTIONS, turn_as_json
 from tests.support.db import new_schema_name
 from tests.support.extra_revision import migrations_with_revision, upgrade_with
 from tests.support.flavours import DUROXIDE_0_2_2
@@ -74,13 +74,25 @@ def test_head_has_the_runtimes_signatures(database_url: str) -> None:
         apply_head(conn, head_schema)
     head = signatures(database_url, head_schema)
     assert sorted(head) == sorted(CONTRACT_FUNCTIONS)
-    assert live_signatures.changes(signatures(database_url, released_schema), head) == []
+    released = signatures(database_url, released_schema)
+    # Head is a new hub's form: the turn as json (revision 0017), the rest as 0.2.2.
+    ((args, result),) = released["fetch_orchestration_item"]
+    assert head["fetch_orchestration_item"] == ((args, turn_as_json(result)),)
+    changed = live_signatures.changes(released, head)
+    assert len(changed) == 1 and changed[0].startswith("fetch_orchestration_item:")
+
+
+def existing_hub(url: str) -> str:
+    """A hub that existed before revision 0017: its fetch stays jsonb."""
+    schema = new_schema_name("sig")
+    migrate.upgrade(url, schema, "0016")
+    migrate.upgrade(url, schema)
+    return schema
 
 
 def test_a_changed_result_type_is_caught(database_url: str) -> None:
     """The comparison the walk above relies on, against the change that wedges a runtime."""
-    schema = new_schema_name("sig")
-    migrate.upgrade(database_url, schema)
+    schema = existing_hub(database_url)
     before = signatures(database_url, schema)
     with psycopg.connect(database_url) as conn:
         conn.execute(JSON_HISTORY.format(schema=f'"{schema}"'))

@@ -37,3 +37,20 @@ def test_a_cloned_schema_is_the_schema_the_migrations_make(
         assert from_clone[kind] == from_migrations[kind], kind
     version = sql.execute(f'SELECT version_num FROM "{cloned}".taskhub_pg_alembic_version')
     assert version.fetchall() == [(migrate.head_revision(),)]
+
+
+def test_each_set_of_templates_has_templates_of_its_own(
+    database_url: str, runtime_login: LoginRole, sql: psycopg.Connection[Any]
+) -> None:
+    """Another set's first template may be of another kind: a plain clone must
+    not come from a template granted to the runtime role."""
+    SchemaTemplates(database_url).create(
+        new_schema_name("cl"), runtime_role=runtime_login.name, runtime_ddl="none"
+    )
+    plain = SchemaTemplates(database_url).create(new_schema_name("cl"))
+    granted = sql.execute(
+        "SELECT count(*) FROM pg_proc AS p WHERE p.pronamespace = %s::regnamespace"
+        " AND has_function_privilege(%s, p.oid, 'EXECUTE')",
+        [plain, runtime_login.name],
+    ).fetchone()
+    assert granted == (0,)

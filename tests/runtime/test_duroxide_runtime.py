@@ -19,7 +19,7 @@ import psycopg
 import pytest
 
 from provider import AsyncTaskHub, TaskHub
-from provider.deploy import migrate
+from provider.deploy import migrate, turn_form
 from tests.support.db import new_schema_name
 from tests.support.roles import LoginRole
 
@@ -142,18 +142,25 @@ def register(runtime: Any) -> None:
         return value
 
 
-@pytest.fixture(scope="module", params=["as_owner", "as_runtime_role"])
+@pytest.fixture(scope="module", params=["as_owner", "as_runtime_role", "switched_to_json"])
 def runtime(
     request: pytest.FixtureRequest, database_url: str, runtime_login: LoginRole
 ) -> Iterator[RuntimeOnOurSchema]:
-    """The runtime logs in as the schema's owner, or as a least-privilege role
-    that `runtime_role=` granted only what a runtime needs."""
+    """The runtime logs in as the schema's owner (a new hub: its turns come as
+    json), or as a least-privilege role that `runtime_role=` granted only what
+    a runtime needs; or as that role on a hub made before revision 0017
+    (jsonb), switched to json by the gated step."""
     schema = new_schema_name("rt")
     if request.param == "as_owner":
         migrate.upgrade(database_url, schema)
         login_url = database_url
-    else:
+    elif request.param == "as_runtime_role":
         migrate.upgrade(database_url, schema, runtime_role=runtime_login.name)
+        login_url = runtime_login.url
+    else:
+        migrate.upgrade(database_url, schema, "0016", runtime_role=runtime_login.name)
+        migrate.upgrade(database_url, schema)
+        assert turn_form.switch(database_url, schema, "json").was == "jsonb"
         login_url = runtime_login.url
     provider = duroxide.PostgresProvider.connect_with_schema(login_url, schema)
     runtime = duroxide.Runtime(

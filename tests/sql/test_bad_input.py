@@ -442,10 +442,12 @@ def test_no_stored_row_makes_a_fetch_fail(
 
     bad = fetch_row(sql, flavour_schema)
     assert bad is not None and bad[0] == "bad" and bad[2] == 1
-    # Leased and handed over, the unreadable row as a JSON string: the
-    # runtime sees a history error and poisons this instance after its attempts.
+    # Leased and handed over: a row the fetch could not parse as a JSON string
+    # of its text (the runtime sees a history error and poisons this instance
+    # after its attempts); on a json hub a \u0000 escape is valid JSON, and
+    # the row goes as it is (the runtime reads it).
     handed_over = bad[3] if where == "history" else bad[4]
-    assert payload in handed_over
+    assert payload in handed_over or json.loads(payload) in handed_over
     good = fetch_row(sql, flavour_schema)
     assert good is not None and good[0] == "good"
 

@@ -52,3 +52,15 @@ CONTRACT_TABLES = [
 
 # The tables the procedures write (all but the migration ledger).
 DATA_TABLES = [table for table in CONTRACT_TABLES if table != "_duroxide_migrations"]
+
+
+# The turn's three columns of fetch_orchestration_item, which a hub created at
+# revision 0017 or later hands over as json (0.2.2 and older hubs: jsonb).
+TURN_COLUMNS = ("out_history", "out_messages", "out_kv_snapshot")
+
+
+def turn_as_json(result_type: str) -> str:
+    """fetch_orchestration_item's result type with the turn as json."""
+    for column in TURN_COLUMNS:
+        result_type = result_type.replace(f"{column} jsonb", f"{column} json")
+    return result_type

@@ -62,6 +62,9 @@ class SchemaTemplates:
     database_url: str
     # (template name, its dump or None when it cannot be dumped) per kind of schema
     _templates: dict[RuntimeGrant, tuple[str, str | None]] = field(default_factory=dict)
+    # Each instance names its own templates: another instance's template0 may
+    # be of another kind (granted to a runtime role, say).
+    _instance: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
 
     def create(
         self, schema: str, runtime_role: str | None = None, runtime_ddl: str = "guarded"
@@ -89,7 +92,7 @@ class SchemaTemplates:
         return all(script is not None for _, script in self._templates.values())
 
     def _migrate_template(self, grant: RuntimeGrant) -> tuple[str, str | None]:
-        name = f"template{len(self._templates)}_{_SESSION}"
+        name = f"template{len(self._templates)}_{self._instance}_{_SESSION}"
         migrate.upgrade(self.database_url, name, runtime_role=grant[0], runtime_ddl=grant[1])
         return name, _dump_schema(self.database_url, name)
 

@@ -21,6 +21,12 @@
 -- index-driven whatever the table statistics say: a plan made while a table
 -- was nearly empty must not turn into a sequential scan once it is large.
 --
+-- The turn (history, messages, KV snapshot) is handed over as json: the
+-- text as stored, validated once, never built into jsonb and printed again.
+-- A hub that served runtimes before revision 0017 keeps jsonb until it is
+-- switched (`taskhub-pg history-format json`, with its runtimes stopped: a
+-- runtime has the result type prepared). __TURN_JSON__ is json or jsonb.
+--
 -- Returns no row when nothing was leased.
 CREATE FUNCTION __SCHEMA__.fetch_orchestration_item(
     p_now_ms              bigint,
@@ -33,11 +39,11 @@ RETURNS TABLE (
     out_orchestration_name    text,
     out_orchestration_version text,
     out_execution_id          bigint,
-    out_history               jsonb,
-    out_messages              jsonb,
+    out_history               __TURN_JSON__,
+    out_messages              __TURN_JSON__,
     out_lock_token            text,
     out_attempt_count         integer,
-    out_kv_snapshot           jsonb
+    out_kv_snapshot           __TURN_JSON__
 )
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -75,8 +81,8 @@ DECLARE
     v_execution  bigint;
     v_known      boolean;
     v_history_text text;
-    v_messages   jsonb;
-    v_history    jsonb;
+    v_messages   __TURN_JSON__;
+    v_history    __TURN_JSON__;
     v_kv         jsonb;
     v_token      text;
     v_locked_until bigint;
@@ -249,10 +255,11 @@ BEGIN
               INTO v_kv
               FROM __SCHEMA__.kv_store AS s
              WHERE s.instance_id = v_instance;
-            v_messages := v_messages_text::jsonb;
-            v_history := coalesce(v_history_text, '[]')::jsonb;
+            v_messages := v_messages_text::__TURN_JSON__;
+            v_history := coalesce(v_history_text, '[]')::__TURN_JSON__;
         EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
-            SELECT turn.out_messages, turn.out_history, turn.out_kv_snapshot
+            SELECT turn.out_messages::__TURN_JSON__, turn.out_history::__TURN_JSON__,
+                   turn.out_kv_snapshot
               INTO v_messages, v_history, v_kv
               FROM __SCHEMA__.taskhub_read_turn_row_by_row(v_instance, v_execution, v_live_ids)
                    AS turn;
@@ -264,7 +271,7 @@ BEGIN
             SELECT coalesce(m -> k ->> 'orchestration', 'Unknown'),
                    coalesce(m -> k ->> 'version', 'unknown')
               INTO v_name, v_version
-              FROM jsonb_array_elements(v_messages) WITH ORDINALITY AS msg (m, pos),
+              FROM jsonb_array_elements(v_messages::jsonb) WITH ORDINALITY AS msg (m, pos),
                    LATERAL (SELECT __SCHEMA__.taskhub_work_item_kind(m) AS k) AS kind
              WHERE k IN ('StartOrchestration', 'ContinueAsNew')
              ORDER BY pos
@@ -272,7 +279,7 @@ BEGIN
             IF NOT FOUND THEN
                 SELECT coalesce(ev ->> 'name', 'Unknown'), coalesce(ev ->> 'version', 'unknown')
                   INTO v_name, v_version
-                  FROM jsonb_array_elements(v_history) AS ev
+                  FROM jsonb_array_elements(v_history::jsonb) AS ev
                  WHERE ev ->> 'type' = 'OrchestrationStarted'
                  LIMIT 1;
                 IF NOT FOUND THEN
@@ -309,7 +316,7 @@ BEGIN
         out_messages := v_messages;
         out_lock_token := v_token;
         out_attempt_count := v_attempts + 1;
-        out_kv_snapshot := v_kv;
+        out_kv_snapshot := v_kv::__TURN_JSON__;
         RETURN NEXT;
         RETURN;
     END LOOP;

@@ -1,0 +1,67 @@
+"""taskhub-pg history-format: how the hub's fetch hands over a turn (json or
+jsonb), and the gated switch between the two (provider/deploy/turn_form.py)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+import psycopg
+import typer
+
+from provider.cli.hubs import hub_connection
+from provider.cli.options import PROBLEMS, AsJson, Schema, Url, database_url, fail, out, print_json
+from provider.deploy import turn_form
+
+
+class Form(StrEnum):
+    json = "json"
+    jsonb = "jsonb"
+
+
+def downgrade_warning(url: str, schema: str, revision: str) -> str:
+    """What a downgrade below 0017 does to a json hub, for its question."""
+    if revision != "base" and (not revision.isdigit() or int(revision) >= 17):
+        return ""
+    with psycopg.connect(url, autocommit=True) as conn:
+        if turn_form.current_form(conn, schema) != "json":
+            return ""
+    return (
+        " Its fetch goes back from json to jsonb: stop its runtimes first"
+        " (they have the result type prepared)."
+    )
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("history-format")
+    def history_format(
+        form: Annotated[Form | None, typer.Argument(help="switch to this form")] = None,
+        url: Url = None,
+        schema: Schema = "public",
+        force: Annotated[
+            bool, typer.Option(help="switch even while sessions look like runtimes")
+        ] = False,
+        as_json: AsJson = False,
+    ) -> None:
+        """Show (without FORM) or switch how fetch_orchestration_item hands over a
+        turn: json (hubs created at revision 0017 or later: validated once, never
+        rebuilt) or jsonb (hubs that existed before). Switch with the runtimes
+        stopped: they have the result type prepared. Refused (exit 1) while a
+        session that looks like a runtime is connected, unless --force."""
+        target = database_url(url)
+        with hub_connection(target, schema) as conn:
+            current = turn_form.current_form(conn, schema)
+        if form is None:
+            if as_json:
+                print_json({"schema": schema, "form": current})
+            else:
+                out().print(f"schema {schema}: the fetch hands over {current}")
+            return
+        try:
+            done = turn_form.switch(target, schema, form.value, force=force)
+        except turn_form.SwitchRefused as refused:
+            fail(PROBLEMS, f"nothing changed: {refused}")
+        if as_json:
+            print_json({"schema": schema, "was": done.was, "form": done.now})
+        else:
+            out().print(done.summary())

@@ -1,0 +1,107 @@
+"""The turn's form (provider/deploy/turn_form.py): a hub a run creates hands
+its turns over as json; a hub that served before revision 0017 keeps jsonb
+(its runtimes have that result type prepared) until the gated switch, which
+refuses while a runtime seems connected; a downgrade goes back to jsonb."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import psycopg
+import pytest
+
+from provider.cli import main
+from provider.deploy import gate, migrate, turn_form
+from tests.support.db import new_schema_name
+from tests.support.flavours import DUROXIDE_0_2_2
+from tests.support.paths import REPO
+from tests.support.work_items import start_orchestration
+
+
+def form(url: str, schema: str) -> str | None:
+    with psycopg.connect(url) as conn:
+        return turn_form.current_form(conn, schema)
+
+
+def made_before_0017(url: str) -> str:
+    schema = new_schema_name("tf")
+    migrate.upgrade(url, schema, "0016")
+    migrate.upgrade(url, schema)
+    return schema
+
+
+def test_a_new_hub_is_json_and_an_existing_one_stays_jsonb(database_url: str) -> None:
+    new = new_schema_name("tf")
+    migrate.upgrade(database_url, new)
+    assert form(database_url, new) == "json"
+    assert form(database_url, made_before_0017(database_url)) == "jsonb"
+    adopted = DUROXIDE_0_2_2.create_schema(database_url, new_schema_name("tf"))
+    migrate.upgrade(database_url, adopted)
+    assert form(database_url, adopted) == "jsonb"
+    for schema in (new, adopted):
+        assert gate.check(database_url, schema).problems == []
+
+
+def test_a_sql_script_decides_where_it_runs(database_url: str) -> None:
+    """The same offline script makes a json hub of an empty schema."""
+    schema = new_schema_name("tf")
+    script = subprocess.run(
+        [str(REPO / ".venv/bin/python"), "-m", "provider", "sql", "--schema", schema],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(script.encode())
+    assert form(database_url, schema) == "json"
+
+
+def test_the_turn_reads_the_same_in_both_forms(database_url: str) -> None:
+    """The runtime's decoder reads either: the same values come out."""
+    turns = []
+    for schema in (new_schema_name("tf"), made_before_0017(database_url)):
+        migrate.upgrade(database_url, schema)
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(
+                f'SELECT "{schema}".enqueue_orchestrator_work(%s, %s, now())',
+                ["same", json.dumps(start_orchestration("same"))],
+            )
+            row = conn.execute(
+                "SELECT out_history, out_messages, out_kv_snapshot"
+                f' FROM "{schema}".fetch_orchestration_item(0, 30000)'
+            ).fetchone()
+        turns.append(row)
+    assert turns[0] == turns[1]
+
+
+def test_the_switch_refuses_while_a_runtime_seems_connected(
+    capsys: pytest.CaptureFixture[str], database_url: str
+) -> None:
+    schema = made_before_0017(database_url)
+    target = ["--url", database_url, "--schema", schema]
+    with psycopg.connect(database_url, autocommit=True, application_name="a-runtime") as conn:
+        conn.execute(f'SELECT * FROM "{schema}".fetch_orchestration_item(0, 30000)')
+        capsys.readouterr()
+        assert main(["history-format", "json", *target]) == 1
+        refusal = capsys.readouterr().err
+        assert "look like runtimes" in refusal and "a-runtime" in refusal
+        assert form(database_url, schema) == "jsonb"
+        assert main(["history-format", "json", "--force", *target]) == 0
+    assert form(database_url, schema) == "json"
+    assert gate.check(database_url, schema).problems == []
+    assert main(["history-format", "jsonb", *target]) == 0
+    assert form(database_url, schema) == "jsonb"
+    capsys.readouterr()
+    assert main(["history-format", *target, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"schema": schema, "form": "jsonb"}
+
+
+def test_a_downgrade_goes_back_to_jsonb_and_an_upgrade_keeps_it(database_url: str) -> None:
+    schema = new_schema_name("tf")
+    migrate.upgrade(database_url, schema)
+    migrate.downgrade(database_url, schema, "0016")
+    assert form(database_url, schema) == "jsonb"
+    migrate.upgrade(database_url, schema)
+    assert form(database_url, schema) == "jsonb"  # it existed: its runtimes may run
+    assert gate.check(database_url, schema).problems == []
