@@ -16,7 +16,7 @@ from scripts.head_schema import apply_head
 from tests.support.contract import CONTRACT_FUNCTIONS, turn_as_json
 from tests.support.db import new_schema_name
 from tests.support.extra_revision import migrations_with_revision, upgrade_with
-from tests.support.flavours import DUROXIDE_0_2_2
+from tests.support.flavours import DUROXIDE_0_2_2, TASKHUB_JSONB
 
 REVISIONS = [f"{n:04d}" for n in range(1, int(migrate.head_revision()) + 1)]
 
@@ -82,17 +82,10 @@ def test_head_has_the_runtimes_signatures(database_url: str) -> None:
     assert len(changed) == 1 and changed[0].startswith("fetch_orchestration_item:")
 
 
-def existing_hub(url: str) -> str:
-    """A hub that existed before revision 0017: its fetch stays jsonb."""
-    schema = new_schema_name("sig")
-    migrate.upgrade(url, schema, "0016")
-    migrate.upgrade(url, schema)
-    return schema
-
-
 def test_a_changed_result_type_is_caught(database_url: str) -> None:
     """The comparison the walk above relies on, against the change that wedges a runtime."""
-    schema = existing_hub(database_url)
+    # A hub made before 0017: its fetch is still jsonb, as a runtime has it.
+    schema = TASKHUB_JSONB.create_schema(database_url, new_schema_name("sig"))
     before = signatures(database_url, schema)
     with psycopg.connect(database_url) as conn:
         conn.execute(JSON_HISTORY.format(schema=f'"{schema}"'))

@@ -14,7 +14,7 @@ import pytest
 from provider.cli import main
 from provider.deploy import gate, migrate, turn_form
 from tests.support.db import new_schema_name
-from tests.support.flavours import DUROXIDE_0_2_2
+from tests.support.flavours import DUROXIDE_0_2_2, TASKHUB_JSONB
 from tests.support.paths import REPO
 from tests.support.work_items import start_orchestration
 
@@ -25,10 +25,7 @@ def form(url: str, schema: str) -> str | None:
 
 
 def made_before_0017(url: str) -> str:
-    schema = new_schema_name("tf")
-    migrate.upgrade(url, schema, "0016")
-    migrate.upgrade(url, schema)
-    return schema
+    return TASKHUB_JSONB.create_schema(url, new_schema_name("tf"))
 
 
 def test_a_new_hub_is_json_and_an_existing_one_stays_jsonb(database_url: str) -> None:

@@ -1,5 +1,19 @@
 """The schemas a test can run against (scripts.workloads.flavours, shared with the bench)."""
 
-from scripts.workloads.flavours import ALL, DUROXIDE_0_2_2, TASKHUB, TASKHUB_CALLER_CLOCK, Flavour
+from scripts.workloads.flavours import (
+    ALL,
+    DUROXIDE_0_2_2,
+    TASKHUB,
+    TASKHUB_CALLER_CLOCK,
+    TASKHUB_JSONB,
+    Flavour,
+)
 
-__all__ = ["ALL", "DUROXIDE_0_2_2", "TASKHUB", "TASKHUB_CALLER_CLOCK", "Flavour"]
+__all__ = [
+    "ALL",
+    "DUROXIDE_0_2_2",
+    "TASKHUB",
+    "TASKHUB_CALLER_CLOCK",
+    "TASKHUB_JSONB",
+    "Flavour",
+]
