@@ -20,12 +20,7 @@ from typing import Any
 
 import psycopg
 
-from scripts.workloads.measure import (
-    LAST_EVENT_SQL,
-    Latencies,
-    now_ms,
-    receive_history_as_text,
-)
+from scripts.workloads.measure import LAST_EVENT_SQL, Latencies, now_ms
 
 NOW_MS_SQL = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 
@@ -167,10 +162,12 @@ class _Dispatcher(threading.Thread):
 
     def run(self) -> None:
         q = f'"{self.schema}"'
-        # The turn as a runtime receives it (its history as text, any type).
+        # The lease, not the transfer: the history is read and its lease
+        # computed by the fetch, but not sent (bench/grid_workload.py sends it,
+        # as a runtime receives it). Any form of out_history (jsonb, json).
         fetch = (
             "SELECT out_instance_id, out_lock_token, out_execution_id,"
-            " out_history, out_attempt_count"
+            " out_history IS NOT NULL, out_attempt_count"
             f" FROM {q}.fetch_orchestration_item(%s, %s)"
         )
         # The lease as committed and the last event id, read right after the
@@ -182,7 +179,6 @@ class _Dispatcher(threading.Thread):
         ack = f"SELECT {q}.ack_orchestration_item(%s, %s, %s, %s, '[]', '[]', '{{}}')"
         r = self.result
         with psycopg.connect(self.url, autocommit=True) as conn:
-            receive_history_as_text(conn)
             conn.execute(f"SET statement_timeout = {self.s.statement_timeout_ms}")
             while time.monotonic() < self.stop_at:
                 try:
