@@ -50,6 +50,10 @@ def new_hub_mark(schema: str) -> str:
     )
 
 
+def _fetch_exists(schema: str) -> str:
+    return f"to_regprocedure('{quote_schema(schema)}.{FUNCTION}{ARGUMENTS}') IS NOT NULL"
+
+
 def _create(schema: str, relative_path: str, form: str) -> tuple[str, str]:
     """The file's CREATE FUNCTION in `form`, after dropping a fetch of the other
     form (CREATE OR REPLACE cannot change a result type)."""
@@ -68,9 +72,8 @@ def chooser(schema: str, relative_path: str = FETCH_FILE) -> str:
     parts = []
     for form in ("json", "jsonb"):
         drop, create = _create(schema, relative_path, form)
-        exists = f"to_regprocedure('{quote_schema(schema)}.{FUNCTION}{ARGUMENTS}') IS NOT NULL"
         parts.append(
-            f"IF {exists} THEN {drop} END IF;\n"
+            f"IF {_fetch_exists(schema)} THEN {drop} END IF;\n"
             f"        EXECUTE $create_{form}$\n{create}\n$create_{form}$;"
         )
     return f"""DO $turn_form$
@@ -88,8 +91,7 @@ def back_to(schema: str, form: str) -> str:
     """A downgrade's first step: drop a fetch of the other form, so that the
     released one (jsonb) can be put back in place."""
     drop, _ = _create(schema, FETCH_FILE, form)
-    exists = f"to_regprocedure('{quote_schema(schema)}.{FUNCTION}{ARGUMENTS}') IS NOT NULL"
-    return f"DO $turn_form$ BEGIN IF {exists} THEN {drop} END IF; END $turn_form$"
+    return f"DO $turn_form$ BEGIN IF {_fetch_exists(schema)} THEN {drop} END IF; END $turn_form$"
 
 
 def current_form(conn: psycopg.Connection[Any], schema: str) -> str | None:
