@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from provider.cli.action_commands import cutoff_ms
-from provider.cli.hubs import hub_connection, require_hub
+from provider.cli.hubs import require_hub
 from provider.cli.inspect_commands import inspect_app
 from provider.cli.options import (
     NOT_FOUND,
@@ -27,7 +27,6 @@ from provider.cli.options import (
     print_json,
     print_rows,
 )
-from provider.client import runbook
 from provider.client.task_hub import TaskHub
 from provider.types import INSTANCE_STATUSES, InstanceSummary
 
@@ -110,18 +109,16 @@ def instances(
         console.print(f"more: --after {next_after}", highlight=False)
 
 
-def _current_status(url: str, schema: str, instance_id: str) -> str:
-    """The instance's status (Pending: known only by its messages); exit 3 if none."""
-    with hub_connection(url, schema) as conn:
-        try:
-            report = runbook.read_instance(conn, schema, instance_id)
-        except runbook.RunbookError as error:
-            fail(NOT_FOUND, str(error))
-    if report.instance.get("status") == "Pending":
-        return "Pending"
-    current_id = report.instance.get("current_execution_id")
-    current = [e for e in report.executions if e["execution_id"] == current_id]
-    return str(current[0]["status"]) if current else "Running"
+def _status_unless_ended(hub: TaskHub, instance_id: str, if_ended: str) -> str:
+    """The instance's status (Pending: known only by its messages); exit 3 if
+    there is no such instance, exit 1 (saying `if_ended`) if it has ended."""
+    found = hub.find_instances(instance_id=instance_id, limit=1)
+    if not found:
+        fail(NOT_FOUND, f"instance {instance_id} not found")
+    status = found[0].status or "Running"  # its execution row is not written yet
+    if status in ENDED:
+        fail(PROBLEMS, f"instance {instance_id} already ended ({status}): {if_ended}")
+    return status
 
 
 def register(app: typer.Typer) -> None:
@@ -140,11 +137,10 @@ def register(app: typer.Typer) -> None:
         client does: it ends as Failed (cancelled) at its next turn, and its
         sub-orchestrations with it."""
         target = database_url(url)
-        status = _current_status(target, schema, instance_id)
-        if status in ENDED:
-            fail(PROBLEMS, f"instance {instance_id} already ended ({status}): nothing to cancel")
-        confirm(f"Cancel instance {instance_id} ({status})?", yes)
+        require_hub(target, schema)
         with TaskHub.connect(target, schema, pool_min_size=1) as hub:
+            status = _status_unless_ended(hub, instance_id, "nothing to cancel")
+            confirm(f"Cancel instance {instance_id} ({status})?", yes)
             hub.cancel_instance(instance_id, reason)
         if as_json:
             print_json({"instance_id": instance_id, "cancel_requested": True, "status": status})
@@ -169,10 +165,9 @@ def register(app: typer.Typer) -> None:
         except ValueError:
             fail(USAGE, f"DATA must be JSON (a text is quoted: '\"{data}\"')")
         target = database_url(url)
-        status = _current_status(target, schema, instance_id)
-        if status in ENDED:
-            fail(PROBLEMS, f"instance {instance_id} already ended ({status}): nobody waits for it")
+        require_hub(target, schema)
         with TaskHub.connect(target, schema, pool_min_size=1) as hub:
+            _status_unless_ended(hub, instance_id, "nobody waits for it")
             hub.raise_event(instance_id, name, value)
         if as_json:
             print_json({"instance_id": instance_id, "event": name, "raised": True})

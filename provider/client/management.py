@@ -92,12 +92,16 @@ class Management(Plans):
     def delete_instance(self, instance_id: str, force: bool = False) -> Plan[DeleteResult]:
         """Delete a root instance with its whole sub-orchestration tree, or an
         instance not started (known only by its queued messages) with them."""
-        not_started = yield from self._call(
-            "taskhub_find_instances", p_instance_id=instance_id, p_status="Pending", p_limit=1
+        # One read says whether it exists, whether it started, and its parent.
+        found = yield from self._call(
+            "taskhub_find_instances", p_instance_id=instance_id, p_limit=1
         )
-        if not_started:
+        if found and found[0]["status"] == "Pending":
             return (yield from self.delete_instances_atomic([instance_id], force))
-        parent = yield from self.get_parent_id(instance_id)
+        if found:
+            parent = found[0]["parent_instance_id"]
+        else:  # unknown: the contract's own refusal ("Instance not found")
+            parent = yield from self.get_parent_id(instance_id)
         if parent is not None:
             raise PermanentError(
                 "delete_instance",

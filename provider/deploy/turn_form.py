@@ -24,6 +24,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from provider.client.deploy_gate import installed_revision
 from provider.deploy.sql_files import TURN_FORMS, render_sql
 from provider.deploy.table_locks import call_gate_statement
 from provider.schema_name import quote_schema
@@ -165,7 +166,7 @@ def switch(url: str, schema: str, form: str, *, force: bool = False) -> Switched
             raise SwitchRefused(f"schema {schema} has no fetch_orchestration_item to switch")
         if was == form:
             return Switched(schema, was, form)
-        if int(_revision(conn, schema)) < 17:
+        if int(installed_revision(conn, schema) or 0) < 17:
             raise SwitchRefused(f"schema {schema} is below revision 0017: run upgrade first")
         runtimes = likely_runtimes(conn, schema)
         if runtimes and not force:
@@ -186,12 +187,3 @@ def switch(url: str, schema: str, form: str, *, force: bool = False) -> Switched
             conn.execute(sql.SQL("SELECT {}.taskhub_refresh_runtime_roles()").format(q))
             conn.execute(sql.SQL("SELECT {}.taskhub_record_definitions()").format(q))
     return Switched(schema, was, form)
-
-
-def _revision(conn: psycopg.Connection[Any], schema: str) -> str:
-    row = conn.execute(
-        sql.SQL("SELECT version_num FROM {}.taskhub_pg_alembic_version").format(
-            sql.Identifier(schema)
-        )
-    ).fetchone()
-    return str(row[0]) if row else "0"
