@@ -9,6 +9,10 @@
 -- committed: it is given back for redelivery (see transient_failures.sql).
 -- Events no fetch could hand over (a \u0000 escape, nesting deeper than
 -- taskhub_max_json_depth) are refused.
+--
+-- Bad input changes nothing: the shapes of the arguments are checked first,
+-- and each element of the arrays by the statement that writes it (a refused
+-- element fails the call, which rolls back what it wrote).
 CREATE FUNCTION __SCHEMA__.ack_orchestration_item(
     p_lock_token           text,
     p_now_ms               bigint,
@@ -35,7 +39,7 @@ DECLARE
     v_orch      jsonb := coalesce(p_orchestrator_items, '[]');
     v_meta      jsonb := coalesce(p_metadata, '{}');
     v_cancelled jsonb := coalesce(p_cancelled_activities, '[]');
-    v_problem   text;
+    v_locked_until bigint;
     v_instance  text;
     v_now_ms    bigint;
     v_now_ts    timestamptz;
@@ -58,68 +62,48 @@ BEGIN
                   p_orchestrator_items, p_metadata, p_cancelled_activities;
         RETURN;
     END IF;
-    -- Shape checks first: bad input changes nothing.
-    IF p_lock_token IS NULL THEN
-        RAISE EXCEPTION 'p_lock_token must not be NULL' USING ERRCODE = '22023';
-    END IF;
-    IF p_execution_id IS NULL OR p_execution_id < 1 THEN
-        RAISE EXCEPTION 'p_execution_id must be >= 1' USING ERRCODE = '22023';
-    END IF;
-    IF jsonb_typeof(v_history) <> 'array' THEN
-        RAISE EXCEPTION 'p_history_delta must be a JSON array' USING ERRCODE = '22023';
-    END IF;
-    IF jsonb_typeof(v_workers) <> 'array' THEN
-        RAISE EXCEPTION 'p_worker_items must be a JSON array' USING ERRCODE = '22023';
-    END IF;
-    IF jsonb_typeof(v_orch) <> 'array' THEN
-        RAISE EXCEPTION 'p_orchestrator_items must be a JSON array' USING ERRCODE = '22023';
-    END IF;
-    IF jsonb_typeof(v_meta) <> 'object' THEN
-        RAISE EXCEPTION 'p_metadata must be a JSON object' USING ERRCODE = '22023';
-    END IF;
-    IF jsonb_typeof(v_cancelled) <> 'array' THEN
+    -- The shapes of the arguments, in one test; the checks one by one only
+    -- to say which is wrong.
+    IF p_lock_token IS NULL OR p_execution_id IS NULL OR p_execution_id < 1
+       OR jsonb_typeof(v_history) <> 'array' OR jsonb_typeof(v_workers) <> 'array'
+       OR jsonb_typeof(v_orch) <> 'array' OR jsonb_typeof(v_meta) <> 'object'
+       OR jsonb_typeof(v_cancelled) <> 'array' THEN
+        IF p_lock_token IS NULL THEN
+            RAISE EXCEPTION 'p_lock_token must not be NULL' USING ERRCODE = '22023';
+        ELSIF p_execution_id IS NULL OR p_execution_id < 1 THEN
+            RAISE EXCEPTION 'p_execution_id must be >= 1' USING ERRCODE = '22023';
+        ELSIF jsonb_typeof(v_history) <> 'array' THEN
+            RAISE EXCEPTION 'p_history_delta must be a JSON array' USING ERRCODE = '22023';
+        ELSIF jsonb_typeof(v_workers) <> 'array' THEN
+            RAISE EXCEPTION 'p_worker_items must be a JSON array' USING ERRCODE = '22023';
+        ELSIF jsonb_typeof(v_orch) <> 'array' THEN
+            RAISE EXCEPTION 'p_orchestrator_items must be a JSON array' USING ERRCODE = '22023';
+        ELSIF jsonb_typeof(v_meta) <> 'object' THEN
+            RAISE EXCEPTION 'p_metadata must be a JSON object' USING ERRCODE = '22023';
+        END IF;
         RAISE EXCEPTION 'p_cancelled_activities must be a JSON array' USING ERRCODE = '22023';
     END IF;
-    -- One pass over the elements of the three arrays; the first problem found
-    -- (in this order of checks) is reported.
-    IF v_history <> '[]' OR v_workers <> '[]' OR v_orch <> '[]' THEN
-        SELECT CASE min(element.problem)
-            WHEN 1 THEN format('an event or work item is larger than %s bytes',
-                               __SCHEMA__.taskhub_max_payload_bytes())
-            WHEN 2 THEN 'every p_history_delta element needs a positive event_id and an event_data string'
-            WHEN 3 THEN 'every p_worker_items element must be an ActivityExecute work item'
-            WHEN 4 THEN 'every p_orchestrator_items element must be a work item of the form {"Variant": {...}}'
-        END INTO v_problem
-          FROM (SELECT CASE
-                    WHEN pg_column_size(e.value) > __SCHEMA__.taskhub_max_payload_bytes() THEN 1
-                    WHEN e.array_name = 'history'
-                         AND (jsonb_typeof(e.value) <> 'object'
-                              OR jsonb_typeof(e.value -> 'event_id') IS DISTINCT FROM 'number'
-                              OR (e.value ->> 'event_id')::numeric < 1
-                              OR jsonb_typeof(e.value -> 'event_data') IS DISTINCT FROM 'string') THEN 2
-                    WHEN e.array_name = 'workers'
-                         AND (jsonb_typeof(e.value) <> 'object'
-                              OR jsonb_typeof(e.value -> 'ActivityExecute') IS DISTINCT FROM 'object'
-                              OR e.value - 'ActivityExecute' <> '{}'::jsonb) THEN 3
-                    WHEN e.array_name = 'orchestrator'
-                         AND __SCHEMA__.taskhub_work_item_kind(e.value) IS NULL THEN 4
-                END AS problem
-                  FROM (SELECT 'history' AS array_name, h.value
-                          FROM jsonb_array_elements(v_history) AS h
-                        UNION ALL
-                        SELECT 'workers', w.value FROM jsonb_array_elements(v_workers) AS w
-                        UNION ALL
-                        SELECT 'orchestrator', o.value FROM jsonb_array_elements(v_orch) AS o)
-                       AS e) AS element;
-    END IF;
-    IF v_problem IS NOT NULL THEN
-        RAISE EXCEPTION '%', v_problem USING ERRCODE = '22023';
-    END IF;
 
-    -- The lease, locked so that no fetcher can take it over mid-commit.
-    SELECT lease.instance_id, lease.now_ms INTO v_instance, v_now_ms
-      FROM __SCHEMA__.taskhub_lock_orchestration_lease(
-               p_lock_token, p_now_ms, 'Invalid lock token') AS lease;
+    -- The lease, locked so that no fetcher can take it over mid-commit (as
+    -- taskhub_lock_orchestration_lease does; inline here, the hot path). A
+    -- lock waited for (a renewal or abandon committing) moves the clock on:
+    -- the lease must still be live after the wait.
+    v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+    -- not by instance: the contract names the lease by its token alone.
+    SELECT il.instance_id, il.locked_until INTO v_instance, v_locked_until
+      FROM __SCHEMA__.instance_locks AS il
+     WHERE il.lock_token = p_lock_token
+       AND il.locked_until > v_now_ms
+       FOR UPDATE;
+    v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+    IF v_instance IS NULL OR v_locked_until <= v_now_ms THEN
+        SELECT il.locked_until INTO v_locked_until
+          FROM __SCHEMA__.instance_locks AS il
+         WHERE il.lock_token = p_lock_token;
+        RAISE EXCEPTION 'Invalid lock token'
+            USING ERRCODE = 'TH001',
+                  DETAIL = __SCHEMA__.taskhub_lease_lost_detail(v_locked_until, v_now_ms);
+    END IF;
     v_now_ts := to_timestamp(v_now_ms / 1000.0);
     v_status  := v_meta ->> 'status';
 
@@ -187,7 +171,7 @@ BEGIN
     -- of an unknown instance, the runtime dropping orphan messages, leaves no
     -- dangling execution behind). Status, output and the pinned runtime
     -- version (sent on an execution's first turn only) are written as given.
-    IF v_history <> '[]' OR v_status IS NOT NULL OR v_name IS NOT NULL OR FOUND THEN
+    IF v_status IS NOT NULL OR v_pinned IS NOT NULL THEN
         INSERT INTO __SCHEMA__.executions AS x
                (instance_id, execution_id, status, output, started_at, completed_at,
                 duroxide_version_major, duroxide_version_minor, duroxide_version_patch)
@@ -206,8 +190,13 @@ BEGIN
                duroxide_version_minor = CASE WHEN v_pinned IS NULL THEN x.duroxide_version_minor
                                              ELSE EXCLUDED.duroxide_version_minor END,
                duroxide_version_patch = CASE WHEN v_pinned IS NULL THEN x.duroxide_version_patch
-                                             ELSE EXCLUDED.duroxide_version_patch END
-         WHERE v_status IS NOT NULL OR v_pinned IS NOT NULL;
+                                             ELSE EXCLUDED.duroxide_version_patch END;
+    ELSIF v_history <> '[]' OR v_name IS NOT NULL OR FOUND THEN
+        -- Nothing of it changes: only make sure it exists (DO NOTHING leaves
+        -- an existing row unlocked and unwritten).
+        INSERT INTO __SCHEMA__.executions (instance_id, execution_id, status, started_at)
+        VALUES (v_instance, p_execution_id, 'Running', v_now_ts)
+        ON CONFLICT (instance_id, execution_id) DO NOTHING;
     END IF;
 
     -- History is append-only: a duplicate event id fails the whole ack. An
@@ -227,7 +216,17 @@ BEGIN
                                                           'event ' || (e ->> 'event_id'))
                     ELSE e ->> 'event_data' END,
                v_now_ts
-          FROM jsonb_array_elements(v_history) AS e;
+          FROM jsonb_array_elements(v_history) AS e
+         WHERE CASE
+                   WHEN pg_column_size(e) > __SCHEMA__.taskhub_max_payload_bytes()
+                   THEN __SCHEMA__.taskhub_refuse_turn_element(1)
+                   WHEN jsonb_typeof(e) <> 'object'
+                        OR jsonb_typeof(e -> 'event_id') IS DISTINCT FROM 'number'
+                        OR (e ->> 'event_id')::numeric < 1
+                        OR jsonb_typeof(e -> 'event_data') IS DISTINCT FROM 'string'
+                   THEN __SCHEMA__.taskhub_refuse_turn_element(2)
+                   ELSE true
+               END;
     END IF;
 
     IF v_terminal OR jsonb_array_length(coalesce(v_meta -> 'kv_mutations', '[]')) > 0 THEN
@@ -248,6 +247,15 @@ BEGIN
                w -> 'ActivityExecute' ->> 'session_id',
                w -> 'ActivityExecute' ->> 'tag'
           FROM jsonb_array_elements(v_workers) WITH ORDINALITY AS item (w, pos)
+         WHERE CASE
+                   WHEN pg_column_size(w) > __SCHEMA__.taskhub_max_payload_bytes()
+                   THEN __SCHEMA__.taskhub_refuse_turn_element(1)
+                   WHEN jsonb_typeof(w) <> 'object'
+                        OR jsonb_typeof(w -> 'ActivityExecute') IS DISTINCT FROM 'object'
+                        OR w - 'ActivityExecute' <> '{}'::jsonb
+                   THEN __SCHEMA__.taskhub_refuse_turn_element(3)
+                   ELSE true
+               END
          ORDER BY pos;
         -- Asked first: on a busy hub no worker waits, and the tags need no look.
         IF EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
@@ -279,6 +287,13 @@ BEGIN
                     ELSE v_now_ts END,
                v_now_ts
           FROM jsonb_array_elements(v_orch) WITH ORDINALITY AS item (o, pos)
+         WHERE CASE
+                   WHEN pg_column_size(o) > __SCHEMA__.taskhub_max_payload_bytes()
+                   THEN __SCHEMA__.taskhub_refuse_turn_element(1)
+                   WHEN __SCHEMA__.taskhub_work_item_kind(o) IS NULL
+                   THEN __SCHEMA__.taskhub_refuse_turn_element(4)
+                   ELSE true
+               END
          ORDER BY pos;
         -- Timers that fire later wake nobody: the poll finds them.
         IF EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l

@@ -34,8 +34,6 @@ AS $$
 DECLARE
     c_max_candidates constant integer := 8;
     v_mode          text    := coalesce(p_tag_mode, 'default_only');
-    v_untagged      boolean;
-    v_tagged        boolean;
     v_scan_ms       bigint;
     v_now_ms        bigint;
     v_id            bigint;
@@ -58,21 +56,23 @@ BEGIN
                   p_tag_mode;
         RETURN;
     END IF;
-    IF p_lock_timeout_ms IS NULL OR p_lock_timeout_ms <= 0 THEN
-        RAISE EXCEPTION 'p_lock_timeout_ms must be positive' USING ERRCODE = '22023';
-    ELSIF p_session_lock_timeout_ms <= 0 THEN
-        RAISE EXCEPTION 'p_session_lock_timeout_ms must be NULL or positive' USING ERRCODE = '22023';
-    ELSIF p_owner_id = '' THEN
-        RAISE EXCEPTION 'p_owner_id must be NULL or non-empty' USING ERRCODE = '22023';
-    ELSIF v_mode NOT IN ('default_only', 'tags', 'default_and', 'any', 'none') THEN
+    -- The arguments, in one test; the checks one by one only to say which
+    -- is wrong.
+    IF p_lock_timeout_ms IS NULL OR p_lock_timeout_ms <= 0 OR p_session_lock_timeout_ms <= 0
+       OR p_owner_id = '' OR v_mode NOT IN ('default_only', 'tags', 'default_and', 'any') THEN
+        IF p_lock_timeout_ms IS NULL OR p_lock_timeout_ms <= 0 THEN
+            RAISE EXCEPTION 'p_lock_timeout_ms must be positive' USING ERRCODE = '22023';
+        ELSIF p_session_lock_timeout_ms <= 0 THEN
+            RAISE EXCEPTION 'p_session_lock_timeout_ms must be NULL or positive'
+                USING ERRCODE = '22023';
+        ELSIF p_owner_id = '' THEN
+            RAISE EXCEPTION 'p_owner_id must be NULL or non-empty' USING ERRCODE = '22023';
+        ELSIF v_mode = 'none' THEN
+            RETURN;
+        END IF;
         RAISE EXCEPTION 'p_tag_mode must be one of default_only, tags, default_and, any, none (got %)',
             quote_literal(p_tag_mode) USING ERRCODE = '22023';
     END IF;
-    IF v_mode = 'none' THEN
-        RETURN;
-    END IF;
-    v_untagged := v_mode IN ('default_only', 'default_and', 'any');
-    v_tagged   := v_mode IN ('tags', 'default_and', 'any');
 
     FOR v_attempt IN 1 .. c_max_candidates LOOP
         v_scan_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
@@ -81,8 +81,9 @@ BEGIN
           FROM __SCHEMA__.worker_queue AS q
          WHERE q.visible_at <= to_timestamp(v_scan_ms / 1000.0)
            AND (q.lock_token IS NULL OR q.locked_until <= v_scan_ms)
-           AND CASE WHEN q.tag IS NULL THEN v_untagged
-                    ELSE v_tagged AND (v_mode = 'any' OR q.tag = ANY (p_tag_filter)) END
+           AND CASE WHEN q.tag IS NULL THEN v_mode <> 'tags'
+                    ELSE v_mode <> 'default_only' AND (v_mode = 'any' OR q.tag = ANY (p_tag_filter))
+               END
            AND (q.session_id IS NULL
                 OR (p_owner_id IS NOT NULL
                     AND NOT q.session_id = ANY (v_skip_sessions)
@@ -149,13 +150,14 @@ BEGIN
                         v_now_ms + coalesce(p_session_lock_timeout_ms, p_lock_timeout_ms), v_now_ms);
             END IF;
         END IF;
-        RETURN QUERY
-            UPDATE __SCHEMA__.worker_queue AS q
-               SET lock_token    = v_token,
-                   locked_until  = v_now_ms + p_lock_timeout_ms,
-                   attempt_count = q.attempt_count + 1
-             WHERE q.id = v_id
-            RETURNING q.work_item, q.lock_token, q.attempt_count;
+        UPDATE __SCHEMA__.worker_queue AS q
+           SET lock_token    = v_token,
+               locked_until  = v_now_ms + p_lock_timeout_ms,
+               attempt_count = q.attempt_count + 1
+         WHERE q.id = v_id
+        RETURNING q.work_item, q.lock_token, q.attempt_count
+             INTO out_work_item, out_lock_token, out_attempt_count;
+        RETURN NEXT;
         RETURN;
     END LOOP;
 END;

@@ -1,0 +1,58 @@
+"""Leaner acks and worker fetch: fewer statements and expressions per call,
+same signatures (no runtime notices the change).
+
+ack_orchestration_item checks each element of its arrays in the statement
+that writes it (no pass of its own over the arrays) and locks its lease
+inline (no nested function and function scan); the argument checks are one
+test. ack_worker tests a short, well-formed completion once (validated as
+json, never built into jsonb), and learns whether a listener waits from its
+DELETE's RETURNING instead of a statement of its own. fetch_work_item checks
+its arguments in one test and writes the lease with UPDATE ... INTO.
+
+Revision ID: 0018
+Revises: 0017
+Create Date: 2026-12-02
+"""
+
+from __future__ import annotations
+
+from provider.deploy.migration_steps import apply_sql_files, drop_functions, replace_with_released
+
+revision = "0018"
+down_revision = "0017"
+branch_labels = None
+depends_on = None
+
+# The tables this revision alters, drops or indexes: every run that applies it
+# locks them up front, in the hot path's order (provider/deploy/table_locks.py).
+# A run that takes a strong lock on a table not named here is refused.
+LOCKS_ON_UPGRADE: list[str] = []
+LOCKS_ON_DOWNGRADE: list[str] = []
+
+# This revision's files, copied from sql/head/, applied in order.
+FILES: list[str] = [
+    "0018_lean_acks/taskhub_refuse_turn_element.sql",
+    "0018_lean_acks/ack_orchestration_item.sql",
+    "0018_lean_acks/ack_worker.sql",
+    "0018_lean_acks/fetch_work_item.sql",
+]
+# Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
+# back these functions of the released files.
+REPLACED: dict[str, list[str]] = {
+    "0015_call_gate/ack_orchestration_item.sql": ["ack_orchestration_item"],
+    "0016_operator_surface/ack_worker.sql": ["ack_worker"],
+    "0015_call_gate/fetch_work_item.sql": ["fetch_work_item"],
+}
+# New in this revision: dropped by the downgrade.
+NEW_FUNCTIONS: list[str] = ["taskhub_refuse_turn_element"]
+
+
+def upgrade() -> None:
+    # Last: like every function of the schema, the new ones are not
+    # executable by PUBLIC.
+    apply_sql_files([*FILES, "0006_hot_path/no_public_execute.sql"])
+
+
+def downgrade() -> None:
+    replace_with_released(list(REPLACED), REPLACED)
+    drop_functions(NEW_FUNCTIONS)
