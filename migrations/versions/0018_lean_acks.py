@@ -9,6 +9,10 @@ json, never built into jsonb), and learns whether a listener waits from its
 DELETE's RETURNING instead of a statement of its own. fetch_work_item checks
 its arguments in one test and writes the lease with UPDATE ... INTO.
 
+orchestrator_queue loses its index on lock_token: every lookup of a lease's
+messages goes by instance, and the fetch's lease tag becomes a HOT update
+(no index entry written per message and turn).
+
 Revision ID: 0018
 Revises: 0017
 Create Date: 2026-12-02
@@ -26,8 +30,8 @@ depends_on = None
 # The tables this revision alters, drops or indexes: every run that applies it
 # locks them up front, in the hot path's order (provider/deploy/table_locks.py).
 # A run that takes a strong lock on a table not named here is refused.
-LOCKS_ON_UPGRADE: list[str] = []
-LOCKS_ON_DOWNGRADE: list[str] = []
+LOCKS_ON_UPGRADE: list[str] = ["orchestrator_queue"]
+LOCKS_ON_DOWNGRADE: list[str] = ["orchestrator_queue"]
 
 # This revision's files, copied from sql/head/, applied in order.
 FILES: list[str] = [
@@ -35,6 +39,10 @@ FILES: list[str] = [
     "0018_lean_acks/ack_orchestration_item.sql",
     "0018_lean_acks/ack_worker.sql",
     "0018_lean_acks/fetch_work_item.sql",
+    "0018_lean_acks/taskhub_give_back_failed_turn.sql",
+    "0018_lean_acks/taskhub_current_leases.sql",
+    # Last: every lookup by token alone is gone.
+    "0018_lean_acks/drop_orch_lock_idx.sql",
 ]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
@@ -42,6 +50,7 @@ REPLACED: dict[str, list[str]] = {
     "0015_call_gate/ack_orchestration_item.sql": ["ack_orchestration_item"],
     "0016_operator_surface/ack_worker.sql": ["ack_worker"],
     "0015_call_gate/fetch_work_item.sql": ["fetch_work_item"],
+    "0007_fault_tolerance/ack_orchestration_item.sql": ["taskhub_give_back_failed_turn"],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = ["taskhub_refuse_turn_element"]
@@ -54,5 +63,12 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    # The index first: the released functions find messages by token alone.
+    apply_sql_files(
+        [
+            "0018_lean_acks/orch_lock_idx.sql",
+            "0018_lean_acks/taskhub_current_leases_by_token.sql",
+        ]
+    )
     replace_with_released(list(REPLACED), REPLACED)
     drop_functions(NEW_FUNCTIONS)

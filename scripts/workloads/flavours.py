@@ -101,6 +101,8 @@ TASKHUB_0010 = Flavour("taskhub-0010", "t10", _taskhub_at("0010"))
 TASKHUB_0012 = Flavour("taskhub-0012", "t12", _taskhub_at("0012"))
 # The last revision before the call gate (0015): what the gate costs per call.
 TASKHUB_0014 = Flavour("taskhub-0014", "t14", _taskhub_at("0014"))
+# The last revision before the lean acks (0018).
+TASKHUB_0017 = Flavour("taskhub-0017", "t17", _taskhub_at("0017"))
 TASKHUB_WITHOUT_WAKEUPS = Flavour("taskhub-without-wakeups", "tnw", _taskhub_without_wakeups)
 TASKHUB_JSONB = Flavour("taskhub-jsonb", "tjb", _taskhub_made_before_json)
 ALL = {
@@ -117,6 +119,7 @@ ALL = {
         TASKHUB_0010,
         TASKHUB_0012,
         TASKHUB_0014,
+        TASKHUB_0017,
         TASKHUB_WITHOUT_WAKEUPS,
         TASKHUB_JSONB,
     )

@@ -7,7 +7,7 @@ SELECT 'orchestration' AS kind, il.instance_id, NULL::bigint AS activity_id,
        il.lock_token, to_timestamp(il.locked_at / 1000.0) AS leased_since,
        il.locked_until - clock.now_ms AS remaining_ms,
        (SELECT count(*) FROM __SCHEMA__.orchestrator_queue AS q
-         WHERE q.lock_token = il.lock_token) AS messages,
+         WHERE q.instance_id = il.instance_id AND q.lock_token = il.lock_token) AS messages,
        NULL::text AS session_id
   FROM __SCHEMA__.instance_locks AS il, clock
 UNION ALL

@@ -22,7 +22,7 @@ DECLARE
 BEGIN
     SELECT coalesce(max(q.attempt_count), 1) INTO v_attempt
       FROM __SCHEMA__.orchestrator_queue AS q
-     WHERE q.lock_token = p_lock_token;
+     WHERE q.instance_id = p_instance AND q.lock_token = p_lock_token;
     v_delay := __SCHEMA__.taskhub_transient_retry_delay_ms(v_attempt);
 
     -- What an abandon does: the lease ends, the messages wait v_delay and

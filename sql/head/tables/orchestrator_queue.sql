@@ -16,11 +16,10 @@ CREATE TABLE __SCHEMA__.orchestrator_queue (
 );
 -- Candidate selection walks this index from the oldest visible message.
 CREATE INDEX taskhub_orch_visible_idx ON __SCHEMA__.orchestrator_queue (visible_at, id);
--- Claiming all messages of one instance.
+-- Claiming all messages of one instance; ack, abandon and renew find the
+-- messages a lease tagged through it too (by instance, then token). No index
+-- holds lock_token or locked_until, so the fetch's lease tag is a HOT update.
 CREATE INDEX taskhub_orch_instance_idx ON __SCHEMA__.orchestrator_queue (instance_id, id);
--- Ack, abandon and renew find the messages a lease tagged.
-CREATE INDEX taskhub_orch_lock_idx
-    ON __SCHEMA__.orchestrator_queue (lock_token) WHERE lock_token IS NOT NULL;
 -- Payloads stay in the row (MAIN): reading a history costs no TOAST lookup
 -- per event; lz4, where the server has it, decompresses faster than pglz.
 ALTER TABLE __SCHEMA__.orchestrator_queue ALTER COLUMN work_item SET STORAGE MAIN;
