@@ -12,6 +12,7 @@ import pytest
 from tests.support.paths import REPO
 
 RELEASED = {
+    "0018_lean_acks": "f0a0ce5fd03ce4371c9cb3639d098078b509f69bd1929fe3a917afb1a9d38de0",
     "0017_turn_as_json": "9d010dfb2d52c1d3dc8194e99947bcbeec44ff8dcdb33bc553be4da6d73769ac",
     "0016_operator_surface": ("b65f85f06f31780c45a36ae4d512600589240872e9c73ff7ce5ab6ef687de49d"),
     "0015_call_gate": "73a101768a491dc91ac02fb88a8fcc7581e35da04a2ddc4c31a65dbbdd53611f",

@@ -122,6 +122,11 @@ HOT = ContentionSettings(
     lock_timeout_ms=1_000,
     duration_s=4.0,
 )
+# With 16 dispatcher threads and the server on 2 shared cores, a thread can
+# wait its turn for a tenth of the lock after the row arrived: head leaves
+# 896-936 ms of the 1,000 at the slowest client (CI and this machine), the
+# defect (0005, the lease end fixed before the history is read) 730 ms.
+HOT_LEASE_LEFT_AT_LEAST = 0.85
 
 
 @pytest.mark.pins_defect(
@@ -139,7 +144,7 @@ def test_sixteen_dispatchers_on_hot_instances_each_receive_a_whole_lease(
     print(result.summary())
     assert result.turns > 0
     assert result.min_lease_remaining_ms is not None
-    assert result.min_lease_remaining_ms >= LEASE_LEFT_AT_LEAST * HOT.lock_timeout_ms
+    assert result.min_lease_remaining_ms >= HOT_LEASE_LEFT_AT_LEAST * HOT.lock_timeout_ms
     assert result.expired_leases == 0
     assert result.ack_failures == 0
     assert result.errors == 0
