@@ -22,6 +22,9 @@ from tests.support.work_items import (
 )
 
 NOW = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+# Messages are enqueued visible a second ago: the fetch reads the clock in
+# whole milliseconds, so a message made visible "now" can stay hidden for
+# up to a millisecond from a fetch right after it.
 
 
 def fetch(conn: psycopg.Connection[Any], q: str) -> tuple[str, int]:
@@ -35,7 +38,7 @@ def fetch(conn: psycopg.Connection[Any], q: str) -> tuple[str, int]:
 def first_turn(conn: psycopg.Connection[Any], q: str, instance: str) -> None:
     """The instance started and its first turn acked: its execution row exists."""
     conn.execute(
-        f"SELECT {q}.enqueue_orchestrator_work(%s, %s, clock_timestamp())",
+        f"SELECT {q}.enqueue_orchestrator_work(%s, %s, clock_timestamp() - interval '1 s')",
         [instance, json.dumps(start_orchestration(instance))],
     )
     token, execution = fetch(conn, q)
@@ -60,7 +63,7 @@ def test_the_fetch_tags_its_messages_with_hot_updates(
     q = f'"{flavour_schema}"'
     with psycopg.connect(database_url) as conn:
         conn.execute(
-            f"SELECT {q}.enqueue_orchestrator_work('hot', %s, clock_timestamp())",
+            f"SELECT {q}.enqueue_orchestrator_work('hot', %s, clock_timestamp() - interval '1 s')",
             [json.dumps(start_orchestration("hot"))],
         )
         conn.commit()
@@ -84,7 +87,7 @@ def test_a_turn_that_changes_nothing_of_its_execution_leaves_the_row_alone(
     with psycopg.connect(database_url, autocommit=True) as conn:
         first_turn(conn, q, "calm")
         conn.execute(
-            f"SELECT {q}.enqueue_orchestrator_work('calm', %s, clock_timestamp())",
+            f"SELECT {q}.enqueue_orchestrator_work('calm', %s, clock_timestamp() - interval '1 s')",
             [json.dumps(external_raised("calm"))],
         )
         token, execution = fetch(conn, q)
