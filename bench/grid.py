@@ -45,7 +45,7 @@ from bench.per_call import (
     hot_fetch_alone,
     server_time_per_call,
 )
-from bench.run import (
+from bench.sides import (
     alternating_runs,
     compare,
     database_url,

@@ -28,6 +28,7 @@ from typing import Any
 
 import psycopg
 
+from bench.sides import database_url
 from provider import TaskHub
 from scripts.workloads.flavours import (
     TASKHUB,
@@ -353,8 +354,6 @@ def report(figures: dict[str, dict[str, float]]) -> list[str]:
 
 def main() -> None:
     import argparse
-
-    from bench.run import database_url
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=9)

@@ -24,7 +24,7 @@ from typing import Any
 import psycopg
 
 from bench.grid_workload import seed_light_instances
-from bench.run import alternating_runs, database_url, median_metrics
+from bench.sides import alternating_runs, database_url, median_metrics
 from bench.targets import (
     ANCHOR,
     Metrics,

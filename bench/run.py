@@ -12,26 +12,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
 from bench import ceiling, end_to_end, growth, uniform, wakeups, worker_queue
 from bench.report import Comparison, Metrics, print_table, save_json, save_plot
-from provider.testing.embedded_pg import EmbeddedPostgres
+from bench.sides import compare, database_url, drop_schema, fresh_schema
 from scripts.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
-from scripts.workloads.flavours import DUROXIDE_0_2_2, TASKHUB, Flavour
+from scripts.workloads.flavours import TASKHUB
 
 RESULTS = Path(__file__).resolve().parent / "results"
-FLAVOURS = (TASKHUB, DUROXIDE_0_2_2)
 
 
 @dataclass(frozen=True)
@@ -66,51 +62,6 @@ QUICK = Plan(
     histories=(10, 1_000, 10_000),
     ceiling_items=5_000,
 )
-
-
-def fresh_schema(url: str, flavour: Flavour) -> str:
-    return flavour.create_schema(url, f"bench_{flavour.prefix}_{uuid.uuid4().hex[:8]}")
-
-
-def drop_schema(url: str, schema: str) -> None:
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
-
-
-def alternating_runs(
-    url: str,
-    repeats: int,
-    scenario: Callable[[str, str], Metrics],
-    flavours: Sequence[Flavour] = FLAVOURS,
-) -> dict[str, list[Metrics]]:
-    """Run a scenario on a fresh schema of each flavour `repeats` times; every
-    other round in the reverse order, so that neither always runs on a warm
-    (or a tired) server. Every run is kept: per-round ratios need them."""
-    runs: dict[str, list[Metrics]] = {flavour.name: [] for flavour in flavours}
-    for repeat in range(repeats):
-        order = flavours if repeat % 2 == 0 else flavours[::-1]
-        for flavour in order:
-            schema = fresh_schema(url, flavour)
-            try:
-                runs[flavour.name].append(scenario(url, schema))
-            finally:
-                drop_schema(url, schema)
-    return runs
-
-
-def compare(
-    url: str,
-    repeats: int,
-    scenario: Callable[[str, str], Metrics],
-    flavours: Sequence[Flavour] = FLAVOURS,
-) -> dict[str, Metrics]:
-    """Run a scenario on each schema `repeats` times, alternating the order; medians."""
-    runs = alternating_runs(url, repeats, scenario, flavours)
-    return {name: median_metrics(samples) for name, samples in runs.items()}
-
-
-def median_metrics(samples: list[Metrics]) -> Metrics:
-    return {key: statistics.median(sample[key] for sample in samples) for key in samples[0]}
 
 
 def contended(plan: Plan) -> Callable[[str, str], Metrics]:
@@ -223,18 +174,6 @@ def run_all(url: str, plan: Plan) -> tuple[list[Comparison], dict[str, Any]]:
     print("wakeups done", flush=True)
     extras = {"ceiling": ceiling_figures, "growth": growth_figures, "wakeups": wakeup_figures}
     return comparisons, extras
-
-
-def database_url(explicit: str | None) -> tuple[str, EmbeddedPostgres | None]:
-    url = explicit or os.environ.get("DATABASE_URL")
-    cluster = None
-    if not url:
-        cluster = EmbeddedPostgres.create()
-        url = cluster.start()
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("DROP DATABASE IF EXISTS taskhub_bench WITH (FORCE)")
-        conn.execute("CREATE DATABASE taskhub_bench")
-    return urlunsplit(urlsplit(url)._replace(path="/taskhub_bench")), cluster
 
 
 def main() -> None:

@@ -22,6 +22,7 @@ from typing import Any
 import psycopg
 
 from bench import notification_cost
+from bench.sides import database_url
 from provider import ActivityContext, ActivityWorker, TaskHub
 from scripts.workloads.flavours import TASKHUB, TASKHUB_WITHOUT_WAKEUPS, Flavour
 
@@ -175,8 +176,6 @@ def report(figures: dict[str, Any]) -> list[str]:
 
 def main() -> None:
     import argparse
-
-    from bench.run import database_url
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
