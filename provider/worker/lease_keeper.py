@@ -26,6 +26,8 @@ from provider.worker.renewal import RenewalSchedule, log_lost, log_renewal_failu
 # clock instead of waiting.
 Clock = Callable[[], float]
 Wait = Callable[[float], bool]
+# Sleep(seconds): the asyncio keeper's wait (asyncio.sleep unless a test injects one).
+Sleep = Callable[[float], Awaitable[None]]
 
 # Renew(extend_ms, timeout_s): extend the lease; returns its new end (epoch ms).
 # timeout_s bounds the wait for a connection, so that a renewal never blocks
@@ -154,8 +156,10 @@ class AsyncLeaseKeeper:
         renew_every_ms: int | None = None,
         safety_margin_ms: int | None = None,
         log_ids: dict[str, object] | None = None,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
     ) -> None:
-        now = time.monotonic()
+        now = clock()
         self.schedule = RenewalSchedule.starting(
             lock_timeout_ms,
             leased_at or now,
@@ -164,6 +168,8 @@ class AsyncLeaseKeeper:
             safety_margin_ms=safety_margin_ms,
         )
         self._renew = renew
+        self._clock = clock
+        self._sleep = sleep
         self.lock_timeout_ms = lock_timeout_ms
         self.name = name
         self.log_ids = log_ids or {}
@@ -196,20 +202,20 @@ class AsyncLeaseKeeper:
     async def _run(self) -> None:
         schedule = self.schedule
         while True:
-            await asyncio.sleep(schedule.wait_s(time.monotonic()))
-            if schedule.too_late(time.monotonic()):
+            await self._sleep(schedule.wait_s(self._clock()))
+            if schedule.too_late(self._clock()):
                 self._lose(f"lease ran out before it could be renewed ({self.name})")
                 return
-            sent = time.monotonic()
+            sent = self._clock()
             try:
                 await self._renew(self.lock_timeout_ms, schedule.call_timeout_s(sent))
             except TaskHubError as error:
-                reason = schedule.failed(error, time.monotonic())
+                reason = schedule.failed(error, self._clock())
                 if reason is not None:
                     self._lose(reason)
                     return
                 log_renewal_failure(
-                    self.name, self.log_ids, error, schedule.deadline - time.monotonic()
+                    self.name, self.log_ids, error, schedule.deadline - self._clock()
                 )
                 continue
             schedule.renewed(sent)
