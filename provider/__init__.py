@@ -9,7 +9,6 @@ async with AsyncTaskHub.connect("postgresql://...", schema="orders") as hub:
 """
 
 from provider.client.procedures import now_ms
-from provider.client.shapes import ExecutionMetadata
 from provider.client.task_hub import AsyncTaskHub, TaskHub
 from provider.config import TaskHubConfig
 from provider.errors import (
@@ -21,6 +20,7 @@ from provider.errors import (
     TaskHubError,
 )
 from provider.logs import JsonLogFormatter
+from provider.shapes import ExecutionMetadata
 from provider.types import (
     CustomStatus,
     DeleteResult,

@@ -9,8 +9,8 @@ from datetime import datetime
 from provider.client.arguments import check_instance_id
 from provider.client.orchestration_queue import OrchestrationQueue
 from provider.client.plans import Plan
-from provider.client.shapes import runtime_work_item_text
 from provider.errors import InvalidInput
+from provider.shapes import runtime_work_item_text
 from provider.types import INSTANCE_STATUSES, InstanceSummary
 
 MAX_PAGE = 10_000

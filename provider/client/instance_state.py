@@ -6,8 +6,8 @@ import json
 from collections.abc import Sequence
 
 from provider.client.plans import Plan, Plans
-from provider.client.shapes import history_rows, json_param
 from provider.errors import PermanentError
+from provider.shapes import history_rows, json_param
 from provider.types import CustomStatus, InstanceStats, JsonObject
 
 

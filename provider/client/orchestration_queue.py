@@ -15,7 +15,8 @@ from provider.client.arguments import (
 )
 from provider.client.plans import Plan, Plans
 from provider.client.procedures import now_ms
-from provider.client.shapes import (
+from provider.logs import fields
+from provider.shapes import (
     ExecutionMetadata,
     ack_metadata_json,
     external_raised_item,
@@ -26,7 +27,6 @@ from provider.client.shapes import (
     start_orchestration_item,
     target_instance,
 )
-from provider.logs import fields
 from provider.types import JsonObject, KvEntry, OrchestrationItem, VersionRange
 
 log = logging.getLogger(__name__)

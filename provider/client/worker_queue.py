@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 from provider.client.plans import Plan, Plans
 from provider.client.procedures import now_ms
-from provider.client.shapes import completion_instance, json_text
 from provider.errors import InvalidInput, PermanentError
 from provider.logs import fields
+from provider.shapes import completion_instance, json_text
 from provider.types import JsonObject, TagFilter, WorkItemLease
 
 log = logging.getLogger(__name__)

@@ -30,17 +30,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, Unpack
 
-from provider.client.shapes import (
+from provider.client.wakeups import SlotGroup, Ticket, Wakeups
+from provider.config import TaskHubConfig
+from provider.errors import InvalidInput, LockLost, TaskHubError
+from provider.logs import fields
+from provider.shapes import (
     activity_completed,
     activity_failed,
     activity_identity,
     activity_poisoned,
     decode_input,
 )
-from provider.client.wakeups import SlotGroup, Ticket, Wakeups
-from provider.config import TaskHubConfig
-from provider.errors import InvalidInput, LockLost, TaskHubError
-from provider.logs import fields
 from provider.types import JsonObject, TagFilter, WorkItemLease
 from provider.worker.calls import WakeupSource, WorkerCalls, check_hub
 from provider.worker.cancellation import CancellationToken, WorkCancelled

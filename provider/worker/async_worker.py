@@ -32,9 +32,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Unpack
 
-from provider.client.shapes import activity_identity, decode_input
 from provider.client.wakeups import SlotGroup, Ticket, Wakeups
 from provider.errors import TaskHubError
+from provider.shapes import activity_identity, decode_input
 from provider.types import JsonObject, WorkItemLease
 from provider.worker.activity_worker import (
     ACK_ATTEMPTS,

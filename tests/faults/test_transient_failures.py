@@ -23,7 +23,7 @@ import pytest
 from psycopg.conninfo import make_conninfo
 
 from provider import ExecutionMetadata, now_ms
-from provider.client.shapes import ack_metadata_json, history_rows
+from provider.shapes import ack_metadata_json, history_rows
 from tests.support.work_items import event, orchestration_started, start_orchestration
 
 RUNTIME_PREFIX = "Database error: error returned from database: "

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from provider import InvalidInput, PermanentError, TagFilter, TaskHubConfig, errors
-from provider.client.shapes import (
+from provider.shapes import (
     ExecutionMetadata,
     ack_metadata_json,
     activity_identity,
