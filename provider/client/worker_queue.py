@@ -169,7 +169,7 @@ class WorkerQueue(Plans):
 
     def set_wakeup_waiting(self, listener_pid: int, waiting: bool) -> Plan[None]:
         """Tell the hub whether the listener with this backend pid waits for work:
-        only then do the procedures notify (see provider/client/wakeups.py)."""
+        only then do the procedures notify (provider/worker/slots.py decides when)."""
         yield from self._call("taskhub_set_waiting", p_pid=listener_pid, p_waiting=waiting)
 
     def cleanup_orphaned_sessions(self) -> Plan[int]:

@@ -30,7 +30,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, Unpack
 
-from provider.client.wakeups import SlotGroup, Ticket, Wakeups
 from provider.config import TaskHubConfig
 from provider.errors import InvalidInput, LockLost, TaskHubError
 from provider.logs import fields
@@ -42,9 +41,10 @@ from provider.shapes import (
     decode_input,
 )
 from provider.types import JsonObject, TagFilter, WorkItemLease
-from provider.worker.calls import WakeupSource, WorkerCalls, check_hub
+from provider.worker.calls import WakeupListener, WakeupSource, WorkerCalls, check_hub
 from provider.worker.cancellation import CancellationToken, WorkCancelled
 from provider.worker.lease_keeper import LeaseKeeper
+from provider.worker.slots import SlotBoard, SlotGroup, Ticket
 
 log = logging.getLogger(__name__)
 
@@ -358,7 +358,7 @@ class ActivityWorker(WorkerCore):
         self._threads: list[threading.Thread] = []
         self._in_flight: dict[str, _InFlight] = {}
         self._in_flight_lock = threading.Lock()
-        self._wakeups: Wakeups | None = None
+        self._wakeups: WakeupListener | None = None
         self._slots: SlotGroup | None = None  # this worker's slots on _wakeups
         self._set_waiting: Callable[[int, bool], None] = _nobody_listens
 
@@ -368,7 +368,7 @@ class ActivityWorker(WorkerCore):
         self._stopping.clear()
         if self.push_wakeups and isinstance(self.hub, WakeupSource):
             self._wakeups = self.hub.wakeups()
-            self._slots = self._wakeups.group()
+            self._slots = SlotBoard.of(self._wakeups).group()
             self._set_waiting = self.hub.set_wakeup_waiting
         self._threads = [
             threading.Thread(target=self._slot, name=f"activity-slot-{n}", daemon=True)

@@ -32,7 +32,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Unpack
 
-from provider.client.wakeups import SlotGroup, Ticket, Wakeups
 from provider.errors import TaskHubError
 from provider.shapes import activity_identity, decode_input
 from provider.types import JsonObject, WorkItemLease
@@ -47,9 +46,10 @@ from provider.worker.activity_worker import (
     ack_backoff_s,
     keeper_name,
 )
-from provider.worker.calls import AsyncWakeupSource, AsyncWorkerCalls, check_hub
+from provider.worker.calls import AsyncWakeupSource, AsyncWorkerCalls, WakeupListener, check_hub
 from provider.worker.cancellation import CancellationToken, WorkCancelled
 from provider.worker.lease_keeper import AsyncLeaseKeeper
+from provider.worker.slots import SlotBoard, SlotGroup, Ticket
 
 log = logging.getLogger("provider.worker.activity_worker")
 
@@ -76,7 +76,7 @@ class AsyncActivityWorker(WorkerCore):
         self._running: dict[str, _Running] = {}
         self._threads = ThreadPoolExecutor(self.concurrency, thread_name_prefix="activity")
         self._task: asyncio.Task[None] | None = None
-        self._wakeups: Wakeups | None = None
+        self._wakeups: WakeupListener | None = None
         self._slots: SlotGroup | None = None  # this worker's slots on _wakeups
         self._set_waiting: Callable[[int, bool], Awaitable[None]] = _nobody_listens
 
@@ -92,7 +92,7 @@ class AsyncActivityWorker(WorkerCore):
         )
         if self.push_wakeups and isinstance(self.hub, AsyncWakeupSource):
             self._wakeups = self.hub.wakeups()
-            self._slots = self._wakeups.group()
+            self._slots = SlotBoard.of(self._wakeups).group()
             self._set_waiting = self.hub.set_wakeup_waiting
         try:
             async with asyncio.TaskGroup() as group:

@@ -7,7 +7,6 @@ import inspect
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from provider.client.wakeups import Wakeups
 from provider.config import TaskHubConfig
 from provider.types import JsonObject, TagFilter, WorkItemLease
 
@@ -91,11 +90,31 @@ class AsyncWorkerCalls(Protocol):
     async def cleanup_orphaned_sessions(self) -> int: ...
 
 
+class WakeupSubscriber(Protocol):
+    """What a listener tells of its connection (provider/worker/slots.py's SlotBoard)."""
+
+    def listening(self, pid: int) -> None: ...
+
+    def notified(self) -> None: ...
+
+    def lost(self) -> None: ...
+
+    def wake_all(self) -> None: ...
+
+
+class WakeupListener(Protocol):
+    """The process's listening connection for a hub's schema (TaskHub.wakeups())."""
+
+    def subscribe(self, subscriber: WakeupSubscriber) -> None: ...
+
+    def release(self) -> None: ...
+
+
 @runtime_checkable
 class WakeupSource(Protocol):
     """A hub that can wake its workers (TaskHub); fakes without it poll."""
 
-    def wakeups(self, queue: str = "worker") -> Wakeups: ...
+    def wakeups(self, queue: str = "worker") -> WakeupListener: ...
 
     def set_wakeup_waiting(self, pid: int, waiting: bool) -> None: ...
 
@@ -104,7 +123,7 @@ class WakeupSource(Protocol):
 class AsyncWakeupSource(Protocol):
     """A hub that can wake its asyncio workers (AsyncTaskHub)."""
 
-    def wakeups(self, queue: str = "worker") -> Wakeups: ...
+    def wakeups(self, queue: str = "worker") -> WakeupListener: ...
 
     async def set_wakeup_waiting(self, pid: int, waiting: bool) -> None: ...
 

@@ -1,6 +1,7 @@
-"""The slots' side of push wakeups, without a database: a Wakeups whose
-listening thread is not started, driven by hand (`_listening` is a new
-LISTEN connection, `_notified` a notification).
+"""The slots' side of push wakeups, without a database: a SlotBoard driven
+by hand as its listener would drive it (`listening` is a new LISTEN
+connection, `notified` a notification); and the listener, unstarted, telling
+its subscriber.
 
 The rules under test:
 * A slot sleeps only when the server was told "waiting" before its fetch
@@ -18,8 +19,9 @@ import threading
 import time
 
 from provider import TaskHubConfig
-from provider.client.wakeups import SlotGroup, Wakeups
+from provider.client.wakeups import Wakeups
 from provider.errors import TaskHubError
+from provider.worker.slots import SlotBoard, SlotGroup
 
 LISTENER_PID = 4242
 
@@ -39,10 +41,10 @@ class ServerFlag:
         self.calls.append((pid, waiting))
 
 
-def listening() -> Wakeups:
-    wakeups = Wakeups(TaskHubConfig(url="postgresql://unused", schema="s"))
-    wakeups._listening(LISTENER_PID)
-    return wakeups
+def listening() -> SlotBoard:
+    board = SlotBoard()
+    board.listening(LISTENER_PID)
+    return board
 
 
 def waited_s(slots: SlotGroup, flag: ServerFlag, timeout_s: float) -> float:
@@ -73,8 +75,8 @@ class Sleeping:
 
 
 def test_the_first_idle_slot_tells_the_server_and_looks_again() -> None:
-    wakeups, flag = listening(), ServerFlag()
-    slots = wakeups.group()
+    board, flag = listening(), ServerFlag()
+    slots = board.group()
     # Its fetch began before the server knew: it returns at once, to fetch again.
     assert waited_s(slots, flag, 5.0) < 0.5
     assert flag.calls == [(LISTENER_PID, True)]
@@ -84,12 +86,12 @@ def test_the_first_idle_slot_tells_the_server_and_looks_again() -> None:
 
 
 def test_a_notification_wakes_one_slot_of_each_worker() -> None:
-    wakeups, flag = listening(), ServerFlag()
-    gpu, cpu = wakeups.group(), wakeups.group()
+    board, flag = listening(), ServerFlag()
+    gpu, cpu = board.group(), board.group()
     waited_s(gpu, flag, 5.0)  # tells the server
     sleeping = [Sleeping(gpu, flag), Sleeping(gpu, flag), Sleeping(cpu, flag)]
     time.sleep(0.1)
-    wakeups._notified()
+    board.notified()
     woken = [slot.woke(0.5) for slot in sleeping]
     assert woken.count(True) == 2 and woken[2], woken  # one of gpu's, and cpu's one
     # The gpu slot that woke found work: it wakes the next.
@@ -98,10 +100,10 @@ def test_a_notification_wakes_one_slot_of_each_worker() -> None:
 
 
 def test_a_slot_whose_fetch_began_before_another_slot_told_the_server_looks_again() -> None:
-    wakeups, flag = listening(), ServerFlag()
-    gpu, cpu = wakeups.group(), wakeups.group()
+    board, flag = listening(), ServerFlag()
+    gpu, cpu = board.group(), board.group()
     waited_s(gpu, flag, 5.0)
-    wakeups._notified()  # the flag is clear; both workers' slots fetch and find nothing
+    board.notified()  # the flag is clear; both workers' slots fetch and find nothing
     teller_ticket, other_ticket = gpu.ticket(), cpu.ticket()
     flag.release.clear()  # hold the teller inside set_wakeup_waiting
     flag.entered.clear()
@@ -128,14 +130,14 @@ def test_a_slot_whose_fetch_began_before_another_slot_told_the_server_looks_agai
 
 
 def test_a_notification_during_the_announcement_leaves_the_server_unknowing() -> None:
-    wakeups, flag = listening(), ServerFlag()
-    slots = wakeups.group()
+    board, flag = listening(), ServerFlag()
+    slots = board.group()
     flag.release.clear()
     flag.entered.clear()
     teller = threading.Thread(target=waited_s, args=(slots, flag, 5.0))
     teller.start()
     assert flag.entered.wait(2)
-    wakeups._notified()  # the flag the teller set was cleared at once by a notifier
+    board.notified()  # the flag the teller set was cleared at once by a notifier
     flag.release.set()
     teller.join(2)
     # So the next slot to find nothing tells the server again.
@@ -144,8 +146,8 @@ def test_a_notification_during_the_announcement_leaves_the_server_unknowing() ->
 
 
 def test_a_failed_announcement_leaves_the_slot_polling() -> None:
-    wakeups = listening()
-    slots = wakeups.group()
+    board = listening()
+    slots = board.group()
 
     def refuse(pid: int, waiting: bool) -> None:
         raise TaskHubError("set_wakeup_waiting", "connection lost")
@@ -160,11 +162,31 @@ def test_a_failed_announcement_leaves_the_slot_polling() -> None:
 
 
 def test_without_a_listening_connection_slots_poll_and_a_stop_wakes_them() -> None:
-    wakeups = Wakeups(TaskHubConfig(url="postgresql://unused", schema="s"))
-    slots, flag = wakeups.group(), ServerFlag()
+    slots, flag = SlotBoard().group(), ServerFlag()
     assert waited_s(slots, flag, 0.2) >= 0.2
     assert flag.calls == []
     sleeping = Sleeping(slots, flag, timeout_s=5.0)
     time.sleep(0.1)
     slots.wake_all()
     assert sleeping.woke(0.5)
+
+
+def test_the_listener_tells_its_subscribers_and_one_board_serves_its_workers() -> None:
+    """What the LISTEN thread reports reaches the board: a new connection (the
+    slots then tell the server), a notification, a lost connection (the slots
+    then poll). Every worker of the process gets the same board."""
+    listener = Wakeups(TaskHubConfig(url="postgresql://unused", schema="s"))
+    board = SlotBoard.of(listener)
+    assert SlotBoard.of(listener) is board
+    slots, flag = board.group(), ServerFlag()
+    listener._listening(LISTENER_PID)
+    assert waited_s(slots, flag, 5.0) < 0.5
+    assert flag.calls == [(LISTENER_PID, True)]
+    sleeping = Sleeping(slots, flag)
+    time.sleep(0.1)
+    listener._notified()
+    assert sleeping.woke()
+    listener._lost()
+    flag = ServerFlag()
+    assert waited_s(slots, flag, 0.2) >= 0.2  # nobody listens: it polls
+    assert flag.calls == []
