@@ -37,9 +37,10 @@ from provider.types import (
     VersionRange,
     WorkItemLease,
 )
-from provider.worker.activity_worker import ActivityContext, ActivityWorker
+from provider.worker.activity_worker import ActivityWorker
 from provider.worker.async_worker import AsyncActivityWorker
 from provider.worker.cancellation import CancellationToken, WorkCancelled
+from provider.worker.core import ActivityContext
 from provider.worker.lease_keeper import AsyncLeaseKeeper, LeaseKeeper, keep_orchestration_lease
 
 __all__ = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from provider.worker.activity_worker import WorkerStats
+from provider.worker.core import WorkerStats
 
 COUNTERS = (
     # (WorkerStats field, metric name without _total, help)

@@ -14,7 +14,8 @@ import psycopg
 from provider.client.runbook import orchestrator_messages
 from provider.client.task_hub import TaskHub
 from provider.types import JsonObject
-from provider.worker.activity_worker import ActivityWorker, Handler
+from provider.worker.activity_worker import ActivityWorker
+from provider.worker.core import Handler
 
 POLL_S = 0.02
 

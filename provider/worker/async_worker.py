@@ -35,7 +35,9 @@ from typing import Any, Unpack
 from provider.errors import TaskHubError
 from provider.shapes import activity_identity, decode_input
 from provider.types import JsonObject, WorkItemLease
-from provider.worker.activity_worker import (
+from provider.worker.calls import AsyncWakeupSource, AsyncWorkerCalls, WakeupListener, check_hub
+from provider.worker.cancellation import CancellationToken, WorkCancelled
+from provider.worker.core import (
     ACK_ATTEMPTS,
     BATCH_POLL_S,
     UNREGISTERED_RETRY_MS,
@@ -46,8 +48,6 @@ from provider.worker.activity_worker import (
     ack_backoff_s,
     keeper_name,
 )
-from provider.worker.calls import AsyncWakeupSource, AsyncWorkerCalls, WakeupListener, check_hub
-from provider.worker.cancellation import CancellationToken, WorkCancelled
 from provider.worker.lease_keeper import AsyncLeaseKeeper
 from provider.worker.slots import SlotBoard, SlotGroup, Ticket
 

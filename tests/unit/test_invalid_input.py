@@ -18,7 +18,7 @@ from provider.shapes import (
     completion_instance,
     target_instance,
 )
-from provider.worker.activity_worker import WorkerCore
+from provider.worker.core import WorkerCore
 
 BAD_INPUT: dict[str, Callable[[], Any]] = {
     "orchestrator item naming no instance": lambda: target_instance({"ExternalRaised": {}}),

@@ -1,0 +1,309 @@
+"""What the threaded and the asyncio worker share (WorkerCore): their
+settings, the handlers, the statistics, the decisions about an item (run
+it, fail it as poison, give it back) and the ids of its log records; and
+the context a handler receives."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from provider.config import TaskHubConfig
+from provider.errors import InvalidInput, LockLost, TaskHubError
+from provider.logs import fields
+from provider.shapes import (
+    activity_completed,
+    activity_failed,
+    activity_identity,
+    activity_poisoned,
+)
+from provider.types import JsonObject, TagFilter, WorkItemLease
+from provider.worker.cancellation import CancellationToken
+
+# Both workers log on one logger, the one they always had (users set its level).
+log = logging.getLogger("provider.worker.activity_worker")
+
+Handler = Callable[..., Any]
+UNREGISTERED_RETRY_MS = 1_000
+ACK_ATTEMPTS = 3
+
+
+def ack_backoff_s(attempt: int) -> float:
+    """The pause before ack attempt `attempt + 1` after a transient failure."""
+    return 0.05 * 2.0**attempt
+
+
+@dataclass(frozen=True)
+class ActivityContext:
+    instance_id: str
+    execution_id: int
+    activity_id: int
+    activity_name: str
+    session_id: str | None
+    tag: str | None
+    attempt: int
+    lock_token: str
+    token: CancellationToken
+
+    @property
+    def is_cancelled(self) -> bool:
+        return self.token.cancelled
+
+
+# A slot that just ran an item and finds the queue empty looks again after
+# this long before it tells the server it waits (push wakeups).
+BATCH_POLL_S = 0.02
+
+
+@dataclass
+class WorkerStats:
+    started: int = 0  # handlers started
+    completed: int = 0
+    failed: int = 0
+    poisoned: int = 0
+    lost: int = 0
+    given_back: int = 0
+    renewals: int = 0
+    renewal_errors: int = 0
+
+
+def keeper_name(body: JsonObject) -> str:
+    """How a work item's lease keeper is named in the logs: instance:activity#id."""
+    return f"{body.get('instance')}:{body.get('name')}#{body.get('id')}"
+
+
+class WorkerOptions(TypedDict, total=False):
+    """The settings both workers take (see WorkerCore for the defaults)."""
+
+    concurrency: int
+    tags: TagFilter | None
+    owner_id: str | None
+    lock_timeout_ms: int | None
+    session_lock_timeout_ms: int | None
+    session_idle_timeout_ms: int
+    max_attempts: int
+    idle_poll_ms: int
+    max_idle_poll_ms: int
+    max_error_backoff_ms: int
+    push_wakeups: bool
+
+
+class WorkerCore:
+    """What the threaded and the asyncio worker share: settings, handlers,
+    statistics, the decisions about an item and the ids of its log records."""
+
+    def __init__(
+        self,
+        hub_config: TaskHubConfig,
+        *,
+        concurrency: int = 4,
+        tags: TagFilter | None = None,
+        owner_id: str | None = None,
+        lock_timeout_ms: int | None = None,
+        session_lock_timeout_ms: int | None = None,
+        session_idle_timeout_ms: int = 300_000,
+        max_attempts: int = 10,
+        idle_poll_ms: int = 20,
+        max_idle_poll_ms: int = 500,
+        max_error_backoff_ms: int = 5_000,
+        push_wakeups: bool = True,
+    ) -> None:
+        worker = type(self).__name__  # the refusals name the worker the caller made
+        if concurrency < 1 or max_attempts < 1:
+            raise InvalidInput(worker, "concurrency and max_attempts must be at least 1")
+        if tags is not None and not isinstance(tags, TagFilter):
+            raise InvalidInput(
+                worker, f"tags must be a TagFilter (TagFilter.only(...)), got {tags!r}"
+            )
+        self.concurrency = concurrency
+        self.tags = tags or TagFilter.default_only()
+        self.owner_id = owner_id
+        self.lock_timeout_ms = lock_timeout_ms or hub_config.worker_lock_timeout_ms
+        self.session_lock_timeout_ms = session_lock_timeout_ms or hub_config.session_lock_timeout_ms
+        self.session_idle_timeout_ms = session_idle_timeout_ms
+        self.max_attempts = max_attempts
+        self.idle_poll_s = idle_poll_ms / 1000
+        self.max_idle_poll_s = max_idle_poll_ms / 1000
+        self.max_error_backoff_s = max_error_backoff_ms / 1000
+        # Idle slots wait for a notification (the poll stays as the safety net).
+        self.push_wakeups = push_wakeups
+        self.stats = WorkerStats()
+        self._schema = hub_config.schema
+        self._handlers: dict[str, Handler] = {}
+
+    # -- registration ---------------------------------------------------------
+
+    def register(self, name: str, handler: Handler) -> None:
+        """Run `handler` for activity `name`; a name has one handler (a second
+        registration is refused, not a silent replacement of the first)."""
+        operation = f"{type(self).__name__}.register"
+        if not isinstance(name, str) or not name:
+            raise InvalidInput(
+                operation, f"an activity name must be a non-empty text, got {name!r}"
+            )
+        if not callable(handler):
+            raise InvalidInput(operation, f"the handler of {name!r} is not callable: {handler!r}")
+        if name in self._handlers:
+            raise InvalidInput(operation, f"activity {name!r} is already registered")
+        self._handlers[name] = handler
+
+    def activity(self, name: str) -> Callable[[Handler], Handler]:
+        def decorator(handler: Handler) -> Handler:
+            self.register(name, handler)
+            return handler
+
+        return decorator
+
+    # -- decisions ------------------------------------------------------------
+
+    def _poison_completion(self, lease: WorkItemLease) -> JsonObject | None:
+        """The failure to ack instead of running an item fetched too often, or None."""
+        if lease.attempt_count <= self.max_attempts:
+            return None
+        body = activity_identity(lease.work_item)
+        log.error(
+            "poison: failing activity %s instead of running it (attempt %d of at most %d)",
+            body.get("name"),
+            lease.attempt_count,
+            self.max_attempts,
+            extra=self._item_fields("worker.poison", lease),
+        )
+        return activity_poisoned(body, lease.attempt_count, self.max_attempts)
+
+    def _handler_for(self, lease: WorkItemLease) -> Handler | None:
+        name = str(activity_identity(lease.work_item).get("name"))
+        handler = self._handlers.get(name)
+        if handler is None:
+            log.warning(
+                "no handler for activity %s; giving it back",
+                name,
+                extra=self._item_fields("worker.no_handler", lease),
+            )
+        return handler
+
+    @staticmethod
+    def _context(lease: WorkItemLease, token: CancellationToken) -> ActivityContext:
+        body = activity_identity(lease.work_item)
+        return ActivityContext(
+            instance_id=str(body["instance"]),
+            execution_id=int(body["execution_id"]),
+            activity_id=int(body["id"]),
+            activity_name=str(body.get("name")),
+            session_id=body.get("session_id"),
+            tag=body.get("tag"),
+            attempt=lease.attempt_count,
+            lock_token=lease.lock_token,
+            token=token,
+        )
+
+    def _failed(
+        self, context: ActivityContext, body: JsonObject, error: Exception
+    ) -> JsonObject | None:
+        """The completion of a handler that raised (None: it was cancelled)."""
+        if context.token.cancelled:
+            return None
+        log.info(
+            "activity %s failed: %s",
+            context.activity_name,
+            error,
+            extra=self._worker_fields(
+                "worker.activity_failed",
+                instance_id=context.instance_id,
+                activity_id=context.activity_id,
+                activity=context.activity_name,
+                lock_token=context.lock_token,
+                attempt_count=context.attempt,
+            ),
+        )
+        return activity_failed(body, f"{type(error).__name__}: {error}")
+
+    def _completed(
+        self, context: ActivityContext, body: JsonObject, result: Any
+    ) -> JsonObject | None:
+        """The completion of a handler that returned (None: it was cancelled).
+        A result JSON cannot hold fails the activity, as a handler that raised."""
+        if context.token.cancelled:
+            return None
+        try:
+            return activity_completed(body, result)
+        except InvalidInput as error:
+            return self._failed(context, body, error)
+
+    def _count(self, completion: JsonObject) -> None:
+        if "ActivityCompleted" in completion:
+            self.stats.completed += 1
+        else:
+            self.stats.failed += 1
+
+    def _retry_ack(self, lease: WorkItemLease, error: TaskHubError, attempt: int) -> bool:
+        """After a failed ack: True to try again, False to give up (logged)."""
+        if isinstance(error, LockLost):
+            # The same ids as the poison decision, so that a decision and
+            # its failed ack read as one event in the logs.
+            log.warning(
+                "ack refused, lease lost: %s",
+                error.message,
+                extra=self._item_fields("worker.ack_refused", lease, sqlstate=error.sqlstate),
+            )
+            self.stats.lost += 1
+            return False
+        if not error.retryable or attempt == ACK_ATTEMPTS - 1:
+            log.error(
+                "ack failed: %s",
+                error,
+                extra=self._item_fields("worker.ack_failed", lease, sqlstate=error.sqlstate),
+            )
+            return False
+        return True
+
+    def _abandon_failed(self, lease: WorkItemLease, error: TaskHubError) -> None:
+        log.info(
+            "abandon failed (the lease will expire instead): %s",
+            error,
+            extra=self._item_fields("worker.abandon_failed", lease, sqlstate=error.sqlstate),
+        )
+
+    def _fetch_failed(self, error: TaskHubError, retry_in_s: float) -> None:
+        # The database is down or refusing: the slot backs off, never spins.
+        log.warning(
+            "fetch_work_item failed, retrying in %.1f s: %s",
+            retry_in_s,
+            error,
+            extra=self._worker_fields(
+                "worker.fetch_failed", sqlstate=error.sqlstate, error_class=type(error).__name__
+            ),
+        )
+
+    def _heartbeat_failed(self, error: TaskHubError) -> None:
+        log.warning(
+            "session heartbeat failed, retrying: %s",
+            error,
+            extra=self._worker_fields("worker.session_heartbeat_failed", sqlstate=error.sqlstate),
+        )
+
+    # -- log records ----------------------------------------------------------
+
+    def _item_ids(self, lease: WorkItemLease) -> dict[str, object]:
+        """The ids every record about one worker item carries."""
+        # Safe on any JSON: the item may be one the worker cannot read.
+        work_item: Any = lease.work_item
+        body = work_item.get("ActivityExecute") if isinstance(work_item, dict) else None
+        body = body if isinstance(body, dict) else {}
+        ids = {
+            "schema": self._schema,
+            "owner_id": self.owner_id,
+            "instance_id": body.get("instance"),
+            "activity_id": body.get("id"),
+            "activity": body.get("name"),
+            "lock_token": lease.lock_token,
+            "attempt_count": lease.attempt_count,
+        }
+        return {name: value for name, value in ids.items() if value is not None}
+
+    def _item_fields(self, event: str, lease: WorkItemLease, **more: object) -> dict[str, object]:
+        return fields(event, **self._item_ids(lease), **more)
+
+    def _worker_fields(self, event: str, **more: object) -> dict[str, object]:
+        return fields(event, schema=self._schema, owner_id=self.owner_id, **more)
