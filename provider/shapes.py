@@ -195,10 +195,17 @@ def completion_instance(completion: JsonObject) -> str:
 # -- completions a worker sends back -----------------------------------------
 
 
+def activity_body(work_item: object) -> JsonObject | None:
+    """The ActivityExecute body of a worker item, or None: safe on any JSON
+    (an item the worker cannot read still has log records)."""
+    body = work_item.get("ActivityExecute") if isinstance(work_item, dict) else None
+    return body if isinstance(body, dict) else None
+
+
 def activity_identity(work_item: JsonObject) -> JsonObject:
-    """The ActivityExecute body of a worker item."""
-    body = work_item.get("ActivityExecute")
-    if not isinstance(body, dict):
+    """The ActivityExecute body of a worker item, which an ack needs."""
+    body = activity_body(work_item)
+    if body is None:
         raise InvalidInput("ack_work_item", "not an ActivityExecute work item")
     return body
 

@@ -10,7 +10,7 @@ from provider.client.plans import Plan, Plans
 from provider.client.procedures import now_ms
 from provider.errors import InvalidInput, PermanentError
 from provider.logs import fields
-from provider.shapes import completion_instance, json_text
+from provider.shapes import activity_body, completion_instance, json_text
 from provider.types import JsonObject, TagFilter, WorkItemLease
 
 log = logging.getLogger(__name__)
@@ -19,8 +19,8 @@ log = logging.getLogger(__name__)
 class WorkerQueue(Plans):
     def enqueue_worker_work(self, work_item: JsonObject) -> Plan[None]:
         """Queue an ActivityExecute work item (identity, session and tag are read from it)."""
-        body = work_item.get("ActivityExecute")
-        if not isinstance(body, dict):
+        body = activity_body(work_item)
+        if body is None:
             raise InvalidInput(
                 "enqueue_worker_work", "worker items must be ActivityExecute work items"
             )
@@ -79,8 +79,7 @@ class WorkerQueue(Plans):
         if attempts > 1:
             # Handed out before and not acked: a crash, a lost lease, or the
             # start of a poison loop. The same ids as the worker's records.
-            body = lease.work_item.get("ActivityExecute")
-            body = body if isinstance(body, dict) else {}
+            body = activity_body(lease.work_item) or {}
             log.info(
                 "worker item handed out again (attempt %d)",
                 attempts,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 import logging
 import threading
 import time
@@ -39,14 +40,12 @@ from provider.types import JsonObject, WorkItemLease
 from provider.worker.calls import WakeupListener, WakeupSource, WorkerCalls, check_hub
 from provider.worker.cancellation import CancellationToken, WorkCancelled
 from provider.worker.core import (
-    ACK_ATTEMPTS,
     BATCH_POLL_S,
     UNREGISTERED_RETRY_MS,
     ActivityContext,
     Handler,
     WorkerCore,
     WorkerOptions,
-    ack_backoff_s,
     keeper_name,
 )
 from provider.worker.lease_keeper import LeaseKeeper
@@ -279,15 +278,16 @@ class ActivityWorker(WorkerCore):
     # -- acks -----------------------------------------------------------------
 
     def _ack(self, lease: WorkItemLease, completion: JsonObject) -> bool:
-        for attempt in range(ACK_ATTEMPTS):
+        for attempt in itertools.count():
             try:
                 self.hub.ack_work_item(lease.lock_token, completion)
                 return True
             except TaskHubError as error:
-                if not self._retry_ack(lease, error, attempt):
+                delay_s = self._ack_retry_delay_s(lease, error, attempt)
+                if delay_s is None:
                     return False
-                time.sleep(ack_backoff_s(attempt))
-        return False
+                time.sleep(delay_s)
+        return False  # not reached: the policy gives up after ACK_ATTEMPTS
 
     def _abandon(self, lease: WorkItemLease, *, delay_ms: int | None, ignore_attempt: bool) -> None:
         try:

@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import functools
 import inspect
+import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -38,14 +39,12 @@ from provider.types import JsonObject, WorkItemLease
 from provider.worker.calls import AsyncWakeupSource, AsyncWorkerCalls, WakeupListener, check_hub
 from provider.worker.cancellation import CancellationToken, WorkCancelled
 from provider.worker.core import (
-    ACK_ATTEMPTS,
     BATCH_POLL_S,
     UNREGISTERED_RETRY_MS,
     ActivityContext,
     Handler,
     WorkerCore,
     WorkerOptions,
-    ack_backoff_s,
     keeper_name,
 )
 from provider.worker.lease_keeper import AsyncLeaseKeeper
@@ -284,15 +283,16 @@ class AsyncActivityWorker(WorkerCore):
     # -- acks -----------------------------------------------------------------
 
     async def _ack(self, lease: WorkItemLease, completion: JsonObject) -> bool:
-        for attempt in range(ACK_ATTEMPTS):
+        for attempt in itertools.count():
             try:
                 await self.hub.ack_work_item(lease.lock_token, completion)
                 return True
             except TaskHubError as error:
-                if not self._retry_ack(lease, error, attempt):
+                delay_s = self._ack_retry_delay_s(lease, error, attempt)
+                if delay_s is None:
                     return False
-                await asyncio.sleep(ack_backoff_s(attempt))
-        return False
+                await asyncio.sleep(delay_s)
+        return False  # not reached: the policy gives up after ACK_ATTEMPTS
 
     async def _abandon(
         self, lease: WorkItemLease, *, delay_ms: int | None, ignore_attempt: bool

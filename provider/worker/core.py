@@ -14,6 +14,7 @@ from provider.config import TaskHubConfig
 from provider.errors import InvalidInput, LockLost, TaskHubError
 from provider.logs import fields
 from provider.shapes import (
+    activity_body,
     activity_completed,
     activity_failed,
     activity_identity,
@@ -237,8 +238,13 @@ class WorkerCore:
         else:
             self.stats.failed += 1
 
-    def _retry_ack(self, lease: WorkItemLease, error: TaskHubError, attempt: int) -> bool:
-        """After a failed ack: True to try again, False to give up (logged)."""
+    def _ack_retry_delay_s(
+        self, lease: WorkItemLease, error: TaskHubError, attempt: int
+    ) -> float | None:
+        """After failed ack attempt `attempt` (from 0): the pause before the
+        next one, or None to give up (logged). The workers' one ack retry
+        policy: ACK_ATTEMPTS attempts, a back-off doubling from 50 ms, and a
+        lost lease never retried."""
         if isinstance(error, LockLost):
             # The same ids as the poison decision, so that a decision and
             # its failed ack read as one event in the logs.
@@ -248,15 +254,15 @@ class WorkerCore:
                 extra=self._item_fields("worker.ack_refused", lease, sqlstate=error.sqlstate),
             )
             self.stats.lost += 1
-            return False
+            return None
         if not error.retryable or attempt == ACK_ATTEMPTS - 1:
             log.error(
                 "ack failed: %s",
                 error,
                 extra=self._item_fields("worker.ack_failed", lease, sqlstate=error.sqlstate),
             )
-            return False
-        return True
+            return None
+        return ack_backoff_s(attempt)
 
     def _abandon_failed(self, lease: WorkItemLease, error: TaskHubError) -> None:
         log.info(
@@ -287,10 +293,7 @@ class WorkerCore:
 
     def _item_ids(self, lease: WorkItemLease) -> dict[str, object]:
         """The ids every record about one worker item carries."""
-        # Safe on any JSON: the item may be one the worker cannot read.
-        work_item: Any = lease.work_item
-        body = work_item.get("ActivityExecute") if isinstance(work_item, dict) else None
-        body = body if isinstance(body, dict) else {}
+        body = activity_body(lease.work_item) or {}
         ids = {
             "schema": self._schema,
             "owner_id": self.owner_id,
