@@ -32,7 +32,7 @@ class InstanceControl(OrchestrationQueue):
     ) -> Plan[list[InstanceSummary]]:
         """Instances matching every filter given, newest first. For the next
         page, pass the last instance_id of this one as `after`; `instance_id`
-        finds that one instance (a list of one, or empty)."""
+        finds that one instance (a list of one, or empty). Runs taskhub_find_instances."""
         if status is not None and status not in INSTANCE_STATUSES:
             raise InvalidInput(
                 "find_instances", f"status must be one of {', '.join(INSTANCE_STATUSES)}"

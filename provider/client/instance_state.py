@@ -15,7 +15,8 @@ class InstanceState(Plans):
     def read_history(
         self, instance_id: str, execution_id: int | None = None
     ) -> Plan[list[JsonObject]]:
-        """Events of one execution (default: the newest), in order."""
+        """Events of one execution (default: the newest), in order. Runs
+        fetch_history, or fetch_history_with_execution for a given execution."""
         if execution_id is None:
             rows = yield from self._call("fetch_history", p_instance_id=instance_id)
         else:

@@ -91,7 +91,8 @@ class Management(Plans):
 
     def delete_instance(self, instance_id: str, force: bool = False) -> Plan[DeleteResult]:
         """Delete a root instance with its whole sub-orchestration tree, or an
-        instance not started (known only by its queued messages) with them."""
+        instance not started (known only by its queued messages) with them.
+        Runs taskhub_find_instances, then delete_instances_atomic."""
         # One read says whether it exists, whether it started, and its parent.
         found = yield from self._call(
             "taskhub_find_instances", p_instance_id=instance_id, p_limit=1
@@ -118,7 +119,8 @@ class Management(Plans):
         completed_before_ms: int | None = None,
         limit: int = DEFAULT_BULK_LIMIT,
     ) -> Plan[DeleteResult]:
-        """Delete ended root instances (and their trees) matching the filters; running ones stay."""
+        """Delete ended root instances (and their trees) matching the filters; running ones stay.
+        Runs taskhub_bulk_delete_candidates, then delete_instances_atomic."""
         roots = yield from self._call(
             "taskhub_bulk_delete_candidates",
             p_instance_ids=list(instance_ids) if instance_ids is not None else None,
@@ -155,7 +157,8 @@ class Management(Plans):
         limit: int = DEFAULT_BULK_LIMIT,
         keep_last: int | None = None,
     ) -> Plan[PruneResult]:
-        """prune_executions on every instance matching the filters, running ones included."""
+        """prune_executions on every instance matching the filters, running ones included.
+        Runs taskhub_bulk_prune_candidates, then prune_executions on each."""
         targets = yield from self._call(
             "taskhub_bulk_prune_candidates",
             p_instance_ids=list(instance_ids) if instance_ids is not None else None,

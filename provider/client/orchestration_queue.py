@@ -236,7 +236,9 @@ class OrchestrationQueue(Plans):
     def renew_orchestration_item_lock(
         self, lock_token: str, extend_ms: int, *, timeout_s: float | None = None
     ) -> Plan[int]:
-        """Extend a live lease to now + extend_ms; returns its new end (epoch ms)."""
+        """Extend a live lease to now + extend_ms; returns its new end (epoch ms).
+        Runs taskhub_renew_orchestration_lease (the contract's
+        renew_orchestration_item_lock takes seconds and returns nothing)."""
         locked_until = yield from self._scalar(
             "taskhub_renew_orchestration_lease",
             timeout_s=timeout_s,

@@ -99,6 +99,7 @@ class WorkerQueue(Plans):
         """Delete a leased item and queue its completion for the orchestration.
 
         A None completion acks a cancelled activity. Raises LockLost if the lease is gone.
+        Runs ack_worker (the contract's name).
         """
         instance_id = completion_instance(completion) if completion is not None else None
         yield from self._call(
@@ -127,7 +128,9 @@ class WorkerQueue(Plans):
     def renew_work_item_lock(
         self, lock_token: str, extend_ms: int, *, timeout_s: float | None = None
     ) -> Plan[int]:
-        """Extend a live worker lease to now + extend_ms; returns its new end (epoch ms)."""
+        """Extend a live worker lease to now + extend_ms; returns its new end (epoch ms).
+        Runs taskhub_renew_work_item_lease (the contract's renew_work_item_lock
+        takes seconds and returns nothing)."""
         locked_until = yield from self._scalar(
             "taskhub_renew_work_item_lease",
             timeout_s=timeout_s,
@@ -156,6 +159,7 @@ class WorkerQueue(Plans):
         """Extend one session held by owner_id; returns its new end (epoch ms).
 
         Raises LockLost when the session is gone, expired or owned by another worker.
+        Runs taskhub_renew_session_lease.
         """
         locked_until = yield from self._scalar(
             "taskhub_renew_session_lease",
@@ -168,7 +172,8 @@ class WorkerQueue(Plans):
 
     def set_wakeup_waiting(self, listener_pid: int, waiting: bool) -> Plan[None]:
         """Tell the hub whether the listener with this backend pid waits for work:
-        only then do the procedures notify (provider/worker/slots.py decides when)."""
+        only then do the procedures notify (provider/worker/slots.py decides when).
+        Runs taskhub_set_waiting."""
         yield from self._call("taskhub_set_waiting", p_pid=listener_pid, p_waiting=waiting)
 
     def cleanup_orphaned_sessions(self) -> Plan[int]:
