@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import itertools
 import logging
 import threading
 import time
@@ -40,6 +39,7 @@ from provider.types import JsonObject, WorkItemLease
 from provider.worker.calls import WakeupListener, WakeupSource, WorkerCalls, check_hub
 from provider.worker.cancellation import CancellationToken, WorkCancelled
 from provider.worker.core import (
+    ACK_ATTEMPTS,
     BATCH_POLL_S,
     UNREGISTERED_RETRY_MS,
     ActivityContext,
@@ -278,7 +278,7 @@ class ActivityWorker(WorkerCore):
     # -- acks -----------------------------------------------------------------
 
     def _ack(self, lease: WorkItemLease, completion: JsonObject) -> bool:
-        for attempt in itertools.count():
+        for attempt in range(ACK_ATTEMPTS):  # bounded here; the policy may stop sooner
             try:
                 self.hub.ack_work_item(lease.lock_token, completion)
                 return True
@@ -287,7 +287,7 @@ class ActivityWorker(WorkerCore):
                 if delay_s is None:
                     return False
                 time.sleep(delay_s)
-        return False  # not reached: the policy gives up after ACK_ATTEMPTS
+        return False
 
     def _abandon(self, lease: WorkItemLease, *, delay_ms: int | None, ignore_attempt: bool) -> None:
         try:

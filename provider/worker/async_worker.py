@@ -25,7 +25,6 @@ import asyncio
 import contextlib
 import functools
 import inspect
-import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -39,6 +38,7 @@ from provider.types import JsonObject, WorkItemLease
 from provider.worker.calls import AsyncWakeupSource, AsyncWorkerCalls, WakeupListener, check_hub
 from provider.worker.cancellation import CancellationToken, WorkCancelled
 from provider.worker.core import (
+    ACK_ATTEMPTS,
     BATCH_POLL_S,
     UNREGISTERED_RETRY_MS,
     ActivityContext,
@@ -283,7 +283,7 @@ class AsyncActivityWorker(WorkerCore):
     # -- acks -----------------------------------------------------------------
 
     async def _ack(self, lease: WorkItemLease, completion: JsonObject) -> bool:
-        for attempt in itertools.count():
+        for attempt in range(ACK_ATTEMPTS):  # bounded here; the policy may stop sooner
             try:
                 await self.hub.ack_work_item(lease.lock_token, completion)
                 return True
@@ -292,7 +292,7 @@ class AsyncActivityWorker(WorkerCore):
                 if delay_s is None:
                     return False
                 await asyncio.sleep(delay_s)
-        return False  # not reached: the policy gives up after ACK_ATTEMPTS
+        return False
 
     async def _abandon(
         self, lease: WorkItemLease, *, delay_ms: int | None, ignore_attempt: bool
