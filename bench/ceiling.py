@@ -8,7 +8,7 @@ from typing import Any
 
 import psycopg
 
-from scripts.workloads.measure import run_threads
+from devkit.workloads.measure import run_threads
 
 
 def run(url: str, schema: str, items: int = 20_000, workers: int = 8) -> dict[str, float]:

@@ -14,6 +14,7 @@ the contract's schema: a bench of the idea, not a product.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import threading
 import time
@@ -186,8 +187,6 @@ def run(url: str, schema: str, dispatchers: int, seconds: float) -> dict[str, fl
 
 
 def main() -> None:
-    import argparse
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--plain", required=True, help="a PostgreSQL server")
     parser.add_argument("--citus", required=True, help="a Citus coordinator with workers")

@@ -54,7 +54,7 @@ from bench.sides import (
     median_metrics,
 )
 from bench.targets import ANCHOR, ratio
-from scripts.workloads.flavours import ALL, Flavour
+from devkit.workloads.flavours import ALL, Flavour
 
 RESULTS = Path(__file__).resolve().parent / "results"
 Metrics = dict[str, float]

@@ -22,7 +22,7 @@ from bench.targets import (
     print_targets,
     ratio,
 )
-from scripts.workloads.flavours import TASKHUB
+from devkit.workloads.flavours import TASKHUB
 
 OURS = TASKHUB.name
 Row = dict[str, Any]
@@ -279,6 +279,7 @@ def _heat_panel(axis: Any, rows: list[Row], kind: str, lock_ms: int) -> Any:
 
 
 def save_heat_map(path: Path, grid: list[Row]) -> None:
+    # matplotlib is optional (the `bench` extra): imported here, where it draws.
     try:
         import matplotlib
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import psycopg
 
-from scripts.workloads.contention import ContentionSettings, seed_hot_instances
-from scripts.workloads.measure import (
+from devkit.workloads.contention import ContentionSettings, seed_hot_instances
+from devkit.workloads.measure import (
     LAST_EVENT_SQL,
     Latencies,
     now_ms,

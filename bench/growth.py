@@ -14,7 +14,7 @@ from typing import Any
 
 import psycopg
 
-from scripts.workloads.measure import Latencies, now_ms, receive_history_as_text
+from devkit.workloads.measure import Latencies, now_ms, receive_history_as_text
 
 
 def _sample(conn: psycopg.Connection[Any], schema: str, samples: int) -> Latencies:

@@ -19,6 +19,7 @@ round, so a slow moment of the shared machine shifts both sides of a ratio.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import threading
 import time
@@ -29,13 +30,13 @@ from typing import Any
 import psycopg
 
 from bench.sides import database_url
-from provider import TaskHub
-from scripts.workloads.flavours import (
+from devkit.workloads.flavours import (
     TASKHUB,
     TASKHUB_0010,
     TASKHUB_WITHOUT_WAKEUPS,
     Flavour,
 )
+from provider import TaskHub
 
 TARGET = 0.03
 ANCHOR = "without wakeups (anchor)"
@@ -353,8 +354,6 @@ def report(figures: dict[str, dict[str, float]]) -> list[str]:
 
 
 def main() -> None:
-    import argparse
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--calls", type=int, default=1_000)

@@ -35,9 +35,9 @@ from bench.targets import (
     print_targets,
     with_turns,
 )
-from scripts.workloads.contention import ContentionSettings, seed_hot_instances
-from scripts.workloads.flavours import ALL, DUROXIDE_0_2_2, TASKHUB, Flavour
-from scripts.workloads.measure import LAST_EVENT_SQL, now_ms, receive_history_as_text
+from devkit.workloads.contention import ContentionSettings, seed_hot_instances
+from devkit.workloads.flavours import ALL, DUROXIDE_0_2_2, TASKHUB, Flavour
+from devkit.workloads.measure import LAST_EVENT_SQL, now_ms, receive_history_as_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
 HOT_ALONE = ContentionSettings(hot_instances=1, history_events=2_000, event_payload_bytes=2_000)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scripts.workloads.flavours import DUROXIDE_0_2_2, TASKHUB
+from devkit.workloads.flavours import DUROXIDE_0_2_2, TASKHUB
 
 Metrics = dict[str, float]
 
@@ -81,6 +81,7 @@ def save_json(path: Path, document: dict[str, Any]) -> None:
 
 
 def save_plot(path: Path, comparisons: list[Comparison], extras: dict[str, Any]) -> None:
+    # matplotlib is optional (the `bench` extra): imported here, where it draws.
     try:
         import matplotlib
 

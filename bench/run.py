@@ -24,8 +24,8 @@ import psycopg
 from bench import ceiling, end_to_end, growth, uniform, wakeups, worker_queue
 from bench.report import Comparison, Metrics, print_table, save_json, save_plot
 from bench.sides import compare, database_url, drop_schema, fresh_schema
-from scripts.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
-from scripts.workloads.flavours import TASKHUB
+from devkit.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
+from devkit.workloads.flavours import TASKHUB
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

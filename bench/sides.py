@@ -14,8 +14,8 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 
 from bench.report import Metrics
+from devkit.workloads.flavours import DUROXIDE_0_2_2, TASKHUB, Flavour
 from provider.testing.embedded_pg import EmbeddedPostgres
-from scripts.workloads.flavours import DUROXIDE_0_2_2, TASKHUB, Flavour
 
 FLAVOURS = (TASKHUB, DUROXIDE_0_2_2)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scripts.workloads.flavours import DUROXIDE_0_2_2
+from devkit.workloads.flavours import DUROXIDE_0_2_2
 
 ANCHOR = DUROXIDE_0_2_2.name
 Metrics = dict[str, float]

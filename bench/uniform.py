@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 
-from scripts.workloads.measure import (
+from devkit.workloads.measure import (
     LAST_EVENT_SQL,
     Latencies,
     now_ms,

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import argparse
 import random
 import statistics
 import threading
@@ -23,8 +24,8 @@ import psycopg
 
 from bench import notification_cost
 from bench.sides import database_url
+from devkit.workloads.flavours import TASKHUB, TASKHUB_WITHOUT_WAKEUPS, Flavour
 from provider import ActivityContext, ActivityWorker, TaskHub
-from scripts.workloads.flavours import TASKHUB, TASKHUB_WITHOUT_WAKEUPS, Flavour
 
 P50_TARGET_MS, P99_TARGET_MS = 5.0, 20.0
 POLLING = "polling, no wakeups in the schema"
@@ -175,8 +176,6 @@ def report(figures: dict[str, Any]) -> list[str]:
 
 
 def main() -> None:
-    import argparse
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--url")

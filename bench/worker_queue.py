@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 
-from scripts.workloads.measure import Latencies, now_ms, run_threads
+from devkit.workloads.measure import Latencies, now_ms, run_threads
 
 
 @dataclass(frozen=True)

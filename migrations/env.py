@@ -38,7 +38,6 @@ the end and left in `config.attributes["run_report"]`
 from __future__ import annotations
 
 import logging.config
-import os
 import random
 import time
 from typing import Any
@@ -48,61 +47,53 @@ from alembic.runtime.migration import MigrationContext, RevisionStep
 from sqlalchemy import create_engine, pool
 from sqlalchemy.engine import Connection
 
-from provider.deploy import runtime_role, table_locks, turn_form
+from provider.deploy import migration_options, runtime_role, table_locks, turn_form
+from provider.deploy.migration_options import InvalidMigrationOption, MigrationOptions
 from provider.deploy.migration_steps import execute_sql
-from provider.deploy.revision_guard import VERSION_TABLE, RevisionGuard
+from provider.deploy.revision_guard import RevisionGuard
 from provider.deploy.run_report import LockWait, MigrationLocksNotTaken, MigrationRun, log
-from provider.schema_name import quote_schema, validate_schema_name
+from provider.deploy.version_table import VERSION_TABLE
+from provider.schema_name import quote_schema
 
 config = context.config
 # Run by the alembic command: alembic.ini's loggers (the lock waits and the
 # summary of provider/deploy/run_report.py among them). From Python, the caller's.
 if config.config_file_name:
     logging.config.fileConfig(config.config_file_name, disable_existing_loggers=False)
-x_args = context.get_x_argument(as_dictionary=True)
 
 
-def _target_schema() -> str:
-    name = x_args.get("schema") or config.attributes.get("schema") or "public"
-    return validate_schema_name(name)
+def _options() -> MigrationOptions:
+    """The run's options (provider/deploy/migration_options.py): stored by
+    the caller, else the alembic command line's -x arguments."""
+    try:
+        return migration_options.of_run(config, context.get_x_argument(as_dictionary=True))
+    except InvalidMigrationOption as error:
+        raise SystemExit(f"taskhub-pg: {error}") from None
 
 
 def _database_url() -> str:
-    url = (
-        x_args.get("url")
-        or config.attributes.get("url")
-        or os.environ.get("DATABASE_URL")
-        or config.get_main_option("sqlalchemy.url")
-    )
-    if not url:
-        if context.is_offline_mode():
-            return "postgresql+psycopg://"
-        raise SystemExit("taskhub-pg: no database URL: set DATABASE_URL or pass -x url=...")
-    # psycopg 3 is the driver; accept plain libpq URLs.
-    for prefix in ("postgresql://", "postgres://"):
-        if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
-    return str(url)
+    try:
+        return OPTIONS.database_url(
+            offline=context.is_offline_mode(), configured=config.get_main_option("sqlalchemy.url")
+        )
+    except InvalidMigrationOption as error:
+        raise SystemExit(f"taskhub-pg: {error}") from None
 
 
 def _grant_statements() -> tuple[str, str] | None:
     """The check made before any revision and the grant made after them, of
-    `-x runtime_role=R`; None when no role was given."""
-    role = x_args.get("runtime_role") or config.attributes.get("runtime_role")
+    the runtime_role option; None when no role was given."""
+    role, mode = OPTIONS.runtime_role, OPTIONS.runtime_ddl
     if not role:
         return None
-    mode = x_args.get("runtime_ddl") or config.attributes.get("runtime_ddl") or "guarded"
-    try:
-        return (
-            runtime_role.precheck_statement(role, mode),
-            runtime_role.grant_statement(SCHEMA, role, mode),
-        )
-    except runtime_role.InvalidRuntimeRole as error:
-        raise SystemExit(f"taskhub-pg: {error}") from None
+    return (
+        runtime_role.precheck_statement(role, mode),
+        runtime_role.grant_statement(SCHEMA, role, mode),
+    )
 
 
-SCHEMA = _target_schema()
-config.attributes["schema"] = SCHEMA
+OPTIONS = _options()
+SCHEMA = OPTIONS.schema
 QUOTED = quote_schema(SCHEMA)
 
 # A session lock: a run spans several transactions, and its connection ends
@@ -130,17 +121,10 @@ $cleanup$
 """
 
 
-def _citus_mode() -> str | None:
-    mode = x_args.get("citus") or config.attributes.get("citus")
-    if mode not in (None, "", "schema"):
-        raise SystemExit(f"taskhub-pg: citus={mode}: the one mode is citus=schema")
-    return mode or None
-
-
 # From revision 0014: `-x citus=schema` distributes the hub on a Citus
 # cluster; after a run that applied revisions to a hub already distributed,
 # the same call puts back what the replaced functions' SET clauses undid.
-CITUS = _citus_mode()
+CITUS = OPTIONS.citus
 DISTRIBUTE_ON_CITUS = f"SELECT {QUOTED}.taskhub_distribute_on_citus()"
 # Checked before any revision (each upgrade revision commits on its own), with
 # the words taskhub_distribute_on_citus uses.
@@ -192,9 +176,8 @@ applied_steps: list[Any] = []
 def _direction() -> str:
     """upgrade or downgrade: from provider.deploy.migrate, else from the
     alembic command line; anything else runs as one transaction."""
-    told = config.attributes.get("direction")
-    if told:
-        return str(told)
+    if OPTIONS.direction:
+        return OPTIONS.direction
     command = getattr(getattr(config, "cmd_opts", None), "cmd", None)
     return getattr(command[0], "__name__", "") if command else ""
 
@@ -260,14 +243,7 @@ def _configure(per_revision: bool, limit: int | None, **connect: Any) -> None:
     context.configure(transaction_per_migration=per_revision, **connect, **CONFIGURE)
 
 
-def _lock_policy() -> table_locks.LockPolicy:
-    try:
-        return table_locks.LockPolicy.from_options({**config.attributes, **x_args})
-    except table_locks.InvalidLockOption as error:
-        raise SystemExit(f"taskhub-pg: {error}") from None
-
-
-LOCKS = _lock_policy()
+LOCKS = OPTIONS.locks
 RUN: MigrationRun = config.attributes.setdefault("run_report", MigrationRun(SCHEMA))
 GUARD = RevisionGuard(SCHEMA, RUN, None, execute_sql)
 # The migration's backend, as operators and the deploy drill see it in pg_stat_activity.

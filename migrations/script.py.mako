@@ -1,22 +1,33 @@
+<%!
+    import json
+
+    def py(value):
+        """A literal as ruff would format it: strings in double quotes."""
+        return "None" if value is None else json.dumps(value)
+%>\
+<%
+    # `make revision NAME=x` (devkit/schema/revision_maker.py) fills these in
+    # from what changed in sql/head/; `alembic revision --rev-id NNNN -m ...`
+    # leaves them empty, for a revision written by hand.
+    files = context.get("files", [])
+    replaced = context.get("replaced", {})
+    added = context.get("added", [])
+%>\
 """${message}
 
 Revision ID: ${up_revision}
 Revises: ${down_revision | comma,n}
-Create Date: ${create_date}
-
-A released revision never changes. To change a function, ship a new SQL file
-under sql/<this revision>/ and apply it here; downgrade restores the previous
-revision's file.
+Create Date: ${create_date.date()}
 """
 
 from __future__ import annotations
 
-from provider.migration_steps import apply_sql_files
+from provider.deploy.migration_steps import apply_sql_files, drop_functions, replace_with_released
 
-revision = ${repr(up_revision)}
-down_revision = ${repr(down_revision)}
-branch_labels = ${repr(branch_labels)}
-depends_on = ${repr(depends_on)}
+revision = ${py(up_revision)}
+down_revision = ${py(down_revision)}
+branch_labels = ${py(branch_labels)}
+depends_on = ${py(depends_on)}
 
 # The tables this revision alters, drops or indexes: every run that applies it
 # locks them up front, in the hot path's order (provider/deploy/table_locks.py).
@@ -24,10 +35,21 @@ depends_on = ${repr(depends_on)}
 LOCKS_ON_UPGRADE: list[str] = []
 LOCKS_ON_DOWNGRADE: list[str] = []
 
+# This revision's files (sql/${up_revision}_.../, copied from sql/head/), applied in order.
+FILES: list[str] = ${py(files)}
+# Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
+# back these functions of the released files.
+REPLACED: dict[str, list[str]] = ${py(replaced)}
+# New in this revision: dropped by the downgrade.
+NEW_FUNCTIONS: list[str] = ${py(added)}
+
 
 def upgrade() -> None:
-    apply_sql_files([])
+    # Last: like every function of the schema, the new ones are not
+    # executable by PUBLIC.
+    apply_sql_files([*FILES, "0006_hot_path/no_public_execute.sql"])
 
 
 def downgrade() -> None:
-    apply_sql_files([])
+    replace_with_released(list(REPLACED), REPLACED)
+    drop_functions(NEW_FUNCTIONS)

@@ -21,15 +21,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from provider import ExecutionMetadata, TaskHub, now_ms
-from provider.deploy import migrate
-from scripts import devdb
-from scripts.workloads.contention import (
+from devkit import devdb
+from devkit.workloads.contention import (
     ContentionResult,
     ContentionSettings,
     run_contention,
     seed_hot_instances,
 )
+from provider import ExecutionMetadata, TaskHub, now_ms
+from provider.deploy import migrate
 
 DEMO_DATABASE = "taskhub_demo"
 SCHEMA = "taskhub_demo"

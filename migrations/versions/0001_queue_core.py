@@ -13,7 +13,7 @@ come back on downgrade.
 
 from __future__ import annotations
 
-from provider.migration_steps import apply_sql_files
+from provider.deploy.migration_steps import apply_sql_files
 
 revision = "0001"
 down_revision = None

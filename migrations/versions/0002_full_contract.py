@@ -11,7 +11,7 @@ come back on downgrade.
 
 from __future__ import annotations
 
-from provider.migration_steps import (
+from provider.deploy.migration_steps import (
     apply_sql_files,
     drop_and_restore_functions,
     set_aside_functions,

@@ -7,7 +7,7 @@ Create Date: 2026-11-30
 
 from __future__ import annotations
 
-from provider.migration_steps import (
+from provider.deploy.migration_steps import (
     apply_sql_files,
     drop_and_restore_functions,
     set_aside_functions,

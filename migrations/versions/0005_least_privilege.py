@@ -9,7 +9,7 @@ Create Date: 2026-11-30
 
 from __future__ import annotations
 
-from provider.migration_steps import apply_sql_files, drop_functions
+from provider.deploy.migration_steps import apply_sql_files, drop_functions
 
 revision = "0005"
 down_revision = "0004"

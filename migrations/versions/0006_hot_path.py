@@ -9,7 +9,7 @@ Create Date: 2026-12-01
 
 from __future__ import annotations
 
-from provider.migration_steps import apply_sql_files, drop_functions, replace_with_released
+from provider.deploy.migration_steps import apply_sql_files, drop_functions, replace_with_released
 
 revision = "0006"
 down_revision = "0005"

@@ -25,8 +25,8 @@ from provider.cli.options import (
     print_counts,
     print_json,
 )
-from provider.client import runbook
 from provider.client.task_hub import TaskHub
+from provider.deploy import runbook
 from provider.errors import TaskHubError
 
 _AGO = re.compile(r"^(\d+)([smhd])$")

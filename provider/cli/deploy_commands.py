@@ -18,7 +18,7 @@ from alembic.util import CommandError
 from rich.markup import escape
 
 from provider.cli.failures import database_failure, report
-from provider.cli.hubs import no_hub, require_hub, schema_exists
+from provider.cli.hubs import no_hub, require_hub
 from provider.cli.options import (
     OK,
     PROBLEMS,
@@ -34,9 +34,10 @@ from provider.cli.options import (
     print_json,
 )
 from provider.cli.turn_form_command import downgrade_warning
-from provider.client.deploy_gate import Problem
-from provider.client.hub_status import HubStatus, read_hub_status
 from provider.deploy import gate, migrate
+from provider.deploy.gate import Problem
+from provider.deploy.hub_status import HubStatus, read_hub_status, schema_exists
+from provider.deploy.migration_options import InvalidMigrationOption, MigrationOptions
 from provider.deploy.run_report import (
     MigrationLocksNotTaken,
     MigrationRun,
@@ -44,8 +45,6 @@ from provider.deploy.run_report import (
     UndeclaredTableLocks,
 )
 from provider.deploy.run_report import log as migration_log
-from provider.deploy.runtime_role import InvalidRuntimeRole, validate_role_name
-from provider.deploy.table_locks import InvalidLockOption
 
 
 class RuntimeDdl(StrEnum):
@@ -56,7 +55,7 @@ class RuntimeDdl(StrEnum):
 
 
 class Citus(StrEnum):
-    """The choices of --citus: migrate.CITUS_MODES."""
+    """The choices of --citus: migration_options.CITUS_MODES."""
 
     schema = "schema"
 
@@ -74,13 +73,13 @@ RuntimeDdlOption = Annotated[
 ]
 
 
-def _runtime_role(role: str | None) -> str | None:
-    if role:
-        try:
-            validate_role_name(role)
-        except InvalidRuntimeRole as error:
-            fail(USAGE, f"--runtime-role: {error}")
-    return role
+def _options(**given: Any) -> MigrationOptions:
+    """The run's options, validated before anything connects: a bad one is
+    exit 2, named as its flag."""
+    try:
+        return MigrationOptions.build(**given)
+    except InvalidMigrationOption as error:
+        fail(USAGE, f"--{error.option.replace('_', '-')}: {error}")
 
 
 LockTimeoutMs = Annotated[
@@ -131,7 +130,7 @@ def _migrate(run: Callable[[], MigrationRun], as_json: bool) -> None:
             done = run()
     except (MigrationLocksNotTaken, RuntimeSignaturesChanged, UndeclaredTableLocks) as error:
         fail(PROBLEMS, str(error))  # each says what was rolled back
-    except (CommandError, InvalidLockOption) as error:  # an unknown revision, say
+    except CommandError as error:  # an unknown revision, say
         fail(USAGE, f"nothing changed: {error}")
     except sqlalchemy.exc.DBAPIError as error:
         if not isinstance(error.orig, psycopg.Error):
@@ -235,21 +234,16 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Migrate the schema (Alembic), optionally granting a runtime role.
         Prints the revisions applied, the time taken, lock waits and retries."""
-        role = _runtime_role(runtime_role)
-        target = database_url(url)
-        _migrate(
-            lambda: migrate.upgrade(
-                target,
-                schema,
-                revision,
-                runtime_role=role,
-                runtime_ddl=runtime_ddl.value,
-                citus=None if citus is None else citus.value,
-                lock_timeout_ms=lock_timeout_ms,
-                lock_attempts=lock_attempts,
-            ),
-            as_json,
+        options = _options(
+            url=database_url(url),
+            schema=schema,
+            runtime_role=runtime_role,
+            runtime_ddl=runtime_ddl.value,
+            citus=None if citus is None else citus.value,
+            lock_timeout_ms=lock_timeout_ms,
+            lock_attempts=lock_attempts,
         )
+        _migrate(lambda: migrate.run(options, "upgrade", revision), as_json)
 
     @app.command()
     def downgrade(
@@ -267,17 +261,11 @@ def register(app: typer.Typer) -> None:
         require_hub(target, schema)  # before asking: exit 3 if there is none to downgrade
         removes = " This removes the task hub and every row in it." if revision == "base" else ""
         removes += downgrade_warning(target, schema, revision)
-        confirm(f"Downgrade schema {schema} to revision {revision}?{removes}", yes)
-        _migrate(
-            lambda: migrate.downgrade(
-                target,
-                schema,
-                revision,
-                lock_timeout_ms=lock_timeout_ms,
-                lock_attempts=lock_attempts,
-            ),
-            as_json,
+        options = _options(
+            url=target, schema=schema, lock_timeout_ms=lock_timeout_ms, lock_attempts=lock_attempts
         )
+        confirm(f"Downgrade schema {schema} to revision {revision}?{removes}", yes)
+        _migrate(lambda: migrate.run(options, "downgrade", revision), as_json)
 
     @app.command("sql")
     def offline_sql(
@@ -287,8 +275,8 @@ def register(app: typer.Typer) -> None:
         runtime_ddl: RuntimeDdlOption = RuntimeDdl.guarded,
     ) -> None:
         """Print the migration as one SQL script, for psql (no database needed)."""
-        role = _runtime_role(runtime_role)
-        migrate.offline_script(schema, revision, runtime_role=role, runtime_ddl=runtime_ddl.value)
+        options = _options(schema=schema, runtime_role=runtime_role, runtime_ddl=runtime_ddl.value)
+        migrate.write_script(options, revision)
 
     @app.command()
     def status(url: Url = None, schema: Schema = "public", as_json: AsJson = False) -> None:

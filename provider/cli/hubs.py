@@ -12,7 +12,7 @@ import psycopg
 
 from provider.cli.options import NOT_FOUND, Failure
 from provider.cli.urls import InvalidUrl, libpq_url
-from provider.client.hub_status import HubSchema, hub_schemas
+from provider.deploy.hub_status import HubSchema, hub_schemas, schema_exists
 
 LISTED = 10  # a database of many hubs: name the first few
 
@@ -36,11 +36,6 @@ def hubs_hint(hubs: list[HubSchema]) -> str:
             " (adopt one with taskhub-pg upgrade --schema NAME)"
         )
     return "; ".join(parts) or "this database holds no task hub (taskhub-pg upgrade makes one)"
-
-
-def schema_exists(conn: psycopg.Connection[Any], schema: str) -> bool:
-    row = conn.execute("SELECT to_regnamespace(%s) IS NOT NULL", [f'"{schema}"']).fetchone()
-    return bool(row and row[0])
 
 
 def no_hub(conn: psycopg.Connection[Any], schema: str, code: int = NOT_FOUND) -> Failure | None:

@@ -18,7 +18,7 @@ from provider.cli.options import (
     print_json,
     print_rows,
 )
-from provider.client import runbook
+from provider.deploy import runbook
 
 Limit = Annotated[int, typer.Option(min=1, help="at most this many rows")]
 

@@ -23,11 +23,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
-from provider.client import deploy_gate
-from provider.client.deploy_gate import Problem
 from provider.deploy import migrate
 from provider.deploy.sql_files import released_folders, render_text
+from provider.deploy.version_table import installed_revision
+from provider.schema_name import quote_schema
 
 # The drift a repair puts back; `setting` (an operator's row) and `pending`
 # (run `upgrade`) it only reports.
@@ -43,6 +44,24 @@ _STATEMENTS = {
         flags=re.MULTILINE | re.DOTALL,
     ),
 }
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str  # pending, not_migrated, missing, changed, security_definer, settings,
+    #            grant, duroxide_ledger, setting, unrecorded
+    object: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A function or view as the last migration run recorded it."""
+
+    kind: str
+    name: str
+    security_definer: bool | None
+    settings: list[str]
 
 
 @dataclass
@@ -81,7 +100,7 @@ class RepairReport:
 
 def _check_on(conn: psycopg.Connection[Any], schema: str) -> CheckReport:
     head = migrate.head_revision()
-    report = CheckReport(schema, deploy_gate.installed_revision(conn, schema), head)
+    report = CheckReport(schema, installed_revision(conn, schema), head)
     if report.revision is None:
         report.problems.append(Problem("not_migrated", schema, "no taskhub-pg revision applied"))
         return report
@@ -89,8 +108,8 @@ def _check_on(conn: psycopg.Connection[Any], schema: str) -> CheckReport:
         report.problems.append(
             Problem("pending", f"revision {head}", f"installed {report.revision}: run upgrade")
         )
-    if deploy_gate.has_drift_check(conn, schema):
-        report.problems += deploy_gate.read_drift(conn, schema)
+    if _has_drift_check(conn, schema):
+        report.problems += _read_drift(conn, schema)
     else:
         report.problems.append(
             Problem("unrecorded", schema, "revisions before 0012 record no definitions")
@@ -127,22 +146,116 @@ def repair(url: str, schema: str) -> RepairReport:
     with psycopg.connect(url) as conn:
         before = _check_on(conn, schema)
         revision = before.revision
-        if revision is None or not deploy_gate.has_drift_check(conn, schema):
+        if revision is None or not _has_drift_check(conn, schema):
             return RepairReport(remaining=before.problems)
         drifted = sorted({p.object for p in before.problems if p.kind in DEFINITION_PROBLEMS})
         for obj in drifted:
-            definition = deploy_gate.recorded(conn, schema, obj)
+            definition = _recorded(conn, schema, obj)
             if definition is None:
                 continue
             for statement in released_statements(definition.kind, definition.name, revision):
-                deploy_gate.apply_definition(conn, schema, definition, render(statement, schema))
+                _apply_definition(conn, schema, definition, render(statement, schema))
             if definition.kind == "function":
-                deploy_gate.restore_attributes(conn, schema, obj, definition)
-        deploy_gate.restore_grants_and_ledger(conn, schema)
+                _restore_attributes(conn, schema, obj, definition)
+        _restore_grants_and_ledger(conn, schema)
         after = _check_on(conn, schema)
         conn.commit()
     remaining = set(after.problems)
     return RepairReport(
         repaired=[p for p in before.problems if p not in remaining],
         remaining=after.problems,
+    )
+
+
+# The gate's statements: the schema's drift check, its record of each
+# definition, and the pieces of a repair.
+
+
+def _has_drift_check(conn: psycopg.Connection[Any], schema: str) -> bool:
+    row = conn.execute(
+        "SELECT to_regproc(%s) IS NOT NULL", [f'"{schema}".taskhub_check_drift']
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def _read_drift(conn: psycopg.Connection[Any], schema: str) -> list[Problem]:
+    query = sql.SQL("SELECT problem, object, detail FROM {}.taskhub_check_drift() ORDER BY 1, 2")
+    rows = conn.execute(query.format(sql.Identifier(schema))).fetchall()
+    return [Problem(str(kind), str(name), str(detail)) for kind, name, detail in rows]
+
+
+def _recorded(conn: psycopg.Connection[Any], schema: str, obj: str) -> Recorded | None:
+    row = conn.execute(
+        sql.SQL(
+            "SELECT kind, name, security_definer, settings FROM {}.taskhub_definitions"
+            " WHERE object = %s"
+        ).format(sql.Identifier(schema)),
+        [obj],
+    ).fetchone()
+    if row is None:
+        return None
+    return Recorded(str(row[0]), str(row[1]), row[2], list(row[3] or []))
+
+
+def _apply_definition(
+    conn: psycopg.Connection[Any], schema: str, definition: Recorded, statement: str
+) -> None:
+    """Run one rendered CREATE OR REPLACE of a released file."""
+    try:
+        with conn.transaction():
+            conn.execute(sql.SQL(statement))
+    except psycopg.errors.InvalidTableDefinition:
+        # A view whose columns a hand edit changed: OR REPLACE cannot, drop it.
+        conn.execute(
+            sql.SQL("DROP VIEW {}.{}").format(
+                sql.Identifier(schema), sql.Identifier(definition.name)
+            )
+        )
+        conn.execute(sql.SQL(statement))
+
+
+def _restore_attributes(
+    conn: psycopg.Connection[Any], schema: str, obj: str, definition: Recorded
+) -> None:
+    """SECURITY DEFINER and the SET clauses as recorded (revisions after a
+    function's file may have changed them with ALTER FUNCTION)."""
+    signature = conn.execute(
+        "SELECT p.oid::regprocedure::text FROM pg_proc AS p"
+        " WHERE p.pronamespace = %s::regnamespace"
+        "   AND format('function %%s(%%s)', p.proname,"
+        "              pg_get_function_identity_arguments(p.oid)) = %s",
+        [quote_schema(schema), obj],
+    ).fetchone()
+    if signature is None:
+        return
+    function = sql.SQL(signature[0])
+    security = "SECURITY DEFINER" if definition.security_definer else "SECURITY INVOKER"
+    conn.execute(sql.SQL("ALTER FUNCTION {} {}").format(function, sql.SQL(security)))
+    conn.execute(sql.SQL("ALTER FUNCTION {} RESET ALL").format(function))
+    for setting in definition.settings:
+        name, _, value = setting.partition("=")
+        # The value as the catalogue lists it: a list such as search_path must
+        # not be quoted as one string.
+        conn.execute(
+            sql.SQL("ALTER FUNCTION {} SET {} = {}").format(
+                function,
+                sql.Identifier(name),
+                sql.SQL(value),
+            )
+        )
+
+
+def _restore_grants_and_ledger(conn: psycopg.Connection[Any], schema: str) -> None:
+    """Re-grant every runtime role, take EXECUTE back from PUBLIC, and write
+    the versions _duroxide_migrations lacks."""
+    q = sql.Identifier(schema)
+    conn.execute(sql.SQL("SELECT {}.taskhub_refresh_runtime_roles()").format(q))
+    conn.execute(sql.SQL("SELECT {}.taskhub_revoke_public_execute()").format(q))
+    conn.execute(
+        sql.SQL(
+            "INSERT INTO {0}._duroxide_migrations (version, name)"
+            " SELECT v, format('%s_provided_by_taskhub_pg', lpad(v::text, 4, '0'))"
+            "   FROM unnest({0}.taskhub_duroxide_versions()) AS v"
+            " ON CONFLICT (version) DO NOTHING"
+        ).format(q)
     )

@@ -6,47 +6,43 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+import psycopg
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
+from psycopg import sql
 
+from provider.deploy import migration_options
+from provider.deploy.migration_options import Direction, MigrationOptions
 from provider.deploy.resources import migrations_dir
 from provider.deploy.run_report import MigrationRun
 from provider.schema_name import validate_schema_name
 
 
-def alembic_config(url: str | None, schema: str, output: TextIO | None = None) -> Config:
+def alembic_config(options: MigrationOptions, output: TextIO | None = None) -> Config:
+    """An Alembic Config of our migrations, carrying `options` to env.py."""
     config = Config(output_buffer=output or sys.stdout)
     config.set_main_option("script_location", str(migrations_dir()))
-    if url:
-        config.attributes["url"] = url
-    config.attributes["schema"] = validate_schema_name(schema)
+    migration_options.store(config, options)
     return config
 
 
-def _with_runtime_role(config: Config, runtime_role: str | None, runtime_ddl: str) -> Config:
-    if runtime_role:
-        config.attributes["runtime_role"] = runtime_role
-        config.attributes["runtime_ddl"] = runtime_ddl
-    return config
+def run(options: MigrationOptions, direction: Direction, revision: str) -> MigrationRun:
+    """Migrate `options.schema` to `revision`, up or down. Returns what the
+    run did (migrations/env.py fills it in)."""
+    config = alembic_config(options.going(direction))
+    report = MigrationRun(options.schema)
+    config.attributes["run_report"] = report
+    if direction == "upgrade":
+        command.upgrade(config, revision)
+    else:
+        command.downgrade(config, revision)
+    return report
 
 
-CITUS_MODES = ("schema",)
-
-
-def _run(
-    config: Config,
-    lock_timeout_ms: int | None,
-    lock_attempts: int | None,
-) -> MigrationRun:
-    """The report migrations/env.py fills in, and the lock options it reads."""
-    if lock_timeout_ms is not None:
-        config.attributes["lock_timeout_ms"] = lock_timeout_ms
-    if lock_attempts is not None:
-        config.attributes["lock_attempts"] = lock_attempts
-    run = MigrationRun(config.attributes["schema"])
-    config.attributes["run_report"] = run
-    return run
+def write_script(options: MigrationOptions, revision: str, output: TextIO | None = None) -> None:
+    """Write the SQL script of an upgrade to `revision` (for a DBA to apply with psql)."""
+    command.upgrade(alembic_config(options.going("upgrade"), output), revision, sql=True)
 
 
 def upgrade(
@@ -61,21 +57,25 @@ def upgrade(
     lock_attempts: int | None = None,
 ) -> MigrationRun:
     """Migrate; with runtime_role, also grant that role what a runtime needs
-    (see sql/0005_least_privilege/runtime_roles.sql); with citus="schema",
+    (sql/head/privileges/taskhub_grant_runtime_role.sql); with citus="schema",
     distribute the hub on the Citus cluster the URL's coordinator runs
     (docs/scale-out.md).
 
     The run locks its revisions' tables up front, waiting at most
     lock_timeout_ms (default 100) for each, and tries lock_attempts times
     (default 10) before it raises MigrationLocksNotTaken, having changed
-    nothing. Returns what it did."""
-    config = _with_runtime_role(alembic_config(url, schema), runtime_role, runtime_ddl)
-    if citus:
-        config.attributes["citus"] = citus
-    run = _run(config, lock_timeout_ms, lock_attempts)
-    config.attributes["direction"] = "upgrade"
-    command.upgrade(config, revision)
-    return run
+    nothing. Returns what it did. A bad option raises InvalidMigrationOption
+    before anything connects."""
+    options = MigrationOptions.build(
+        url=url,
+        schema=schema,
+        runtime_role=runtime_role,
+        runtime_ddl=runtime_ddl,
+        citus=citus,
+        lock_timeout_ms=lock_timeout_ms,
+        lock_attempts=lock_attempts,
+    )
+    return run(options, "upgrade", revision)
 
 
 def downgrade(
@@ -87,11 +87,18 @@ def downgrade(
     lock_attempts: int | None = None,
 ) -> MigrationRun:
     """Migrate back to `revision` (base: remove the hub), locking as upgrade does."""
-    config = alembic_config(url, schema)
-    run = _run(config, lock_timeout_ms, lock_attempts)
-    config.attributes["direction"] = "downgrade"
-    command.downgrade(config, revision)
-    return run
+    options = MigrationOptions.build(
+        url=url, schema=schema, lock_timeout_ms=lock_timeout_ms, lock_attempts=lock_attempts
+    )
+    return run(options, "downgrade", revision)
+
+
+def drop_hub(url: str, schema: str) -> None:
+    """Drop a throwaway hub's schema with everything in it (the test kit's
+    teardown): no downgrade runs, and nothing of it is left to report."""
+    validate_schema_name(schema)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
 def offline_script(
@@ -103,12 +110,13 @@ def offline_script(
     runtime_ddl: str = "guarded",
 ) -> None:
     """Write the SQL script of `upgrade` (for a DBA to apply with psql)."""
-    config = _with_runtime_role(alembic_config(None, schema, output), runtime_role, runtime_ddl)
-    config.attributes["direction"] = "upgrade"
-    command.upgrade(config, revision, sql=True)
+    options = MigrationOptions.build(
+        schema=schema, runtime_role=runtime_role, runtime_ddl=runtime_ddl
+    )
+    write_script(options, revision, output)
 
 
 def head_revision() -> str:
-    head = ScriptDirectory.from_config(alembic_config(None, "public")).get_current_head()
+    head = ScriptDirectory.from_config(alembic_config(MigrationOptions())).get_current_head()
     assert head is not None
     return head

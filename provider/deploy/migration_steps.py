@@ -7,7 +7,7 @@ import re
 from alembic import context, op
 from sqlalchemy import text
 
-from provider.deploy import turn_form
+from provider.deploy import migration_options, turn_form
 from provider.deploy.sql_files import render_sql
 from provider.schema_name import quote_schema
 
@@ -17,7 +17,7 @@ _BIND_LIKE = re.compile(r"(?<![:\w\\]):(\w+)(?![:\w])")
 
 
 def _schema() -> str:
-    return str(context.config.attributes["schema"])
+    return migration_options.stored(context.config).schema
 
 
 def _execute(sql: str) -> None:
@@ -43,7 +43,7 @@ def _name_array(names: list[str]) -> str:
 
 
 def set_aside_functions(names: list[str]) -> None:
-    """Save and drop existing functions with these names (see sql/0001_queue_core/adoption.sql)."""
+    """Save and drop existing functions with these names (sql/head/adoption/)."""
     _execute(f"SELECT {quote_schema(_schema())}.taskhub_set_aside_functions({_name_array(names)})")
 
 

@@ -37,10 +37,8 @@ from provider.deploy.run_report import (
     RuntimeSignaturesChanged,
     UndeclaredTableLocks,
 )
+from provider.deploy.version_table import VERSION_TABLE
 from provider.schema_name import quote_schema
-
-# The version table is ours alone: no call of the hub reads it.
-VERSION_TABLE = "taskhub_pg_alembic_version"
 
 
 def runtime_signatures(connection: Connection, schema: str) -> live_signatures.Signatures:

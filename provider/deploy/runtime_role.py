@@ -1,7 +1,8 @@
 """The runtime role a migration grants (`-x runtime_role=R`, `--runtime-role R`).
 
-The SQL side is sql/0005_least_privilege/runtime_roles.sql; this module
-validates the names and writes the statement the migrations end with.
+The SQL side is sql/head/privileges/ (taskhub_grant_runtime_role.sql and its
+siblings); this module validates the names and writes the statement the
+migrations end with.
 """
 
 from __future__ import annotations

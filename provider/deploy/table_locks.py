@@ -67,10 +67,6 @@ LOCK_NOT_AVAILABLE = "55P03"
 DEADLOCK_DETECTED = "40P01"
 
 
-class InvalidLockOption(ValueError):
-    """A lock option of a migration run (-x lock_timeout_ms=..., ...) is not acceptable."""
-
-
 @dataclass(frozen=True)
 class LockPolicy:
     """How long a run waits for each table, and how often it tries again."""
@@ -80,32 +76,11 @@ class LockPolicy:
     backoff_base_s: float = 0.1
     backoff_cap_s: float = 3.0
 
-    @classmethod
-    def from_options(cls, options: Mapping[str, Any]) -> LockPolicy:
-        """From -x lock_timeout_ms=N and -x lock_attempts=N (or config attributes)."""
-        policy = cls()
-        timeout = _positive_int(options, "lock_timeout_ms", policy.lock_timeout_ms)
-        attempts = _positive_int(options, "lock_attempts", policy.attempts)
-        return cls(lock_timeout_ms=timeout, attempts=attempts)
-
     def backoff_s(self, failed_attempt: int, rng: random.Random) -> float:
         """The pause after the n-th failed attempt: exponential, capped, with
         jitter, so that a fleet of deploy jobs does not retry in step."""
         ceiling = min(self.backoff_cap_s, self.backoff_base_s * 2.0 ** (failed_attempt - 1))
         return ceiling * rng.uniform(0.5, 1.0)
-
-
-def _positive_int(options: Mapping[str, Any], name: str, default: int) -> int:
-    value = options.get(name)
-    if value in (None, ""):
-        return default
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise InvalidLockOption(f"{name}={value!r}: expected a positive integer") from None
-    if number <= 0:
-        raise InvalidLockOption(f"{name}={value!r}: expected a positive integer")
-    return number
 
 
 def in_lock_order(tables: Iterable[str]) -> list[str]:

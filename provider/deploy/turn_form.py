@@ -24,9 +24,9 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from provider.client.deploy_gate import installed_revision
 from provider.deploy.sql_files import TURN_FORMS, render_sql
 from provider.deploy.table_locks import call_gate_statement
+from provider.deploy.version_table import installed_revision
 from provider.schema_name import quote_schema
 
 FUNCTION = "fetch_orchestration_item"

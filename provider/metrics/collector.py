@@ -19,8 +19,8 @@ import psycopg
 from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
-from psycopg import sql
 
+from provider.deploy import runbook
 from provider.metrics.health import HubHealth, HubState, log
 
 QUEUE_GAUGES = (
@@ -103,30 +103,17 @@ class HubCollector(Collector):
 
 
 def _read(conn: psycopg.Connection[Any], schema: str, families: HubFamilies) -> None:
-    s = sql.Identifier(schema)
-    with conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
-        for row in cur.execute(sql.SQL("SELECT * FROM {}.taskhub_queue_health").format(s)):
-            for column, name, _ in QUEUE_GAUGES:
-                families.queues[name].add_metric([schema, row["queue"]], float(row[column] or 0))
-            age_s = (row["oldest_ready_age_ms"] or 0) / 1000
-            families.age.add_metric([schema, row["queue"]], age_s)
-    counted = conn.execute(
-        sql.SQL(
-            "SELECT kind, remaining_ms > 0, count(*) FROM {}.taskhub_current_leases GROUP BY 1, 2"
-        ).format(s)
-    ).fetchall()
+    for row in runbook.queue_health(conn, schema):
+        for column, name, _ in QUEUE_GAUGES:
+            families.queues[name].add_metric([schema, row["queue"]], float(row[column] or 0))
+        age_s = (row["oldest_ready_age_ms"] or 0) / 1000
+        families.age.add_metric([schema, row["queue"]], age_s)
+    counted = runbook.lease_counts(conn, schema)
     for kind in ("orchestration", "activity"):
         for live, state in ((True, "live"), (False, "expired")):
-            n = sum(c for k, alive, c in counted if k == kind and alive is live)
-            families.leases.add_metric([schema, kind, state], float(n))
-    for family, relation in (
-        (families.poison, "taskhub_poison_candidates"),
-        (families.stuck, "taskhub_stuck_instances"),
-    ):
-        found = conn.execute(
-            sql.SQL("SELECT count(*) FROM {}.{}").format(s, sql.Identifier(relation))
-        ).fetchone()
-        family.add_metric([schema], float(found[0] if found else 0))
+            families.leases.add_metric([schema, kind, state], float(counted.get((kind, live), 0)))
+    families.poison.add_metric([schema], float(runbook.count_rows(conn, schema, "poison")))
+    families.stuck.add_metric([schema], float(runbook.count_rows(conn, schema, "stuck")))
 
 
 def healthz(collector: HubCollector, start_response: StartResponse) -> list[bytes]:

@@ -11,8 +11,8 @@ from typing import Any
 
 import psycopg
 
-from provider.client.runbook import orchestrator_messages
 from provider.client.task_hub import TaskHub
+from provider.deploy.runbook import orchestrator_messages
 from provider.types import JsonObject
 from provider.worker.activity_worker import ActivityWorker
 from provider.worker.core import Handler

@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import psycopg
 import pytest
 
 from provider.client.task_hub import TaskHub
@@ -43,8 +42,7 @@ def taskhub_schema(taskhub_database_url: str) -> Iterator[str]:
     schema = f"test_{uuid.uuid4().hex[:12]}"
     migrate.upgrade(taskhub_database_url, schema)
     yield schema
-    with psycopg.connect(taskhub_database_url, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    migrate.drop_hub(taskhub_database_url, schema)
 
 
 @pytest.fixture

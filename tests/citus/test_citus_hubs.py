@@ -13,11 +13,11 @@ import duroxide
 import psycopg
 import pytest
 
+from devkit.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
 from provider import TagFilter, TaskHub
 from provider.client.call_observers import add_call_observer, remove_call_observer
 from provider.deploy import gate, migrate
 from provider.errors import TaskHubError
-from scripts.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
 from tests.citus.conftest import placement, workers
 from tests.runtime import test_duroxide_runtime as scenarios
 from tests.support.alembic_cli import alembic

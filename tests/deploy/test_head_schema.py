@@ -9,9 +9,10 @@ from typing import Any
 
 import psycopg
 
+from devkit.schema import revision_maker
+from devkit.schema.catalogue import snapshot
+from devkit.schema.head_schema import apply_head
 from provider.deploy import migrate
-from scripts.catalogue import snapshot
-from scripts.head_schema import apply_head
 from tests.support.db import new_schema_name
 
 
@@ -32,21 +33,17 @@ def test_head_builds_the_schema_the_migrations_build(
 def test_make_revision_finds_nothing_to_do_while_head_equals_the_migrations(
     database_url: str,
 ) -> None:
-    from scripts import new_revision
-
-    assert new_revision.compare(database_url) == ([], [], [], [])
-    assert new_revision.main(["nothing_changed", "--url", database_url]) == 1
-    assert not list(new_revision.VERSIONS.glob("*_nothing_changed.py"))
+    assert revision_maker.compare(database_url) == ([], [], [], [])
+    assert revision_maker.start_revision("nothing_changed", database_url) == 1
+    assert not list(revision_maker.VERSIONS.glob("*_nothing_changed.py"))
 
 
 def test_make_revision_points_each_function_at_its_newest_released_file() -> None:
-    from scripts import new_revision
-
-    assert new_revision.released_file_of("fetch_orchestration_item") == (
+    assert revision_maker.released_file_of("fetch_orchestration_item") == (
         "0017_turn_as_json/fetch_orchestration_item.sql"
     )
-    assert new_revision.released_file_of("taskhub_clock_ms") == "0007_fault_tolerance/clock.sql"
-    assert new_revision.released_file_of("taskhub_apply_kv_mutations") == (
+    assert revision_maker.released_file_of("taskhub_clock_ms") == "0007_fault_tolerance/clock.sql"
+    assert revision_maker.released_file_of("taskhub_apply_kv_mutations") == (
         "0008_one_idiom_per_job/taskhub_apply_kv_mutations.sql"
     )
-    assert new_revision.next_number() == f"{int(migrate.head_revision()) + 1:04d}"
+    assert revision_maker.next_number() == f"{int(migrate.head_revision()) + 1:04d}"

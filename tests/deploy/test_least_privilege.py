@@ -425,6 +425,7 @@ def test_the_alembic_command_line_grants_the_runtime_role(
     [
         ("runtime_role=x'; DROP TABLE y; --", "invalid runtime role name"),
         ("runtime_ddl=everything", "invalid runtime_ddl"),
+        ("lock_timout_ms=50", "unknown option -x lock_timout_ms"),
     ],
 )
 def test_the_command_line_refuses_bad_role_arguments_and_creates_nothing(

@@ -13,9 +13,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from provider.client.deploy_gate import installed_revision as read_revision
 from provider.deploy import migrate, table_locks
+from provider.deploy.migration_options import InvalidMigrationOption
 from provider.deploy.run_report import MigrationLocksNotTaken, UndeclaredTableLocks
+from provider.deploy.version_table import installed_revision as read_revision
 from tests.support.db import new_schema_name
 from tests.support.extra_revision import migrations_with_revision, upgrade_with
 
@@ -144,5 +145,5 @@ def test_the_offline_script_locks_each_revision_up_front_under_the_lock_timeout(
 
 
 def test_bad_lock_options_are_refused(database_url: str) -> None:
-    with pytest.raises(SystemExit, match="lock_timeout_ms"):
+    with pytest.raises(InvalidMigrationOption, match="lock_timeout_ms"):
         migrate.upgrade(database_url, new_schema_name("lk"), lock_timeout_ms=0)

@@ -12,10 +12,10 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.schema.catalogue import snapshot
 from provider.deploy import migrate
 from provider.schema_name import InvalidSchemaName
 from provider.testing.embedded_pg import find_bin_dir
-from scripts.catalogue import snapshot
 from tests.support.alembic_cli import alembic
 from tests.support.contract import CONTRACT_FUNCTIONS, CONTRACT_TABLES, turn_as_json
 from tests.support.db import new_schema_name

@@ -1,58 +1,62 @@
 """A released revision never changes: databases that applied it must be able
-to trust that replaying it gives the same schema. To change a function, ship
-a new SQL file in a new revision. When a revision is released, add its digest
-here."""
+to trust that replaying it gives the same schema. What is pinned is what the
+revision runs (devkit/schema/revision_digest.py): the statements of its
+upgrade and downgrade and the tables they lock, however the Python that
+renders them is arranged. To change a function, ship a new SQL file in a new
+revision. When a revision is released, add its digest here
+(`python -m devkit.schema.revision_digest NNNN` prints it)."""
 
 from __future__ import annotations
 
-import hashlib
-
 import pytest
 
-from tests.support.paths import REPO
+from devkit.schema import revision_digest
+from provider.deploy import migration_steps
 
 RELEASED = {
-    "0018_lean_acks": "f0a0ce5fd03ce4371c9cb3639d098078b509f69bd1929fe3a917afb1a9d38de0",
-    "0017_turn_as_json": "9d010dfb2d52c1d3dc8194e99947bcbeec44ff8dcdb33bc553be4da6d73769ac",
-    "0016_operator_surface": ("b65f85f06f31780c45a36ae4d512600589240872e9c73ff7ce5ab6ef687de49d"),
-    "0015_call_gate": "73a101768a491dc91ac02fb88a8fcc7581e35da04a2ddc4c31a65dbbdd53611f",
+    "0018_lean_acks": "26b46211e4c6bb3b95c25d7c46514f33fec38d911610326864810ec6076f58f9",
+    "0017_turn_as_json": "c650bf650f3fa316e4d9fcea12ba211c8c8295a23cdd11e28b0d7a9f79df054c",
+    "0016_operator_surface": "8f6e0e50d8e346e567ec0e85ff8df077f8e968d40a48030a496f370bc88916a2",
+    "0015_call_gate": "af2930b52425262e3f125bd2be6edacfb360f254539c02899db641c1f376fcde",
     "0014_citus_schema_sharding": (
-        "94cbc0528a97b0af1474faadfb1616f3ab2f9d6e399dd7fe162115f543be6457"
+        "5e3e0d34ca71fd33c7d42d4b15fa212006925c2b130de9c9470d76a0431df2df"
     ),
     "0013_citus_ready_statements": (
-        "a990bfe7b49a01b64557aa338fddfdcd99e6309d1a14e839262e9445be4b1417"
+        "9f4885e362d32a04d16d3776723bb2a79bd5050bfb7b5b7a8a67dc66063a2703"
     ),
-    "0012_deploy_gate": "47a3f08c5591c6302a36a11ca5705977a12e97f52bda762ea9ff04031139c889",
+    "0012_deploy_gate": "0b5ef5e16b0340ff719b464cc7f4b4f4ede8c8ed5d6d6dc4c2c99283123b8018",
     "0011_wake_check_in_the_statement": (
-        "7db2516e4a5711efc5d34c2ea6f14bd8145ee69d0b803ce0be9a5712003bae82"
+        "e001d910b1207a60cd0944db4ef8e613eab2f12ec5baa36d9a34251aae6cc043"
     ),
     "0010_no_jit_on_the_hot_path": (
-        "dadc7e0af66265a46082801fdc123b48489243bf46bc06ac1eed8f1f4bb11169"
+        "e609223f29f81e65292eab8c2ee61c57f6ee3907e570f2a63f8296183be76323"
     ),
-    "0009_push_wakeups": "a0a9a6925054c76e2f5985c43291c7b7d92f51c34d0667e7d68c784bd11fc030",
-    "0008_one_idiom_per_job": "ded4dd2de1482e39735432dd1838bf3e3a61283cba6413721632fd83425dc436",
-    "0007_fault_tolerance": "267f87200eb47ae1ba5302733bde3f4777634bf81a7f1ad9ce73b521b574c2c1",
-    "0006_hot_path": "74a5abda5fdac4b99f9d6fbb9acd9277726fddb2ac244db717c8dfcf4cf7fcf9",
-    "0005_least_privilege": "7c97a6a95ed6c34051235f41e98ebb43d44b3b2741887a07bf6885b0b3f1a5ca",
-    "0004_operations": "b866a078273829e562effb8bac178b0ba3be0f91cf4c0e2da138228355d1ec27",
-    "0003_lease_keeper": "81339100619f98a1ad9f82ce520621634af1d21bc110cf4b0f3e46c1326057a9",
-    "0002_full_contract": "583087fd3d47fd6aa856e155c8163bc8d00a57f8f52ef439652815b774430caf",
-    "0001_queue_core": "149274fa50f9821978cbb913b50502d197e8bf42d2744b3db46484f84dc9066e",
+    "0009_push_wakeups": "036138d02f96fbfe95e7df2673f31d1ee0b0d1b2847de17eff0a4b66bc0f6ff4",
+    "0008_one_idiom_per_job": "6bb1cdcb84f067ea1e4a72c8dfe70c870db5f2ef97c5be68e904aa56a772099c",
+    "0007_fault_tolerance": "65df03a891041e016761dd3a77554d1ed34764f2dd2e93e92ab3fc42ce99e864",
+    "0006_hot_path": "668fa91baeca1b48d893009cf7ead4344cb3b4d5a2dbba25df965ca88dccaeff",
+    "0005_least_privilege": "84a1dfe636dda257ef0dd2253ba44769583d3390a425de7fa2c6a847827a2448",
+    "0004_operations": "0ec0342149c5fd77b72c28b70592244e1dbed1310d3b2a79c868146f66b5c6f9",
+    "0003_lease_keeper": "1a8df043ee09a777248ec1de123633b26c47676bd71fbe2dd1b637b900f959a1",
+    "0002_full_contract": "e14cdd54c42c8178c03b2b693792144802434417f99f2e7ae8ffc25712560af4",
+    "0001_queue_core": "7bb5dc634dcb0c152e07d80bb0bf8b2797cf6a75161a76b279cd9c4743b449ad",
 }
-
-
-def revision_digest(name: str) -> str:
-    digest = hashlib.sha256()
-    files = sorted((REPO / "sql" / name).glob("*.sql"))
-    files.append(REPO / "migrations" / "versions" / f"{name}.py")
-    for path in files:
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 @pytest.mark.parametrize("name", sorted(RELEASED))
 def test_released_revision_is_unchanged(name: str) -> None:
-    assert revision_digest(name) == RELEASED[name], (
+    assert revision_digest.revision_digest(name[:4]) == RELEASED[name], (
         f"revision {name} was released and must not change; ship a new revision instead"
     )
+
+
+def test_the_digest_changes_when_a_statement_a_revision_runs_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A step that renders one statement more is a changed release, though
+    no revision file or SQL file changed."""
+    render = migration_steps.render_sql
+    monkeypatch.setattr(
+        migration_steps, "render_sql", lambda path, schema: render(path, schema) + "\nSELECT 1"
+    )
+    assert revision_digest.revision_digest("0018") != RELEASED["0018_lean_acks"]

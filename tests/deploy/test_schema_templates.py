@@ -9,8 +9,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.schema.catalogue import snapshot
 from provider.deploy import migrate
-from scripts.catalogue import snapshot
 from tests.support.db import new_schema_name
 from tests.support.roles import LoginRole
 from tests.support.templates import SchemaTemplates

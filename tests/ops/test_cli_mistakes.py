@@ -10,7 +10,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,12 +25,14 @@ from provider.cli import main
 from provider.cli.deploy_commands import Citus, RuntimeDdl
 from provider.cli.failures import failure_of
 from provider.deploy import migrate
+from provider.deploy.migration_options import CITUS_MODES
 from provider.deploy.runtime_role import RUNTIME_DDL_MODES
 from provider.errors import ConfigurationError, PermanentError, RetryableError
 from tests.support.db import new_schema_name
 from tests.support.flavours import DUROXIDE_0_2_2
 from tests.support.paths import REPO
 from tests.support.roles import login_role
+from tests.support.waiting import wait_until
 
 UNREACHABLE_URL = "postgresql://x@127.0.0.1:1/x"
 BAD_URLS = ("not a url", "http://example.com/x", "postgresql://host:notaport/db")
@@ -221,18 +222,19 @@ def test_ctrl_c_during_a_verb_is_exit_130_and_one_line(hubs_url: str) -> None:
 
 
 def _wait_for_lock_wait(url: str, application: str) -> None:
-    deadline = time.monotonic() + 60
     with psycopg.connect(url, autocommit=True) as conn:
-        while time.monotonic() < deadline:
+
+        def waiting() -> bool:
             row = conn.execute(
                 "SELECT count(*) FROM pg_stat_activity"
                 " WHERE application_name = %s AND wait_event_type = 'Lock'",
                 [application],
             ).fetchone()
-            if row and row[0]:
-                return
-            time.sleep(0.05)
-    pytest.fail(f"{application} never waited for the lock")
+            return bool(row and row[0])
+
+        wait_until(
+            waiting, timeout_s=60, interval_s=0.05, message=f"{application} to wait for the lock"
+        )
 
 
 def test_a_role_without_privileges_is_refused_in_one_line(
@@ -311,7 +313,7 @@ def test_choices_are_listed_and_a_wrong_one_is_a_usage_error(
     capsys: pytest.CaptureFixture[str], hubs_url: str
 ) -> None:
     assert [mode.value for mode in RuntimeDdl] == list(RUNTIME_DDL_MODES)
-    assert tuple(mode.value for mode in Citus) == migrate.CITUS_MODES
+    assert tuple(mode.value for mode in Citus) == CITUS_MODES
     for wrong in (("--runtime-ddl", "bogus"), ("--citus", "bogus")):
         code, _, err = run(capsys, "upgrade", *wrong, *ON, "orders")
         assert code == 2 and "Traceback" not in err and "bogus" in err
@@ -354,7 +356,7 @@ def test_a_text_system_exit_is_one_line(
     def refuse(*_: object, **__: object) -> None:
         raise SystemExit("taskhub-pg: citus=x: the one mode is citus=schema")
 
-    monkeypatch.setattr(migrate, "upgrade", refuse)
+    monkeypatch.setattr(migrate, "run", refuse)
     code, _, err = run(capsys, "upgrade", "--url", UNREACHABLE_URL)
     assert code == 1 and only_line(err) == "taskhub-pg: citus=x: the one mode is citus=schema"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from scripts.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
+from devkit.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
 
 # Asserts margins of wall-clock time: run alone, after the parallel part of the suite.
 pytestmark = pytest.mark.timing

@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from scripts.workloads.flavours import Flavour
+from devkit.workloads.flavours import Flavour
 from tests.support.work_items import (
     external_raised,
     history_row,

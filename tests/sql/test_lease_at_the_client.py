@@ -19,8 +19,8 @@ import psycopg
 import pytest
 from psycopg.types.string import TextLoader
 
+from devkit.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
 from provider import now_ms
-from scripts.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
 
 # Asserts margins of wall-clock time: run alone, after the parallel part of the suite.
 pytestmark = pytest.mark.timing

@@ -11,8 +11,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.workloads.flavours import Flavour
 from provider import TaskHub
-from scripts.workloads.flavours import Flavour
 from tests.support.work_items import activity_completed, activity_execute, start_orchestration
 
 

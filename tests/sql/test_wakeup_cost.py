@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from scripts.workloads.flavours import Flavour
+from devkit.workloads.flavours import Flavour
 from tests.support.work_items import (
     activity_completed,
     activity_execute,

@@ -9,6 +9,7 @@ from pathlib import Path
 from alembic import command
 
 from provider.deploy import migrate
+from provider.deploy.migration_options import MigrationOptions
 from provider.deploy.resources import migrations_dir
 from provider.deploy.run_report import MigrationRun
 
@@ -44,7 +45,7 @@ def migrations_with_revision(tmp_path: Path, sql: str, locks: list[str] | None =
 
 
 def upgrade_with(location: Path, url: str, schema: str) -> MigrationRun:
-    config = migrate.alembic_config(url, schema)
+    config = migrate.alembic_config(MigrationOptions.build(url=url, schema=schema))
     config.set_main_option("script_location", str(location))
     run = MigrationRun(schema)
     config.attributes["run_report"] = run

@@ -1,6 +1,6 @@
-"""The schemas a test can run against (scripts.workloads.flavours, shared with the bench)."""
+"""The schemas a test can run against (devkit.workloads.flavours, shared with the bench)."""
 
-from scripts.workloads.flavours import (
+from devkit.workloads.flavours import (
     ALL,
     DUROXIDE_0_2_2,
     TASKHUB,

@@ -1,4 +1,4 @@
-"""The SQL of sql/head/ stays ready for Citus (scripts/sql_rules.py): no DML
+"""The SQL of sql/head/ stays ready for Citus (devkit/schema/sql_rules.py): no DML
 inside a CTE, no table-reading helper inside a statement on a table, and
 every UPDATE, DELETE and row lock on an instance-keyed table names the
 instance (or says why the contract cannot). Text only: milliseconds."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from devkit.schema.sql_rules import check, head_sql
 from provider.deploy.resources import sql_dir
-from scripts.sql_rules import check, head_sql
 
 
 def body(statements: str) -> dict[str, str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts import devdb
+from devkit import devdb
 
 
 def test_each_checkout_has_a_folder_of_its_own() -> None:

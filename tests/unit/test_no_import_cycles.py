@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.support.paths import REPO
 
-PACKAGES = ("provider", "bench", "scripts", "migrations", "tests")
+PACKAGES = ("provider", "bench", "devkit", "scripts", "migrations", "tests")
 
 
 def module_files() -> dict[str, Path]:
@@ -87,3 +87,12 @@ def test_a_circle_is_found_even_through_an_import_inside_a_function() -> None:
     assert cycles(graph) == [["bench.run", "bench.wakeups"]]
     tree = ast.parse("def main():\n    from bench.run import database_url\n")
     assert list(imported(tree, {"bench.run": Path("run.py")})) == ["bench.run"]
+
+
+def test_nothing_imports_an_entry_point_of_scripts() -> None:
+    """scripts/ holds command lines only: what they share lives in devkit/."""
+    importers = {
+        name: sorted(target for target in targets if target.split(".")[0] == "scripts")
+        for name, targets in import_graph().items()
+    }
+    assert {name: found for name, found in importers.items() if found} == {}

@@ -1,4 +1,7 @@
--- The same with millisecond precision; returns the new end of the lease (ms).
+-- Extend a live worker lease to p_now_ms + p_extend_ms: renew_work_item_lock
+-- (renew_work_item_lock.sql) with millisecond precision, and what the
+-- provider's TaskHub.renew_work_item_lock calls. Returns the new end of the
+-- lease (ms); refused as renew_work_item_lock refuses.
 CREATE FUNCTION __SCHEMA__.taskhub_renew_work_item_lease(
     p_lock_token text,
     p_now_ms     bigint,

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import psycopg
 
+from devkit.workloads.measure import Latencies
 from provider.testing.embedded_pg import EmbeddedPostgres
-from scripts.workloads.measure import Latencies
 from tests.support.deploy_drill.runner import CONTROL, DrillSettings, PhaseReport, run_round
 
 WAIT_TARGET_MS = 250.0

@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from scripts.workloads.measure import Latencies
+from devkit.workloads.measure import Latencies
 
 SAMPLE_S = 0.005
 MIGRATION_APPLICATION = "taskhub-pg migration"

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import psycopg
 
+from devkit.workloads.measure import Latencies
 from provider.deploy import migrate
 from provider.deploy.run_report import MigrationRun
-from scripts.workloads.measure import Latencies
 from tests.support.chaos.client import HarnessClient
 from tests.support.chaos.progress import progress
 from tests.support.chaos.side import with_application_name

@@ -20,7 +20,7 @@ from typing import Any
 
 import psycopg
 
-from scripts.workloads.measure import LAST_EVENT_SQL, Latencies, now_ms
+from devkit.workloads.measure import LAST_EVENT_SQL, Latencies, now_ms
 
 NOW_MS_SQL = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 

@@ -21,7 +21,7 @@ checked as text, without a database, in milliseconds:
    values or its RETURNING: Citus refuses it ("subqueries are not supported
    within INSERT queries"). Ask in a statement of its own.
 
-    python -m scripts.sql_rules          # prints each violation; exit 1 if any
+    python -m devkit.schema.sql_rules         # prints each violation; exit 1 if any
 """
 
 from __future__ import annotations

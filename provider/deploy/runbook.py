@@ -1,5 +1,6 @@
-"""The runbook (docs/ops.md) as Python: the same views and actions the psql
-queries use, for the command line and the metrics collector.
+"""The runbook (docs/ops.md) as Python: the one reader of the operator
+views, and the operator's actions, as the psql queries use them. The
+command line, the status, the metrics collector and the test kit read here.
 
 Reads return plain rows (dicts of JSON-friendly values); actions return what
 the procedure returned and raise RunbookError on a refusal.
@@ -18,27 +19,38 @@ from psycopg.rows import dict_row
 
 Row = dict[str, Any]
 
-# Each read of `taskhub-pg inspect`: (the rows' source, the order they come in).
-VIEWS: dict[str, tuple[str, str]] = {
-    "queues": ("SELECT * FROM {s}.taskhub_queue_health", "queue"),
-    "leases": (
-        "SELECT kind, instance_id, activity_id, lock_token, leased_since, remaining_ms, messages"
-        " FROM {s}.taskhub_current_leases",
+
+@dataclass(frozen=True)
+class View:
+    """A runbook view (sql/head/operations/): what a read of it selects, in
+    which order."""
+
+    relation: str
+    columns: str
+    order: str
+
+
+# Each read of `taskhub-pg inspect`, and what the status and metrics count.
+VIEWS: dict[str, View] = {
+    "queues": View("taskhub_queue_health", "*", "queue"),
+    "leases": View(
+        "taskhub_current_leases",
+        "kind, instance_id, activity_id, lock_token, leased_since, remaining_ms, messages",
         "remaining_ms",
     ),
-    "poison": (
-        "SELECT queue, id, instance_id, attempt_count, lock_token, created_at, work_item_head"
-        " FROM {s}.taskhub_poison_candidates",
+    "poison": View(
+        "taskhub_poison_candidates",
+        "queue, id, instance_id, attempt_count, lock_token, created_at, work_item_head",
         "attempt_count DESC",
     ),
-    "dead-letters": (
-        "SELECT id, source_queue, instance_id, attempt_count, reason, dead_at,"
-        " original_created_at FROM {s}.dead_letters",
+    "dead-letters": View(
+        "dead_letters",
+        "id, source_queue, instance_id, attempt_count, reason, dead_at, original_created_at",
         "dead_at DESC",
     ),
-    "stuck": (
-        "SELECT instance_id, orchestration_name, current_execution_id, quiet_for"
-        " FROM {s}.taskhub_stuck_instances",
+    "stuck": View(
+        "taskhub_stuck_instances",
+        "instance_id, orchestration_name, current_execution_id, quiet_for",
         "quiet_for DESC",
     ),
 }
@@ -67,10 +79,44 @@ def _rows(conn: psycopg.Connection[Any], query: sql.Composed, params: Any = None
         return [{k: json_value(v) for k, v in row.items()} for row in cur.fetchall()]
 
 
-def read_view(conn: psycopg.Connection[Any], schema: str, name: str, limit: int) -> list[Row]:
-    source, order = VIEWS[name]
-    query = sql.SQL(source + " ORDER BY " + order + " LIMIT %s").format(s=sql.Identifier(schema))
+def read_view(
+    conn: psycopg.Connection[Any], schema: str, name: str, limit: int | None = None
+) -> list[Row]:
+    """The rows of one of VIEWS, in its order; all of them when limit is None."""
+    view = VIEWS[name]
+    query = sql.SQL("SELECT {columns} FROM {schema}.{relation} ORDER BY {order} LIMIT %s").format(
+        columns=sql.SQL(view.columns),
+        schema=sql.Identifier(schema),
+        relation=sql.Identifier(view.relation),
+        order=sql.SQL(view.order),
+    )
     return _rows(conn, query, [limit])
+
+
+def queue_health(conn: psycopg.Connection[Any], schema: str) -> list[Row]:
+    """A row per queue: ready, scheduled and leased messages, the highest
+    delivery count, dead letters, the oldest ready message's age."""
+    return read_view(conn, schema, "queues")
+
+
+def lease_counts(conn: psycopg.Connection[Any], schema: str) -> dict[tuple[str, bool], int]:
+    """Leases held now, by (kind, still live)."""
+    rows = conn.execute(
+        sql.SQL(
+            "SELECT kind, remaining_ms > 0, count(*) FROM {}.taskhub_current_leases GROUP BY 1, 2"
+        ).format(sql.Identifier(schema))
+    ).fetchall()
+    return {(str(kind), bool(live)): int(n) for kind, live, n in rows}
+
+
+def count_rows(conn: psycopg.Connection[Any], schema: str, name: str) -> int:
+    """How many rows one of VIEWS holds now."""
+    row = conn.execute(
+        sql.SQL("SELECT count(*) FROM {}.{}").format(
+            sql.Identifier(schema), sql.Identifier(VIEWS[name].relation)
+        )
+    ).fetchone()
+    return int(row[0]) if row else 0
 
 
 @dataclass(frozen=True)

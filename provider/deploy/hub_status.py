@@ -13,7 +13,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-VERSION_TABLE = "taskhub_pg_alembic_version"
+from provider.deploy import runbook
+from provider.deploy.version_table import installed_revision
 
 # Which schemas hold a hub, from the catalogue alone (no privilege on the
 # schemas needed): revision 0001 creates taskhub_settings and a downgrade to
@@ -71,11 +72,16 @@ def hub_schemas(conn: psycopg.Connection[Any]) -> list[HubSchema]:
     return [HubSchema(str(name), bool(adopted)) for name, adopted in rows]
 
 
+def schema_exists(conn: psycopg.Connection[Any], schema: str) -> bool:
+    row = conn.execute("SELECT to_regnamespace(%s) IS NOT NULL", [f'"{schema}"']).fetchone()
+    return bool(row and row[0])
+
+
 def read_hub_status(url: str, schema: str) -> HubStatus:
     with psycopg.connect(url, autocommit=True) as conn:
         return HubStatus(
             schema=schema,
-            revision=_revision(conn, schema),
+            revision=installed_revision(conn, schema),
             queues=_queues(conn, schema),
             runtime_roles=_runtime_roles(conn, schema),
             shielded_failures=_shielded_failures(conn, schema),
@@ -87,24 +93,20 @@ def _has(conn: psycopg.Connection[Any], schema: str, relation: str) -> bool:
     return bool(row and row[0])
 
 
-def _revision(conn: psycopg.Connection[Any], schema: str) -> str | None:
-    if not _has(conn, schema, VERSION_TABLE):
-        return None
-    query = sql.SQL("SELECT version_num FROM {}.{}").format(
-        sql.Identifier(schema), sql.Identifier(VERSION_TABLE)
-    )
-    row = conn.execute(query).fetchone()
-    return str(row[0]) if row else None
-
-
 def _queues(conn: psycopg.Connection[Any], schema: str) -> list[QueueHealth]:
     if not _has(conn, schema, "taskhub_queue_health"):
         return []
-    query = sql.SQL(
-        "SELECT queue, ready, scheduled, leased, max_attempt_count, dead_letters"
-        " FROM {}.taskhub_queue_health"
-    ).format(sql.Identifier(schema))
-    return [QueueHealth(*row) for row in conn.execute(query).fetchall()]
+    return [
+        QueueHealth(
+            queue=row["queue"],
+            ready=row["ready"],
+            scheduled=row["scheduled"],
+            leased=row["leased"],
+            max_attempt_count=row["max_attempt_count"],
+            dead_letters=row["dead_letters"],
+        )
+        for row in runbook.queue_health(conn, schema)
+    ]
 
 
 def _runtime_roles(conn: psycopg.Connection[Any], schema: str) -> list[tuple[str, str]] | None:

@@ -1,0 +1,141 @@
+"""What `make revision NAME=...` does (scripts/new_revision.py is its command
+line): start a new revision from what changed in sql/head/.
+
+It builds a schema from sql/head/ and one with `alembic upgrade head`, and
+compares them function by function. Each function that head changed or added
+is copied, from its head file, into sql/NNNN_NAME/ (as CREATE OR REPLACE,
+which keeps grants), and a migration skeleton is written to
+migrations/versions/NNNN_NAME.py. Its downgrade puts back each changed
+function from the newest released file that defines it, and drops the added
+ones. Changes to tables, indexes or views are listed for you to write by
+hand; nothing is released until its digest is added to
+tests/deploy/test_released_revisions.py.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import psycopg
+from alembic.script import ScriptDirectory
+
+from devkit.schema.catalogue import snapshot
+from devkit.schema.head_schema import HEAD, apply_head, head_files
+from provider.deploy import migrate
+from provider.deploy.migration_options import MigrationOptions
+from provider.deploy.resources import sql_dir
+from provider.deploy.sql_files import released_folders
+
+REPO = Path(__file__).resolve().parents[2]
+VERSIONS = REPO / "migrations" / "versions"
+DEFINES = re.compile(r"^CREATE (?:OR REPLACE )?FUNCTION __SCHEMA__\.(\w+)\(", re.M)
+
+
+def functions_by_name(rows: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """Function rows of a catalogue snapshot, keyed on the bare name."""
+    return {row[0].split(".", 1)[1].split("(", 1)[0].strip('"'): row for row in rows}
+
+
+def compare(url: str) -> tuple[list[str], list[str], list[str], list[str]]:
+    """(changed, added, dropped) functions of head against the migrations,
+    and the other kinds of object that differ."""
+    suffix = uuid.uuid4().hex[:8]
+    built, migrated = f"rev_head_{suffix}", f"rev_migrated_{suffix}"
+    migrate.upgrade(url, migrated)
+    with psycopg.connect(url, autocommit=True) as conn:
+        try:
+            apply_head(conn, built)
+            head, current = snapshot(conn, built), snapshot(conn, migrated)
+        finally:
+            for schema in (built, migrated):
+                conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    head_fns = functions_by_name(head["functions"])
+    current_fns = functions_by_name(current["functions"])
+    both = head_fns.keys() & current_fns.keys()
+    changed = sorted(name for name in both if head_fns[name] != current_fns[name])
+    added = sorted(head_fns.keys() - current_fns.keys())
+    dropped = sorted(current_fns.keys() - head_fns.keys())
+    others = [kind for kind in current if kind != "functions" and head[kind] != current[kind]]
+    return changed, added, dropped, others
+
+
+def head_file_of(name: str) -> Path:
+    for path in head_files():
+        if path.stem == name and DEFINES.search(path.read_text()):
+            return path
+    raise SystemExit(f"no file sql/{HEAD}/*/{name}.sql defines {name}")
+
+
+def released_file_of(name: str) -> str:
+    """The newest revision file that defines `name` (relative to sql/)."""
+    newest = None
+    for folder in released_folders():
+        for path in sorted(folder.glob("*.sql")):
+            if name in DEFINES.findall(path.read_text()):
+                newest = f"{folder.name}/{path.name}"
+    if newest is None:
+        raise SystemExit(f"no revision defines {name}")
+    return newest
+
+
+def next_number() -> str:
+    numbers = [int(folder.name[:4]) for folder in released_folders()]
+    return f"{max(numbers) + 1:04d}"
+
+
+def write_revision(name: str, changed: list[str], added: list[str]) -> tuple[Path, Path]:
+    replaced: dict[str, list[str]] = {}
+    for function in changed:
+        replaced.setdefault(released_file_of(function), []).append(function)
+    number = next_number()
+    folder = sql_dir() / f"{number}_{name}"
+    folder.mkdir()
+    files = []
+    for function in changed + added:
+        text = head_file_of(function).read_text()
+        text = re.sub(r"^CREATE FUNCTION ", "CREATE OR REPLACE FUNCTION ", text, flags=re.M)
+        (folder / f"{function}.sql").write_text(text)
+        files.append(f"{folder.name}/{function}.sql")
+    # The one skeleton, migrations/script.py.mako, as `alembic revision` writes
+    # it, with this revision's files; then as ruff formats it (`make lint`).
+    config = migrate.alembic_config(MigrationOptions())
+    script = ScriptDirectory.from_config(config).generate_revision(
+        number,
+        name.replace("_", " ").capitalize() + ".",
+        head=migrate.head_revision(),
+        files=files,
+        replaced=replaced,
+        added=added,
+    )
+    assert script is not None
+    migration = Path(script.path)
+    subprocess.run([sys.executable, "-m", "ruff", "format", "-q", str(migration)], check=False)
+    return folder, migration
+
+
+def start_revision(name: str, url: str) -> int:
+    """Compare head with the migrations on the server at `url`, write revision
+    NNNN_`name` from the difference and say what it holds; 1 when head builds
+    what the migrations build (nothing written), else 0."""
+    changed, added, dropped, others = compare(url)
+    if not (changed or added or dropped or others):
+        print(f"sql/{HEAD}/ builds what the migrations build: nothing to start a revision from")
+        return 1
+    folder, migration = write_revision(name, changed, added)
+    print(f"wrote {folder.relative_to(REPO)}/ and {migration.relative_to(REPO)}")
+    for label, names in (("changed", changed), ("added", added)):
+        for function in names:
+            print(f"  {label}: {function}")
+    for function in dropped:
+        print(f"  dropped from head: {function}: add drop_functions([...]) to upgrade() yourself")
+    for kind in others:
+        print(f"  {kind} differ: write that part (and its downgrade) by hand")
+    print(
+        "Review both, run `make test`, and add the folder's digest to"
+        " tests/deploy/test_released_revisions.py when you release it."
+    )
+    return 0
