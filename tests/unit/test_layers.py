@@ -61,12 +61,15 @@ def sql_calls(tree: ast.AST) -> list[str]:
     and every use of psycopg's `sql` composition (`sql.SQL`, `sql.Identifier`)."""
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in SQL_CALLS:
-                found.append(f"line {node.lineno}: .{node.func.attr}(")
-        if isinstance(node, ast.ImportFrom) and node.module == "psycopg":
-            if any(alias.name == "sql" for alias in node.names):
-                found.append(f"line {node.lineno}: from psycopg import sql")
+        call = node.func if isinstance(node, ast.Call) else None
+        if isinstance(call, ast.Attribute) and call.attr in SQL_CALLS:
+            found.append(f"line {call.lineno}: .{call.attr}(")
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "psycopg"
+            and any(alias.name == "sql" for alias in node.names)
+        ):
+            found.append(f"line {node.lineno}: from psycopg import sql")
     return found
 
 
@@ -104,9 +107,7 @@ def test_only_the_client_and_the_deploy_layer_issue_sql() -> None:
 
 def test_the_sql_rule_sees_a_query() -> None:
     """The rule above would pass on anything if sql_calls found nothing."""
-    tree = ast.parse(
-        "from psycopg import sql\nconn.execute(sql.SQL('SELECT 1'))\nconn.cursor()"
-    )
+    tree = ast.parse("from psycopg import sql\nconn.execute(sql.SQL('SELECT 1'))\nconn.cursor()")
     assert sql_calls(tree) == [
         "line 1: from psycopg import sql",
         "line 2: .execute(",
