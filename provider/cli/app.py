@@ -19,7 +19,7 @@ from provider.cli import (
 )
 from provider.cli.failures import failure_of, one_line, report
 from provider.cli.inspect_commands import inspect_app
-from provider.cli.options import INTERRUPTED, OK, PROBLEMS, Failure, target
+from provider.cli.options import INTERRUPTED, OK, PROBLEMS, USAGE, Failure, target
 
 PROG = "taskhub-pg"
 
@@ -99,6 +99,24 @@ def _exit_code(done: SystemExit, as_json: bool) -> int:
     return PROBLEMS
 
 
+def _run_for_json(args: list[str]) -> int:
+    """The verb, with what the parser finds wrong in the arguments (a missing
+    option, a bad choice) as one JSON object too, instead of its usage panel.
+    Typer's parser errors are TyperExceptions carrying their exit code (2)."""
+    try:
+        code = app(args=args, prog_name=PROG, standalone_mode=False)
+    except typer.TyperException as error:
+        context = getattr(error, "ctx", None)
+        command = getattr(context, "command_path", None) or PROG
+        exit_code = int(getattr(error, "exit_code", USAGE))
+        report(Failure(exit_code, error.format_message(), f"see {command} --help"), as_json=True)
+        return exit_code
+    except typer.Abort:  # Ctrl-D at a question: as without --json, exit 1
+        report(Failure(PROBLEMS, "aborted: nothing changed"), as_json=True)
+        return PROBLEMS
+    return code if isinstance(code, int) else OK
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; the exit code. No psycopg, SQLAlchemy, Alembic or
     provider error gets out as a traceback: failures.failure_of maps each."""
@@ -106,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     as_json = wants_json(args)
     target.url = target.schema = None  # what an earlier run in this process said
     try:
+        if as_json:
+            return _run_for_json(args)
         app(args=args, prog_name=PROG)
     except SystemExit as done:
         return _exit_code(done, as_json)

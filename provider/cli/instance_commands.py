@@ -87,16 +87,19 @@ def instances(
 ) -> None:
     """Instances by status, orchestration and time, newest first, a page at a
     time; Pending: known only by queued messages (not started)."""
+    # Every argument read before connecting: a typo is exit 2 with the database down too.
+    started = (_moment(started_after), _moment(started_before))
+    updated = (_moment(updated_after), _moment(updated_before))
     target = database_url(url)
     require_hub(target, schema)
     with TaskHub.connect(target, schema, pool_min_size=1) as hub:
         found = hub.find_instances(
             status=None if status is None else status.value,
             orchestration_name=name,
-            started_after=_moment(started_after),
-            started_before=_moment(started_before),
-            updated_after=_moment(updated_after),
-            updated_before=_moment(updated_before),
+            started_after=started[0],
+            started_before=started[1],
+            updated_after=updated[0],
+            updated_before=updated[1],
             after=after,
             limit=limit,
         )

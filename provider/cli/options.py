@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from provider.cli.urls import InvalidUrl, libpq_url
-from provider.client.connecting import masked
+from provider.client.connecting import masked, passwords_of
 from provider.schema_name import InvalidSchemaName, validate_schema_name
 
 # Exit codes a pipeline can branch on.
@@ -96,7 +96,9 @@ def database_url(url: str | None) -> str:
     try:
         return libpq_url(url)
     except InvalidUrl as error:
-        fail(USAGE, f"--url {masked(url)!r}: {error}", "e.g. postgresql://user@host:5432/dbname")
+        # libpq's own words may quote the password it could not read.
+        problem = masked(str(error), passwords_of(url))
+        fail(USAGE, f"--url {masked(url)!r}: {problem}", "e.g. postgresql://user@host:5432/dbname")
 
 
 def print_json(value: Any) -> None:

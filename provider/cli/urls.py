@@ -3,7 +3,7 @@ is a usage error naming --url (its password masked), not a driver traceback."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -39,4 +39,5 @@ def libpq_url(url: str) -> str:
             f"not a postgresql:// URL or libpq connection string ({problem})"
         ) from None
     _check_ports(params.get("port"))
-    return text if separator else "postgresql://?" + urlencode(params)
+    # %20, not +, for a space: libpq decodes percent escapes only.
+    return text if separator else "postgresql://?" + urlencode(params, quote_via=quote)

@@ -43,7 +43,7 @@ def masked(text: str, passwords: tuple[str, ...] = ()) -> str:
     return text
 
 
-def _passwords(url: str) -> tuple[str, ...]:
+def passwords_of(url: str) -> tuple[str, ...]:
     """Every form of the URL's password a message may quote: as written (even
     in a URL libpq cannot parse, whose error may quote it) and as parsed."""
     written = [m["password"] for m in _URL_PASSWORD.finditer(url)]
@@ -62,7 +62,7 @@ def _refused(operation: str, url: str, problem: str, error: psycopg.Error) -> Co
     """The error for `url`: `problem` says what is wrong, `error` is libpq's word."""
     # libpq messages run over several lines (a hint on the next, tab-indented).
     detail = " ".join(str(error).split())
-    return ConfigurationError(operation, masked(f"{problem} {url!r}: {detail}", _passwords(url)))
+    return ConfigurationError(operation, masked(f"{problem} {url!r}: {detail}", passwords_of(url)))
 
 
 def check_url(operation: str, url: str) -> None:

@@ -82,8 +82,9 @@ class AsyncActivityWorker(WorkerCore):
     # -- life cycle -----------------------------------------------------------
 
     async def run(self) -> None:
-        """Serve until stop(): `concurrency` slots and the session heartbeat."""
-        self._stopping.clear()
+        """Serve until stop(): `concurrency` slots and the session heartbeat.
+        A stop() made before this task first ran ends it at once (an `async
+        with` body that never awaits); once it has ended, run() serves again."""
         log.info(
             "async activity worker started with %d slots",
             self.concurrency,
@@ -100,6 +101,7 @@ class AsyncActivityWorker(WorkerCore):
                 if self.owner_id is not None:
                     group.create_task(self._session_heartbeat(), name="sessions")
         finally:
+            self._stopping.clear()  # this run's stop is spent: the next run() serves
             self._threads.shutdown(wait=False, cancel_futures=True)
             if self._wakeups is not None and self._slots is not None:
                 self._slots.close()

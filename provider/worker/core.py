@@ -114,6 +114,15 @@ class WorkerCore:
         worker = type(self).__name__  # the refusals name the worker the caller made
         if concurrency < 1 or max_attempts < 1:
             raise InvalidInput(worker, "concurrency and max_attempts must be at least 1")
+        # A lease of no time would fail each item it fetches, in its lease keeper.
+        for name, given in (
+            ("lock_timeout_ms", lock_timeout_ms),
+            ("session_lock_timeout_ms", session_lock_timeout_ms),
+        ):
+            if given is not None and given <= 0:
+                raise InvalidInput(
+                    worker, f"{name} must be positive (None: the hub's), got {given}"
+                )
         if tags is not None and not isinstance(tags, TagFilter):
             raise InvalidInput(
                 worker, f"tags must be a TagFilter (TagFilter.only(...)), got {tags!r}"

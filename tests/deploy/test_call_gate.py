@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from typing import Any
 
 import psycopg
@@ -16,6 +15,7 @@ import pytest
 from provider.deploy import live_signatures, migrate, table_locks
 from provider.deploy.resources import sql_dir
 from tests.support.db import new_schema_name
+from tests.support.waiting import wait_until
 
 GATED_PROLOGUE = re.compile(
     r"^BEGIN\n(?:    --.*\n)*    IF NOT pg_try_advisory_xact_lock_shared\("
@@ -105,17 +105,17 @@ def test_a_call_held_at_the_gate_during_a_downgrade_runs_the_older_body(
 def wait_until_gate_is_held(url: str, schema: str) -> None:
     label = table_locks.call_gate_label(schema)
     with psycopg.connect(url, autocommit=True) as conn:
-        for _ in range(200):
+
+        def held() -> bool:
             row = conn.execute(
                 "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
                 " AND mode = 'ExclusiveLock'"
                 " AND objid = (hashtextextended(%s, 0) & 4294967295)::oid",
                 [label],
             ).fetchone()
-            if row and row[0]:
-                return
-            time.sleep(0.02)
-    raise AssertionError("the downgrade never closed the gate")
+            return bool(row and row[0])
+
+        wait_until(held, timeout_s=4, message="the downgrade to close the gate")
 
 
 def test_a_blocked_call_resumes_on_the_new_definition(database_url: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from devkit.schema import revision_digest
-from provider.deploy import migration_steps
+from provider.deploy import migration_steps, sql_files
 
 RELEASED = {
     "0018_lean_acks": "26b46211e4c6bb3b95c25d7c46514f33fec38d911610326864810ec6076f58f9",
@@ -55,7 +55,7 @@ def test_the_digest_changes_when_a_statement_a_revision_runs_changes(
 ) -> None:
     """A step that renders one statement more is a changed release, though
     no revision file or SQL file changed."""
-    render = migration_steps.render_sql
+    render = sql_files.render_sql
     monkeypatch.setattr(
         migration_steps, "render_sql", lambda path, schema: render(path, schema) + "\nSELECT 1"
     )

@@ -32,6 +32,7 @@ from provider import (
 from provider.testing.embedded_pg import EmbeddedPostgres
 from tests.support.db import orchestrator_items as completions
 from tests.support.paths import REPO
+from tests.support.waiting import wait_until
 from tests.support.work_items import (
     activity_execute,
     event,
@@ -43,18 +44,8 @@ from tests.support.work_items import (
 from tests.support.worker_process import RUNS_TABLE
 
 HubFactory = Callable[..., TaskHub]
-
-
-def wait_until(condition: Callable[[], Any], timeout_s: float) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            if value := condition():
-                return value
-        except psycopg.OperationalError:
-            pass  # the server is restarting
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
+# What a check of the database meets while the server restarts: "not yet".
+RESTARTING = (psycopg.OperationalError,)
 
 
 def test_postgres_restart_mid_workload_loses_nothing_and_acks_nothing_twice(
@@ -73,7 +64,7 @@ def test_postgres_restart_mid_workload_loses_nothing_and_acks_nothing_twice(
 
     @worker.activity("Step")
     def step(ctx: ActivityContext, _: Any) -> int:
-        time.sleep(0.01)
+        time.sleep(0.01)  # stands for work: the restart lands while items run
         return ctx.activity_id
 
     def done() -> int:
@@ -81,9 +72,21 @@ def test_postgres_restart_mid_workload_loses_nothing_and_acks_nothing_twice(
             return len(completions(conn, hub_schema))
 
     with worker:
-        wait_until(lambda: done() >= total // 4, timeout_s=30)
+        wait_until(
+            lambda: done() >= total // 4,
+            timeout_s=30,
+            interval_s=0.05,
+            message="a quarter of the work done",
+            ignoring=RESTARTING,
+        )
         embedded_cluster.restart()
-        wait_until(lambda: done() >= total, timeout_s=60)
+        wait_until(
+            lambda: done() >= total,
+            timeout_s=60,
+            interval_s=0.05,
+            message="all of the work done after the restart",
+            ignoring=RESTARTING,
+        )
 
     with psycopg.connect(database_url, autocommit=True) as conn:
         ids = [c["ActivityCompleted"]["id"] for c in completions(conn, hub_schema)]
@@ -112,7 +115,7 @@ def test_dispatchers_whose_connections_are_killed_mid_turn_still_finish_every_in
             try:
                 item = hub.fetch_orchestration_item()
                 if item is None:
-                    time.sleep(0.01)
+                    time.sleep(0.01)  # this dispatcher's idle poll
                     continue
                 position = len(item.history) + 1
                 events = (
@@ -133,7 +136,7 @@ def test_dispatchers_whose_connections_are_killed_mid_turn_still_finish_every_in
             except LockLost:
                 pass  # our lease expired while our connection was being killed
             except RetryableError:
-                time.sleep(0.02)
+                time.sleep(0.02)  # back off, then retry: a killed connection is transient
             except TaskHubError as error:
                 errors.append(str(error))
 
@@ -158,7 +161,7 @@ def test_dispatchers_whose_connections_are_killed_mid_turn_still_finish_every_in
             return row == (instances,)
 
     try:
-        wait_until(all_finished, timeout_s=90)
+        wait_until(all_finished, timeout_s=90, interval_s=0.05, ignoring=RESTARTING)
     finally:
         stop.set()
         for thread in threads:
@@ -227,7 +230,7 @@ def test_workers_killed_at_random_for_half_a_minute_every_orchestration_complete
             instance = f"pipeline-{len(started)}"
             client.start_orchestration(instance, "Pipeline", rng.choice([0.05, 0.2, 0.5]))
             started.append(instance)
-            time.sleep(0.25)
+            time.sleep(0.25)  # paces the starts: the load runs for load_s
             if time.monotonic() >= next_kill:
                 live = [w for w in workers if w.poll() is None]
                 victim = rng.choice(live)

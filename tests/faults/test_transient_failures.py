@@ -24,6 +24,7 @@ from psycopg.conninfo import make_conninfo
 
 from provider import ExecutionMetadata, now_ms
 from provider.shapes import ack_metadata_json, history_rows
+from tests.support.waiting import wait_until
 from tests.support.work_items import event, orchestration_started, start_orchestration
 
 RUNTIME_PREFIX = "Database error: error returned from database: "
@@ -94,12 +95,7 @@ class Turns:
         return int(row[0])
 
     def fetch_when_visible(self, timeout_s: float = 10.0) -> Row:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if (row := self.fetch()) is not None:
-                return row
-            time.sleep(0.02)
-        raise AssertionError("nothing became visible")
+        return wait_until(self.fetch, timeout_s=timeout_s, message="a turn to become visible")
 
 
 @pytest.mark.pins_defect(
@@ -166,7 +162,7 @@ def test_each_redelivery_counts_so_a_turn_that_keeps_failing_is_dead_lettered(
         attempts.append(attempt)
         turns.ack_failure(token, instance, infrastructure("ack_orchestration_item", TERMINATED))
     assert attempts == [1, 2, 3]
-    time.sleep(0.5)  # the last give-back holds the message for 400 ms
+    time.sleep(0.5)  # past the 400 ms the last give-back holds the message for
     assert turns.fetch() is None
     dead = sql.execute(
         f'SELECT instance_id, attempt_count FROM "{hub_schema}".dead_letters'
@@ -262,11 +258,16 @@ def server_error(conn: psycopg.Connection[Any], statement: str) -> str:
     return str(caught.value.diag.message_primary or caught.value).strip()
 
 
+def backend_gone(admin: psycopg.Connection[Any], pid: int) -> bool:
+    row = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [pid]).fetchone()
+    return row == (0,)
+
+
 def terminated_backend(url: str) -> str:
     with psycopg.connect(url) as victim, psycopg.connect(url, autocommit=True) as admin:
         pid = victim.info.backend_pid
         admin.execute("SELECT pg_terminate_backend(%s)", [pid])
-        time.sleep(0.1)
+        wait_until(lambda: backend_gone(admin, pid), message=f"backend {pid} to exit")
         return server_error(victim, "SELECT 1")
 
 
@@ -276,15 +277,29 @@ def statement_timeout(url: str) -> str:
         return server_error(conn, "SELECT pg_sleep(5)")
 
 
+def running_pg_sleep(admin: psycopg.Connection[Any], pid: int) -> bool:
+    row = admin.execute(
+        "SELECT count(*) FROM pg_stat_activity"
+        " WHERE pid = %s AND state = 'active' AND query LIKE 'SELECT pg_sleep%%'",
+        [pid],
+    ).fetchone()
+    return row == (1,)
+
+
 def cancelled_by_an_operator(url: str) -> str:
     with psycopg.connect(url) as conn, psycopg.connect(url, autocommit=True) as admin:
         pid = conn.info.backend_pid
-        timer = threading.Timer(0.2, lambda: admin.execute("SELECT pg_cancel_backend(%s)", [pid]))
-        timer.start()
+
+        def cancel_once_it_runs() -> None:
+            wait_until(lambda: running_pg_sleep(admin, pid), timeout_s=4)
+            admin.execute("SELECT pg_cancel_backend(%s)", [pid])
+
+        canceller = threading.Thread(target=cancel_once_it_runs)
+        canceller.start()
         try:
             return server_error(conn, "SELECT pg_sleep(5)")
         finally:
-            timer.join()
+            canceller.join()
 
 
 def with_a_locked_row(url: str, statement: Callable[[psycopg.Connection[Any]], str]) -> str:

@@ -8,7 +8,6 @@ import json
 import logging
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from provider.metrics import HubCollector
 from provider.testing.embedded_pg import free_port
 from tests.support.db import new_schema_name
 from tests.support.templates import SchemaTemplates
+from tests.support.waiting import wait_until
 
 
 @contextmanager
@@ -38,16 +38,21 @@ def metrics_server(url: str, schema: str) -> Iterator[tuple[str, subprocess.Pope
         text=True,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while True:
+
+    def up() -> bool:
+        if server.poll() is not None:
+            pytest.fail(f"metrics did not come up: {server.communicate()[1]!r}")
         try:
             get(base + "/metrics")
-            break
         except OSError:
-            if time.monotonic() > deadline or server.poll() is not None:
-                server.kill()
-                pytest.fail(f"metrics did not come up: {server.communicate()[1]!r}")
-            time.sleep(0.1)
+            return False
+        return True
+
+    try:
+        wait_until(up, timeout_s=20, interval_s=0.1, message=f"{base}/metrics to answer")
+    except AssertionError:
+        server.kill()
+        pytest.fail(f"metrics did not come up: {server.communicate()[1]!r}")
     try:
         yield base, server
     finally:

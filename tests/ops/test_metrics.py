@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
+import threading
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -19,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from provider import ActivityContext, ActivityWorker, LockLost, TaskHub
 from provider.metrics import HubCollector, ProviderMetrics, WorkerCollector
 from provider.testing.embedded_pg import free_port
+from tests.support.waiting import wait_until
 from tests.support.work_items import activity_execute
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -47,16 +48,21 @@ def served(database_url: str, busy_hub: str) -> Iterator[str]:
         stderr=subprocess.PIPE,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/metrics"
-    deadline = time.monotonic() + 20
-    while True:
+
+    def up() -> bool:
+        if server.poll() is not None:
+            pytest.fail(f"metrics did not come up: {server.communicate()[1]!r}")
         try:
             urllib.request.urlopen(url, timeout=1).read()
-            break
         except OSError:
-            if time.monotonic() > deadline or server.poll() is not None:
-                server.kill()
-                pytest.fail(f"metrics did not come up: {server.communicate()[1]!r}")
-            time.sleep(0.1)
+            return False
+        return True
+
+    try:
+        wait_until(up, timeout_s=20, interval_s=0.1, message=f"{url} to answer")
+    except AssertionError:
+        server.kill()
+        pytest.fail(f"metrics did not come up: {server.communicate()[1]!r}")
     yield url
     server.terminate()
     server.wait(10)
@@ -70,23 +76,27 @@ def test_a_scrape_during_a_workload_matches_the_database(
     served: str, busy_hub: str, hub: TaskHub, sql: psycopg.Connection[Any]
 ) -> None:
     worker = ActivityWorker(hub, concurrency=2)
+    release = threading.Event()
 
     @worker.activity("Slow")
     def slow(ctx: ActivityContext, _: Any) -> None:
-        time.sleep(0.5)
+        release.wait(10)  # runs until the test has scraped and read the database
 
     for n in range(4):
         hub.enqueue_worker_work(activity_execute("load", n, name="Slow"))
     with worker:
-        time.sleep(0.2)  # two running, two ready
-        samples = scrape(served)
-        truth: Any = sql.execute(
-            f'SELECT queue, ready, leased, dead_letters FROM "{busy_hub}".taskhub_queue_health'
-        ).fetchall()
-        live: Any = sql.execute(
-            f'SELECT count(*) FROM "{busy_hub}".taskhub_current_leases'
-            " WHERE kind = 'activity' AND remaining_ms > 0"
-        ).fetchone()
+        try:
+            wait_until(lambda: worker.stats.started == 2, message="two running, two ready")
+            samples = scrape(served)
+            truth: Any = sql.execute(
+                f'SELECT queue, ready, leased, dead_letters FROM "{busy_hub}".taskhub_queue_health'
+            ).fetchall()
+            live: Any = sql.execute(
+                f'SELECT count(*) FROM "{busy_hub}".taskhub_current_leases'
+                " WHERE kind = 'activity' AND remaining_ms > 0"
+            ).fetchone()
+        finally:
+            release.set()
     assert value(samples, "taskhub_up", schema=busy_hub) == 1
     for queue, ready, leased, dead in truth:
         labels = {"schema": busy_hub, "queue": queue}
@@ -118,9 +128,7 @@ def test_call_metrics_and_worker_counters_count_what_happened(hub: TaskHub) -> N
         with worker:
             for n in range(3):
                 hub.enqueue_worker_work(activity_execute("m", n, name="Go"))
-            deadline = time.monotonic() + 10
-            while worker.stats.completed < 3 and time.monotonic() < deadline:
-                time.sleep(0.02)
+            wait_until(lambda: worker.stats.completed >= 3, timeout_s=10)
         with pytest.raises(LockLost):
             hub.ack_work_item("no-such-token", {"ActivityCompleted": {
                 "instance": "m", "execution_id": 1, "id": 9, "result": "null"}})  # fmt: skip
@@ -157,9 +165,7 @@ def test_the_same_call_metrics_and_counters_as_opentelemetry_instruments(hub: Ta
         with worker:
             for n in range(2):
                 hub.enqueue_worker_work(activity_execute("o", n, name="Go"))
-            deadline = time.monotonic() + 10
-            while worker.stats.completed < 2 and time.monotonic() < deadline:
-                time.sleep(0.02)
+            wait_until(lambda: worker.stats.completed >= 2, timeout_s=10)
         with pytest.raises(LockLost):
             hub.renew_work_item_lock("no-such-token", 1_000)
     finally:

@@ -6,7 +6,6 @@ running one is cancelled, a waiting one gets its event."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +18,7 @@ from provider.cli import main
 from provider.deploy import migrate
 from tests.support.db import new_schema_name
 from tests.support.roles import LoginRole, login_role
+from tests.support.waiting import wait_until
 
 WAIT_MS = 30_000
 
@@ -68,12 +68,13 @@ def test_an_unregistered_orchestrations_instance_is_found(
     capsys: pytest.CaptureFixture[str], live: LiveHub
 ) -> None:
     live.client.start_orchestration("ghost-1", "NeverRegistered", None)
-    deadline = time.monotonic() + WAIT_MS / 1000
-    while True:  # the runtime takes the start, finds no handler, gives it back
+
+    def given_back() -> Any:
+        """The instance, once the runtime took the start, found no handler, gave it back."""
         ghost = operator_cli(capsys, live, "inspect", "instance", "ghost-1")["instance"]
-        if (ghost["max_attempt_count"] or 0) >= 1 or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
+        return ghost if (ghost["max_attempt_count"] or 0) >= 1 else None
+
+    ghost = wait_until(given_back, timeout_s=WAIT_MS / 1000, interval_s=0.05)
     assert (ghost["status"], ghost["orchestration_name"]) == ("Pending", "NeverRegistered")
     assert ghost["max_attempt_count"] >= 1
     assert "is orchestration 'NeverRegistered' registered" in ghost["note"]

@@ -17,6 +17,7 @@ from provider import ActivityWorker, PermanentError, TaskHub, now_ms
 from provider.deploy import migrate
 from tests.support.contract import DATA_TABLES
 from tests.support.db import new_schema_name
+from tests.support.waiting import wait_until
 from tests.support.work_items import (
     activity_completed,
     activity_execute,
@@ -375,9 +376,7 @@ def test_the_worker_loop_survives_an_item_it_cannot_read(
     worker = ActivityWorker(hub, concurrency=1, idle_poll_ms=10, max_error_backoff_ms=50)
     worker.register("Echo", lambda ctx, value: value)
     with worker:
-        deadline = time.monotonic() + 10
-        while worker.stats.completed == 0 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_until(lambda: worker.stats.completed, timeout_s=10, message="the readable item done")
         assert all(thread.is_alive() for thread in worker._threads)
     assert worker.stats.completed == 1
 

@@ -39,7 +39,7 @@ def test_ack_of_an_expired_lease_is_refused_even_with_a_lagging_clock(
 ) -> None:
     hub = make_hub(flavour_schema)
     token = leased_instance(hub, "late-ack", lock_ms=500)
-    time.sleep(0.7)
+    time.sleep(0.7)  # past the 500 ms lease
 
     with pytest.raises(psycopg.Error, match="Invalid lock token"):
         sql.execute(
@@ -63,7 +63,7 @@ def test_renewing_an_expired_worker_lease_fails_even_with_a_lagging_clock(
     hub.enqueue_worker_work(activity_execute("late-renew", 1))
     lease = hub.fetch_work_item(500)
     assert lease is not None
-    time.sleep(0.7)
+    time.sleep(0.7)  # past the 500 ms lease
 
     with pytest.raises(psycopg.Error, match="Lock token invalid, expired"):
         sql.execute(
@@ -81,7 +81,7 @@ def test_renewing_an_expired_orchestration_lease_fails_even_with_a_lagging_clock
 ) -> None:
     hub = make_hub(flavour_schema)
     token = leased_instance(hub, "late-renew-orch", lock_ms=500)
-    time.sleep(0.7)
+    time.sleep(0.7)  # past the 500 ms lease
 
     with pytest.raises(psycopg.Error, match="Lock token invalid, expired"):
         sql.execute(
@@ -92,7 +92,7 @@ def test_renewing_an_expired_orchestration_lease_fails_even_with_a_lagging_clock
 
 def test_ack_after_a_takeover_fails_and_the_new_holder_commits(hub: TaskHub) -> None:
     old_token = leased_instance(hub, "taken-over", lock_ms=300)
-    time.sleep(0.4)
+    time.sleep(0.4)  # past the 300 ms lease
     new_item = hub.fetch_orchestration_item(30_000)
     assert new_item is not None and new_item.lock_token != old_token
     assert new_item.attempt_count == 2
@@ -146,7 +146,7 @@ def test_worker_ack_after_expiry_is_refused_and_the_item_comes_back(hub: TaskHub
     hub.enqueue_worker_work(activity_execute("expired-worker", 1))
     lease = hub.fetch_work_item(300)
     assert lease is not None
-    time.sleep(0.4)
+    time.sleep(0.4)  # past the 300 ms lease
     with pytest.raises(LockLost, match="not found or already processed"):
         hub.ack_work_item(lease.lock_token, activity_completed("expired-worker", 1))
     again = hub.fetch_work_item(30_000)
@@ -161,7 +161,7 @@ def test_abandon_with_delay_hides_the_messages_and_can_spare_the_attempt(hub: Ta
     token = leased_instance(hub, "abandoned", lock_ms=30_000)
     assert hub.abandon_orchestration_item(token, delay_ms=400, ignore_attempt=True) == "abandoned"
     assert hub.fetch_orchestration_item(30_000) is None
-    time.sleep(0.5)
+    time.sleep(0.5)  # past the 400 ms delay
     item = hub.fetch_orchestration_item(30_000)
     assert item is not None and item.attempt_count == 1
 
@@ -189,7 +189,7 @@ def test_lease_operations_never_wait_for_a_fetcher_taking_over(
     hub.enqueue_worker_work(activity_execute("mid-takeover", 1))
     old_lease = hub.fetch_work_item(300)
     assert old_lease is not None
-    time.sleep(0.4)
+    time.sleep(0.4)  # past the 300 ms leases
 
     with open_transaction(database_url) as competitor:
         # Another dispatcher and another worker take both expired leases over
@@ -264,7 +264,7 @@ def test_every_lease_lost_error_says_why_in_the_same_words(
     hub.enqueue_worker_work(activity_execute("lapsed", 1))
     worker = hub.fetch_work_item(200)
     assert worker is not None
-    time.sleep(0.3)
+    time.sleep(0.3)  # past both 200 ms leases
     expired: list[Callable[[], object]] = [
         lambda: hub.ack_orchestration_item(orchestration_token, 1),
         lambda: hub.renew_orchestration_item_lock(orchestration_token, 1_000),

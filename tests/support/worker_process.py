@@ -66,7 +66,7 @@ def main(url: str, schema: str, lock_timeout_ms: int) -> None:
     worker.start()
     print("ready", flush=True)
     while True:
-        time.sleep(1)
+        time.sleep(1)  # serves until the test kills this process
 
 
 if __name__ == "__main__":

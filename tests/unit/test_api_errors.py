@@ -28,6 +28,7 @@ from provider import (
 from provider.client.arguments import MAX_ID_BYTES, MAX_PAYLOAD_BYTES
 from provider.client.connecting import masked
 from provider.types import JsonObject, WorkItemLease
+from tests.support.waiting import wait_until, wait_until_async
 from tests.unit.test_worker_loop_with_a_fake_hub import FakeHub
 
 UNUSED_URL = "postgresql://app:s3cret@db.invalid/app"
@@ -303,9 +304,7 @@ def test_a_result_json_cannot_hold_fails_that_activity_and_the_loop_goes_on() ->
     worker.register("Tags", lambda ctx, value: {"a", "b"})
     worker.register("Echo", lambda ctx, value: value)
     with worker:
-        deadline = time.monotonic() + 10
-        while len(hub.acked) < 2 and time.monotonic() < deadline:
-            time.sleep(0.005)
+        wait_until(lambda: len(hub.acked) >= 2, timeout_s=10, interval_s=0.005)
     assert failure_message(hub.acked[bad]) == (
         "InvalidInput: activity Tags#1: its result is not JSON-serialisable:"
         " Object of type set is not JSON serializable"
@@ -370,9 +369,7 @@ def test_the_asyncio_worker_fails_such_an_activity_too() -> None:
 
         worker.register("Echo", lambda ctx, value: value)
         async with worker:
-            deadline = time.monotonic() + 10
-            while len(hub.fake.acked) < 2 and time.monotonic() < deadline:
-                await asyncio.sleep(0.005)
+            await wait_until_async(lambda: len(hub.fake.acked) >= 2, timeout_s=10, interval_s=0.005)
         return worker
 
     worker = asyncio.run(serve())

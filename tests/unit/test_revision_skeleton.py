@@ -30,10 +30,28 @@ def scripts(tmp_path: Path) -> ScriptDirectory:
     return ScriptDirectory.from_config(config)
 
 
-def new_revision(scripts: ScriptDirectory, **by_make_revision: object) -> Path:
+def new_revision(
+    scripts: ScriptDirectory,
+    *,
+    files: list[str] | None = None,
+    replaced: dict[str, list[str]] | None = None,
+    added: list[str] | None = None,
+) -> Path:
+    """A new revision as `make revision` writes it (files, replaced, added)
+    or, with none of them, as `alembic revision` does."""
     head = scripts.get_current_head()
     number = f"{int(head or 0) + 1:04d}"
-    written = scripts.generate_revision(number, "Next step.", head=head, **by_make_revision)
+    if files is None and replaced is None and added is None:
+        written = scripts.generate_revision(number, "Next step.", head=head)
+    else:
+        written = scripts.generate_revision(
+            number,
+            "Next step.",
+            head=head,
+            files=files or [],
+            replaced=replaced or {},
+            added=added or [],
+        )
     assert written is not None
     return Path(written.path)
 
@@ -96,6 +114,6 @@ def test_the_new_revision_is_the_head_alembic_sees(scripts: ScriptDirectory) -> 
     config.set_main_option("script_location", str(path.parent.parent))
     reread = ScriptDirectory.from_config(config)
     head = reread.get_current_head()
-    assert head != before
+    assert head is not None and head != before
     revision = reread.get_revision(head)
     assert revision is not None and revision.down_revision == before

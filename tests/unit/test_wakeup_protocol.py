@@ -22,6 +22,7 @@ from provider import TaskHubConfig
 from provider.client.wakeups import Wakeups
 from provider.errors import TaskHubError
 from provider.worker.slots import SlotBoard, SlotGroup
+from tests.support.waiting import wait_until
 
 LISTENER_PID = 4242
 
@@ -39,6 +40,18 @@ class ServerFlag:
         self.entered.set()
         assert self.release.wait(5)
         self.calls.append((pid, waiting))
+
+
+def asleep(slots: SlotGroup) -> int:
+    """How many slots of the group sleep until woken (or their poll)."""
+    with slots._board._lock:
+        return len(slots._sleepers)
+
+
+def awaiting_the_teller(board: SlotBoard) -> int:
+    """How many slots wait for the slot that is telling the server."""
+    with board._lock:
+        return len(board._awaiting_announcement)
 
 
 def listening() -> SlotBoard:
@@ -90,7 +103,7 @@ def test_a_notification_wakes_one_slot_of_each_worker() -> None:
     gpu, cpu = board.group(), board.group()
     waited_s(gpu, flag, 5.0)  # tells the server
     sleeping = [Sleeping(gpu, flag), Sleeping(gpu, flag), Sleeping(cpu, flag)]
-    time.sleep(0.1)
+    wait_until(lambda: (asleep(gpu), asleep(cpu)) == (2, 1), timeout_s=2, interval_s=0.001)
     board.notified()
     woken = [slot.woke(0.5) for slot in sleeping]
     assert woken.count(True) == 2 and woken[2], woken  # one of gpu's, and cpu's one
@@ -120,7 +133,7 @@ def test_a_slot_whose_fetch_began_before_another_slot_told_the_server_looks_agai
 
     other_slot = threading.Thread(target=other)
     other_slot.start()
-    time.sleep(0.2)
+    wait_until(lambda: awaiting_the_teller(board) or other_waited, timeout_s=2, interval_s=0.001)
     assert other_waited == []  # it waits for the teller, it does not tell twice
     flag.release.set()
     other_slot.join(2)
@@ -166,7 +179,7 @@ def test_without_a_listening_connection_slots_poll_and_a_stop_wakes_them() -> No
     assert waited_s(slots, flag, 0.2) >= 0.2
     assert flag.calls == []
     sleeping = Sleeping(slots, flag, timeout_s=5.0)
-    time.sleep(0.1)
+    wait_until(lambda: asleep(slots) == 1, timeout_s=2, interval_s=0.001)
     slots.wake_all()
     assert sleeping.woke(0.5)
 
@@ -183,7 +196,7 @@ def test_the_listener_tells_its_subscribers_and_one_board_serves_its_workers() -
     assert waited_s(slots, flag, 5.0) < 0.5
     assert flag.calls == [(LISTENER_PID, True)]
     sleeping = Sleeping(slots, flag)
-    time.sleep(0.1)
+    wait_until(lambda: asleep(slots) == 1, timeout_s=2, interval_s=0.001)
     listener._notified()
     assert sleeping.woke()
     listener._lost()

@@ -13,6 +13,7 @@ from typing import Any
 
 from provider import ActivityContext, ActivityWorker, TagFilter, TaskHubConfig
 from provider.types import JsonObject, WorkItemLease
+from tests.support.waiting import wait_until
 
 
 @dataclass
@@ -76,9 +77,7 @@ def run_until(hub: FakeHub, done: Callable[[], bool], **handlers: Any) -> Activi
     for name, handler in handlers.items():
         worker.register(name, handler)
     with worker:
-        deadline = time.monotonic() + 10
-        while not done() and time.monotonic() < deadline:
-            time.sleep(0.005)
+        wait_until(done, timeout_s=10, interval_s=0.005)
     return worker
 
 

@@ -10,6 +10,7 @@ import pytest
 from provider import ExecutionMetadata, TaskHub, TaskHubError
 from tests.validation.harness import (
     LT,
+    PAST_LT_S,
     activity_execute,
     event,
     external_raised,
@@ -89,7 +90,7 @@ def test_lock_released_only_on_successful_ack(provider: TaskHub) -> None:
         provider.ack_orchestration_item("invalid-lock-token", 1)
     assert provider.fetch_orchestration_item(LT) is None
 
-    time.sleep((LT + 100) / 1000)
+    time.sleep(PAST_LT_S)
     item = provider.fetch_orchestration_item(LT)
     assert item is not None
     assert item.instance_id == INSTANCE

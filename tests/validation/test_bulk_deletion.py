@@ -53,6 +53,7 @@ def test_delete_instance_bulk_safety_and_limits(provider: TaskHub) -> None:
 
 def test_delete_instance_bulk_completed_before_filter(provider: TaskHub) -> None:
     ids = ["bulk-del-time-1", "bulk-del-time-2"]
+    # The clock moves on between the stamps and the completions (ms resolution).
     before_creation = now_ms()
     time.sleep(0.010)
     for instance in ids:

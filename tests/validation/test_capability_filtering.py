@@ -12,7 +12,6 @@ empty history, so that the runtime can poison it.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Callable, Sequence
 
 from provider import (
@@ -22,6 +21,7 @@ from provider import (
     TaskHubError,
     VersionRange,
 )
+from tests.support.waiting import wait_until
 from tests.validation.harness import (
     LONG_LOCK,
     continue_as_new,
@@ -302,10 +302,8 @@ def test_fetch_deserialization_error_increments_attempt_count(
     assert item is not None
     assert item.history_error is not None
     provider.abandon_orchestration_item(item.lock_token, ignore_attempt=False)
-    time.sleep(0.1)
 
-    item = provider.fetch_orchestration_item(50)
-    assert item is not None
+    item = wait_until(lambda: provider.fetch_orchestration_item(50), message="the item back")
     assert item.history_error is not None
     provider.abandon_orchestration_item(item.lock_token, ignore_attempt=False)
 
@@ -322,11 +320,12 @@ def test_fetch_deserialization_error_eventually_reaches_poison(
 
     cycles = 5
     for cycle in range(1, cycles + 1):
-        item = provider.fetch_orchestration_item(50)
-        assert item is not None, f"fetch #{cycle} should return the item"
+        item = wait_until(
+            lambda: provider.fetch_orchestration_item(50),
+            message=f"fetch #{cycle} to return the item",
+        )
         assert item.history_error is not None, f"fetch #{cycle} should report the history error"
         provider.abandon_orchestration_item(item.lock_token, ignore_attempt=False)
-        time.sleep(0.1)
 
     attempts = max_attempt_count(provider, instance)
     assert attempts >= cycles, f"attempt_count should be >= {cycles}, got {attempts}"

@@ -7,7 +7,14 @@ import time
 import pytest
 
 from provider import ExecutionMetadata, TaskHub, TaskHubError
-from tests.validation.harness import LT, event, fetch_o, start_orchestration, started
+from tests.validation.harness import (
+    LT,
+    PAST_LT_S,
+    event,
+    fetch_o,
+    start_orchestration,
+    started,
+)
 
 INSTANCE = "instance-A"
 
@@ -53,7 +60,7 @@ def test_corrupted_serialization_data(provider: TaskHub) -> None:
 def test_lock_expiration_during_ack(provider: TaskHub) -> None:
     provider.enqueue_for_orchestrator(start_orchestration(INSTANCE))
     item = fetch_o(provider, LT)
-    time.sleep((LT + 100) / 1000)
+    time.sleep(PAST_LT_S)
     with pytest.raises(TaskHubError):
         provider.ack_orchestration_item(
             item.lock_token, 1, history_delta=[started(INSTANCE)], metadata=ExecutionMetadata()

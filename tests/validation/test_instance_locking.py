@@ -20,6 +20,7 @@ from provider import OrchestrationItem, RetryableError, TaskHub, TaskHubError
 from tests.validation.harness import (
     LONG_LOCK,
     LT,
+    PAST_LT_S,
     activity_completed,
     create_instance,
     fetch_o,
@@ -51,7 +52,7 @@ def test_exclusive_instance_lock(provider: TaskHub) -> None:
     provider.enqueue_for_orchestrator(start_orchestration(INSTANCE))
     first = fetch_o(provider, LT)
     assert provider.fetch_orchestration_item(LT) is None
-    time.sleep((LT + 100) / 1000)
+    time.sleep(PAST_LT_S)
     second = fetch_o(provider)
     assert second.instance_id == INSTANCE
     assert second.lock_token != first.lock_token
@@ -80,7 +81,7 @@ def test_concurrent_instance_fetching(provider: TaskHub) -> None:
         provider.enqueue_for_orchestrator(start_orchestration(instance))
 
     def fetch(i: int) -> str | None:
-        time.sleep(i * 30 / 1000)
+        time.sleep(i * 30 / 1000)  # staggered starts, as in the suite: overlapping fetches
         item = provider.fetch_orchestration_item(LONG_LOCK)
         return item.instance_id if item else None
 
@@ -97,7 +98,7 @@ def test_completions_arriving_during_lock_blocked(provider: TaskHub) -> None:
         provider.enqueue_for_orchestrator(activity_completed(INSTANCE, i, f"result-{i}"))
     assert provider.fetch_orchestration_item(LT) is None
 
-    time.sleep((LT + 100) / 1000)
+    time.sleep(PAST_LT_S)
     item = fetch_o(provider, LT)
     assert item.instance_id == INSTANCE
     assert len(item.messages) == 4
@@ -158,7 +159,7 @@ def test_multi_threaded_lock_contention(provider: TaskHub) -> None:
     provider.enqueue_for_orchestrator(start_orchestration(instance))
 
     def fetch(i: int) -> OrchestrationItem | None:
-        time.sleep(i * 5 / 1000)
+        time.sleep(i * 5 / 1000)  # staggered starts, as in the suite: overlapping fetches
         return provider.fetch_orchestration_item(LONG_LOCK)
 
     winners = [item for item in run_concurrently(10, fetch) if item is not None]
@@ -178,14 +179,14 @@ def test_multi_threaded_no_duplicate_processing(provider: TaskHub) -> None:
         provider.enqueue_for_orchestrator(start_orchestration(f"dup-test-{i}"))
 
     def fetch(i: int) -> str | None:
-        time.sleep((i * 3) % 50 / 1000)
+        time.sleep((i * 3) % 50 / 1000)  # staggered starts, as in the suite
         for attempt in range(3):
             try:
                 item = provider.fetch_orchestration_item(LONG_LOCK)
             except RetryableError:
                 if attempt == 2:
                     raise
-                time.sleep(10 * (attempt + 1) / 1000)
+                time.sleep(10 * (attempt + 1) / 1000)  # back off before the retry
                 continue
             return item.instance_id if item else None
         return None
@@ -199,23 +200,26 @@ def test_multi_threaded_lock_expiration_recovery(provider: TaskHub) -> None:
     instance = "expiration-instance"
     provider.enqueue_for_orchestrator(start_orchestration(instance))
     barrier = threading.Barrier(3)
+    leased = threading.Event()
 
     def holder() -> OrchestrationItem:
         """Takes the lease and never acks it (a worker that crashed)."""
         barrier.wait()
         item = fetch_o(provider, LT)
+        leased.set()
         assert item.instance_id == instance
-        time.sleep((LT + 200) / 1000)
+        time.sleep((LT + 200) / 1000)  # still holding the token when its lease ends
         return item
 
     def contender() -> OrchestrationItem | None:
         barrier.wait()
-        time.sleep(0.2)
+        assert leased.wait(10)
         return provider.fetch_orchestration_item(LT)
 
     def recoverer() -> OrchestrationItem | None:
         barrier.wait()
-        time.sleep((LT + 100) / 1000)
+        assert leased.wait(10)
+        time.sleep(PAST_LT_S)
         return provider.fetch_orchestration_item(LT)
 
     with ThreadPoolExecutor(max_workers=3) as pool:

@@ -27,6 +27,8 @@ INSTANCE = "instance-A"
 
 
 def sleep_ms(ms: float) -> None:
+    """These tests sleep past a lease's end (or inside it): the server's clock
+    ends leases, so time itself is their subject."""
     time.sleep(ms / 1000)
 
 

@@ -60,7 +60,7 @@ def test_worker_attempt_count_increments_on_lock_expiry(provider: TaskHub) -> No
     provider.enqueue_worker_work(activity_execute("poison-test-4", 1, name="TestActivity"))
     first = fetch_w(provider, 1_000)
     assert first.attempt_count == 1
-    time.sleep(1.1)
+    time.sleep(1.1)  # past the 1 s lease
 
     second = fetch_w(provider, 1_000)
     assert second.attempt_count == 2, "a lapsed lease counts as an attempt"

@@ -13,6 +13,7 @@ from provider import ExecutionMetadata, TaskHub, WorkItemLease
 from tests.validation.harness import (
     LONG_LOCK,
     LT,
+    PAST_LT_S,
     activity_completed,
     activity_execute,
     create_instance,
@@ -88,7 +89,7 @@ def test_timer_delayed_visibility(provider: TaskHub) -> None:
     provider.enqueue_for_orchestrator(timer_fired(INSTANCE, 1, 0), delay_ms=5_000)
     assert provider.fetch_orchestration_item(LONG_LOCK) is None
 
-    time.sleep(5.1)
+    time.sleep(5.1)  # past the 5 s enqueue delay
     item = fetch_o(provider)
     assert item.instance_id == INSTANCE
     assert len(item.messages) == 1
@@ -100,7 +101,7 @@ def test_lost_lock_token_handling(provider: TaskHub) -> None:
     fetch_w(provider, LT)  # the token is lost: never acked
     assert provider.fetch_work_item(LT) is None
 
-    time.sleep((LT + 100) / 1000)
+    time.sleep(PAST_LT_S)
     assert "ActivityExecute" in fetch_w(provider, LT).work_item
 
 
@@ -126,7 +127,7 @@ def test_worker_delayed_visibility_skips_future_items(provider: TaskHub) -> None
     assert activity(second)["id"] == 2, "the delayed item should be skipped"
     assert provider.fetch_work_item(LT) is None
 
-    time.sleep(0.6)
+    time.sleep(0.6)  # past the 500 ms abandon delay
     third = fetch_w(provider, LT)
     assert activity(third)["id"] == 1
     provider.ack_work_item(second.lock_token, activity_completed(instance, 2, "done"))

@@ -4,7 +4,8 @@ Session routing: worker items with the same session_id go to the worker
 (owner) that holds the session. SessionFetchConfig{owner, lock_timeout} is
 `fetch_work_item(lock_ms, owner_id=owner, session_lock_timeout_ms=lock_timeout)`;
 no session config is `fetch_work_item(lock_ms)`. The worker item lock is 5 s
-unless stated.
+unless stated. Tests of a lapsed lock sleep past its end: expiry by the
+server's clock is their subject, there is nothing to wait for.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 from typing import Any
 
 from provider import TaskHub, TaskHubError, WorkItemLease
+from tests.support.waiting import wait_until
 from tests.validation.harness import activity_completed, activity_execute
 
 ITEM_LOCK = 5_000
@@ -129,7 +131,7 @@ def test_mixed_session_and_non_session_items(provider: TaskHub) -> None:
 
 def test_session_claimable_after_lock_expiry(provider: TaskHub) -> None:
     claim_session(provider, "worker-A", "inst-1", "session-1", session_lock_ms=50)
-    time.sleep(0.1)
+    time.sleep(0.1)  # past the 50 ms session lock
     provider.enqueue_worker_work(session_activity("inst-1", 2, "session-1"))
     assert fetch_session(provider, "worker-B") is not None
 
@@ -188,14 +190,14 @@ def test_renew_session_lock_no_sessions(provider: TaskHub) -> None:
 
 def test_cleanup_removes_expired_no_items(provider: TaskHub) -> None:
     claim_session(provider, "worker-A", "inst-1", "session-1", session_lock_ms=50)
-    time.sleep(0.1)
+    time.sleep(0.1)  # past the 50 ms session lock
     assert provider.cleanup_orphaned_sessions() == 1
 
 
 def test_cleanup_keeps_sessions_with_pending_items(provider: TaskHub) -> None:
     claim_session(provider, "worker-A", "inst-1", "session-1", session_lock_ms=50)
     provider.enqueue_worker_work(session_activity("inst-1", 2, "session-1"))
-    time.sleep(0.1)
+    time.sleep(0.1)  # past the 50 ms session lock
     assert provider.cleanup_orphaned_sessions() == 0
 
 
@@ -208,7 +210,7 @@ def test_ack_updates_session_last_activity(provider: TaskHub) -> None:
     """Acking a session item bumps the session's last activity, so it is not idle."""
     provider.enqueue_worker_work(session_activity("inst-1", 1, "session-1"))
     lease = must_fetch_session(provider, "worker-A")
-    time.sleep(0.25)
+    time.sleep(0.25)  # idle longer than the 200 ms idle timeout below
     provider.ack_work_item(lease.lock_token, activity_completed("inst-1", 1, "done"))
     assert provider.renew_session_lock(["worker-A"], 30_000, 200) == 1
 
@@ -217,7 +219,7 @@ def test_renew_work_item_updates_session_last_activity(provider: TaskHub) -> Non
     """Renewing a session item's lock bumps the session's last activity too."""
     provider.enqueue_worker_work(session_activity("inst-1", 1, "session-1"))
     lease = must_fetch_session(provider, "worker-A")
-    time.sleep(0.25)
+    time.sleep(0.25)  # idle longer than the 200 ms idle timeout below
     provider.renew_work_item_lock(lease.lock_token, 30_000)
     assert provider.renew_session_lock(["worker-A"], 30_000, 200) == 1
 
@@ -274,7 +276,7 @@ def test_concurrent_session_claim_only_one_wins(provider: TaskHub) -> None:
 def test_session_takeover_after_lock_expiry(provider: TaskHub) -> None:
     claim_session(provider, "worker-A", "inst-1", "takeover-sess", session_lock_ms=50)
     provider.enqueue_worker_work(session_activity("inst-1", 2, "takeover-sess"))
-    time.sleep(0.1)
+    time.sleep(0.1)  # past the 50 ms session lock
     lease = fetch_session(provider, "worker-B")
     assert lease is not None
     assert body(lease).get("session_id") == "takeover-sess"
@@ -282,7 +284,7 @@ def test_session_takeover_after_lock_expiry(provider: TaskHub) -> None:
 
 def test_cleanup_then_new_item_recreates_session(provider: TaskHub) -> None:
     claim_session(provider, "worker-A", "inst-1", "ephemeral-sess", session_lock_ms=50)
-    time.sleep(0.1)
+    time.sleep(0.1)  # past the 50 ms session lock
     assert provider.cleanup_orphaned_sessions() == 1
 
     provider.enqueue_worker_work(session_activity("inst-1", 2, "ephemeral-sess"))
@@ -314,9 +316,8 @@ def test_abandoned_session_item_ignore_attempt(provider: TaskHub) -> None:
     first = must_fetch_session(provider, "worker-A")
     assert first.attempt_count == 1
     provider.abandon_work_item(first.lock_token, delay_ms=1, ignore_attempt=True)
-    time.sleep(0.01)
 
-    second = must_fetch_session(provider, "worker-A")
+    second = wait_until(lambda: fetch_session(provider, "worker-A"), message="item 1 back")
     assert second.attempt_count == 1, "ignore_attempt undoes the first attempt"
     provider.ack_work_item(second.lock_token, None)
 
@@ -326,14 +327,14 @@ def test_abandoned_session_item_ignore_attempt(provider: TaskHub) -> None:
 
 def test_renew_session_lock_after_expiry_returns_zero(provider: TaskHub) -> None:
     claim_session(provider, "worker-A", "inst-1", "expired-sess", session_lock_ms=50)
-    time.sleep(0.1)
+    time.sleep(0.1)  # past the 50 ms session lock
     assert provider.renew_session_lock(["worker-A"], 30_000, 300_000) == 0
 
 
 def test_original_worker_reclaims_expired_session(provider: TaskHub) -> None:
     claim_session(provider, "worker-A", "inst-1", "reclaim-sess", session_lock_ms=50)
     provider.enqueue_worker_work(session_activity("inst-1", 2, "reclaim-sess"))
-    time.sleep(0.1)
+    time.sleep(0.1)  # past the 50 ms session lock
     lease = fetch_session(provider, "worker-A")
     assert lease is not None
     assert body(lease)["id"] == 2
@@ -347,7 +348,7 @@ def test_activity_lock_expires_session_lock_valid_same_worker_refetches(
     provider.enqueue_worker_work(session_activity("inst-1", 1, "activity-expire-sess"))
     first = must_fetch_session(provider, "worker-A", item_lock_ms=500)
     assert body(first)["id"] == 1
-    time.sleep(0.6)
+    time.sleep(0.6)  # past the 500 ms item lock, well inside the session lock
 
     assert fetch_session(provider, "worker-B") is None, "worker-A still owns the session"
     again = fetch_session(provider, "worker-A")
@@ -363,7 +364,7 @@ def test_session_lock_expires_new_owner_gets_redelivery(provider: TaskHub) -> No
     provider.enqueue_worker_work(session_activity("inst-1", 1, "redeliver-sess"))
     held = must_fetch_session(provider, "worker-A", session_lock_ms=200)
     assert body(held)["id"] == 1
-    time.sleep(0.3)
+    time.sleep(0.3)  # past the 200 ms session lock
 
     provider.enqueue_worker_work(session_activity("inst-1", 2, "redeliver-sess"))
     second = fetch_session(provider, "worker-B")
@@ -383,7 +384,7 @@ def test_session_lock_expires_new_owner_gets_redelivery(provider: TaskHub) -> No
 
 def test_session_lock_expires_same_worker_reacquires(provider: TaskHub) -> None:
     claim_session(provider, "worker-A", "inst-1", "reacq-sess", session_lock_ms=200)
-    time.sleep(0.3)
+    time.sleep(0.3)  # past the 200 ms session lock
     provider.enqueue_worker_work(session_activity("inst-1", 2, "reacq-sess"))
     lease = fetch_session(provider, "worker-A", session_lock_ms=200)
     assert lease is not None
@@ -395,7 +396,7 @@ def test_session_lock_expires_same_worker_reacquires(provider: TaskHub) -> None:
 def test_both_locks_expire_different_worker_claims(provider: TaskHub) -> None:
     provider.enqueue_worker_work(session_activity("inst-1", 1, "both-expire-sess"))
     must_fetch_session(provider, "worker-A", session_lock_ms=200, item_lock_ms=200)
-    time.sleep(0.4)
+    time.sleep(0.4)  # past both 200 ms locks
 
     lease = fetch_session(provider, "worker-B")
     assert lease is not None
@@ -409,13 +410,13 @@ def test_session_lock_expires_activity_lock_valid_ack_succeeds(provider: TaskHub
     """The item lease, not the session lock, decides whether an ack succeeds."""
     provider.enqueue_worker_work(session_activity("inst-1", 1, "ack-sess"))
     lease = must_fetch_session(provider, "worker-A", session_lock_ms=200, item_lock_ms=30_000)
-    time.sleep(0.3)
+    time.sleep(0.3)  # past the 200 ms session lock
     provider.ack_work_item(lease.lock_token, activity_completed("inst-1", 1, "done"))
 
 
 def test_session_lock_renewal_extends_past_original_timeout(provider: TaskHub) -> None:
     claim_session(provider, "worker-A", "inst-1", "renew-sess", session_lock_ms=1_000)
-    time.sleep(0.6)
+    time.sleep(0.6)  # renewed 0.6 s in, for 1 s: the lock then ends at about 1.6 s
     assert provider.renew_session_lock(["worker-A"], 1_000, 300_000) == 1
     time.sleep(0.4)  # past the original 1 s lock, inside the renewed one
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -14,14 +13,14 @@ import psycopg
 
 from provider import ActivityWorker, AsyncActivityWorker, AsyncTaskHub, TaskHub
 from tests.support.db import orchestrator_items
+from tests.support.waiting import wait_until
 from tests.support.work_items import activity_execute
 
 
 def completions(sql: psycopg.Connection[Any], schema: str, count: int) -> list[dict[str, Any]]:
     """The first `count` completions the worker sent, waiting for them."""
-    deadline = time.monotonic() + 15
-    while len(items := orchestrator_items(sql, schema)) < count and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: len(orchestrator_items(sql, schema)) >= count, interval_s=0.01)
+    items = orchestrator_items(sql, schema)
     assert len(items) == count, items
     return items
 

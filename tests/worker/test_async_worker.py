@@ -22,6 +22,7 @@ from provider import (
     TaskHub,
 )
 from tests.support.db import orchestrator_items as completions
+from tests.support.waiting import wait_until_async
 from tests.support.work_items import activity_execute
 
 HubFactory = Callable[..., TaskHub]
@@ -31,15 +32,6 @@ def item(instance: str, activity_id: int, name: str, value: Any) -> dict[str, An
     work = activity_execute(instance, activity_id, name=name)
     work["ActivityExecute"]["input"] = json.dumps(value)
     return work
-
-
-async def eventually(condition: Callable[[], Any], timeout_s: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if value := condition():
-            return value
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not met in time")
 
 
 def serve(
@@ -62,11 +54,13 @@ def test_a_coroutine_handler_uses_loop_bound_clients_opened_at_start_up(
         seen: asyncio.Queue[int] = asyncio.Queue()
         # Still pending when the handler awaits it: the application's loop sets it.
         factor: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        awaiting_factor = asyncio.Event()
         conn = await psycopg.AsyncConnection.connect(database_url, autocommit=True)
         worker = AsyncActivityWorker(hub, concurrency=2, idle_poll_ms=5)
 
         @worker.activity("Double")
         async def double(ctx: ActivityContext, value: int) -> int:
+            awaiting_factor.set()
             cur = await conn.execute("SELECT %s::int * %s", [value, await factor])
             row = await cur.fetchone()
             assert row is not None
@@ -81,10 +75,10 @@ def test_a_coroutine_handler_uses_loop_bound_clients_opened_at_start_up(
         async with worker:
             await hub.enqueue_worker_work(item("loop", 1, "Double", 21))
             await hub.enqueue_worker_work(item("loop", 2, "Square", 7))
-            await asyncio.sleep(0.2)
+            await asyncio.wait_for(awaiting_factor.wait(), 15)
             factor.set_result(2)
             assert await asyncio.wait_for(seen.get(), 15) == 21
-            await eventually(lambda: len(completions(sql, hub_schema)) == 2)
+            await wait_until_async(lambda: len(completions(sql, hub_schema)) == 2)
         await conn.close()
         assert worker.stats.completed == 2 and worker.stats.failed == 0
 
@@ -105,11 +99,13 @@ def test_todays_threaded_worker_with_the_same_loop_bound_client(
 
     async def main() -> None:
         factor: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        awaiting_factor = threading.Event()  # set on the worker's thread
         conn = await psycopg.AsyncConnection.connect(database_url, autocommit=True)
         worker = ActivityWorker(hub, concurrency=1, idle_poll_ms=5)
 
         @worker.activity("Double")
         async def double(ctx: ActivityContext, value: int) -> int:
+            awaiting_factor.set()
             cur = await conn.execute("SELECT %s::int * %s", [value, await factor])
             row = await cur.fetchone()
             assert row is not None
@@ -117,9 +113,9 @@ def test_todays_threaded_worker_with_the_same_loop_bound_client(
 
         hub.enqueue_worker_work(item("loop", 1, "Double", 21))
         with worker:
-            await asyncio.sleep(0.2)
+            assert await asyncio.to_thread(awaiting_factor.wait, 15)
             factor.set_result(2)
-            await eventually(lambda: completions(sql, hub_schema), timeout_s=5)
+            await wait_until_async(lambda: completions(sql, hub_schema), timeout_s=5)
         await conn.close()
 
     asyncio.run(main())
@@ -135,12 +131,12 @@ def test_an_activity_three_times_longer_than_its_lock_completes_once(
 
         @worker.activity("Slow")
         async def slow(ctx: ActivityContext, seconds: float) -> str:
-            await asyncio.sleep(seconds)
+            await asyncio.sleep(seconds)  # stands for the work
             return "done"
 
         async with worker:
             await hub.enqueue_worker_work(item("slow", 1, "Slow", 1.8))
-            await eventually(lambda: completions(sql, hub_schema))
+            await wait_until_async(lambda: completions(sql, hub_schema))
         assert worker.stats.completed == 1 and worker.stats.lost == 0
         assert worker.stats.renewals >= 4
 
@@ -159,7 +155,7 @@ def test_a_lost_lease_cancels_the_handler_task_and_nothing_is_acked(
         async def forever(ctx: ActivityContext, _: Any) -> str:
             started.set()
             try:
-                await asyncio.sleep(60)
+                await asyncio.sleep(60)  # until cancelled
             except asyncio.CancelledError:
                 cancelled.set()
                 raise
@@ -187,7 +183,7 @@ def test_stop_gives_in_flight_items_back_at_once_without_counting_the_attempt(
         @worker.activity("Forever")
         async def forever(ctx: ActivityContext, _: Any) -> str:
             started.set()
-            await asyncio.sleep(60)
+            await asyncio.sleep(60)  # until stop() gives the item back
             return "never"
 
         async with worker:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,7 +23,10 @@ from provider import (
     AsyncTaskHub,
     TagFilter,
     TaskHub,
+    TaskHubError,
 )
+from provider.client.call_observers import add_call_observer, remove_call_observer
+from tests.support.waiting import wait_until, wait_until_async
 from tests.support.work_items import activity_execute, start_orchestration
 
 HubFactory = Callable[..., TaskHub]
@@ -33,11 +37,54 @@ def notifications(conn: psycopg.Connection[Any]) -> list[str]:
     return [n.payload for n in conn.notifies(timeout=0.3)]
 
 
+class Fetches:
+    """How many work-item fetches on one schema have returned (a call observer)."""
+
+    def __init__(self, schema: str) -> None:
+        self.schema, self.count = schema, 0
+        self._lock = threading.Lock()  # the slots' threads report their own calls
+
+    def __call__(
+        self, schema: str, operation: str, seconds: float, failure: TaskHubError | None
+    ) -> None:
+        if schema == self.schema and operation == "fetch_work_item":
+            with self._lock:
+                self.count += 1
+
+
+@contextmanager
+def counting_fetches(schema: str) -> Iterator[Fetches]:
+    fetches = Fetches(schema)
+    add_call_observer(fetches)
+    try:
+        yield fetches
+    finally:
+        remove_call_observer(fetches)
+
+
+def waiting_listeners(sql: psycopg.Connection[Any], schema: str) -> list[int]:
+    """The pids of the listeners the server knows to wait for a notification."""
+    rows = sql.execute(
+        f'SELECT pid FROM "{schema}".taskhub_wakeup_listeners WHERE waiting'
+    ).fetchall()
+    return [int(pid) for (pid,) in rows]
+
+
+def idle(fetches: Fetches, slots: int, sql: psycopg.Connection[Any], push: bool) -> bool:
+    """Every slot fetched and found nothing (so sleeps through its poll), and with
+    push wakeups the server knows that the listener waits."""
+    return fetches.count >= slots and (not push or bool(waiting_listeners(sql, fetches.schema)))
+
+
 def started_within(
-    hub: TaskHub, worker: ActivityWorker, started: threading.Event, enqueue: Callable[[], None]
+    worker: ActivityWorker,
+    started: threading.Event,
+    enqueue: Callable[[], None],
+    sql: psycopg.Connection[Any],
+    push: bool,
 ) -> float:
-    with worker:
-        time.sleep(0.5)  # every slot idle, waiting
+    with counting_fetches(worker.hub.config.schema) as fetches, worker:
+        wait_until(lambda: idle(fetches, worker.concurrency, sql, push), message="every slot idle")
         sent = time.monotonic()
         enqueue()
         assert started.wait(SLOW_POLL_MS / 1000 * 2)
@@ -50,7 +97,7 @@ def started_within(
     ids=["push", "polling"],
 )
 def test_an_idle_worker_starts_new_work_at_once(
-    push: bool, hub_schema: str, make_hub: HubFactory
+    push: bool, hub_schema: str, make_hub: HubFactory, sql: psycopg.Connection[Any]
 ) -> None:
     hub = make_hub(hub_schema)
     worker = ActivityWorker(
@@ -64,7 +111,11 @@ def test_an_idle_worker_starts_new_work_at_once(
         return "went"
 
     waited = started_within(
-        hub, worker, started, lambda: hub.enqueue_worker_work(activity_execute("w", 1, name="Go"))
+        worker,
+        started,
+        lambda: hub.enqueue_worker_work(activity_execute("w", 1, name="Go")),
+        sql,
+        push,
     )
     assert waited < 1.0, f"started {waited:.3f} s after it was queued"
 
@@ -116,15 +167,16 @@ def test_a_listener_whose_connection_dies_listens_again(
         return "went"
 
     with worker:
-        time.sleep(0.5)
+        killed = wait_until(lambda: waiting_listeners(sql, hub_schema), message="a listener")
         sql.execute(
             f'SELECT pg_terminate_backend(pid) FROM "{hub_schema}".taskhub_wakeup_listeners'
         )
-        time.sleep(0.6)  # back off, open a new connection, register again
-        listeners = sql.execute(
-            f'SELECT count(*) FROM "{hub_schema}".taskhub_wakeup_listeners WHERE waiting'
-        ).fetchone()
-        assert listeners == (1,)
+        # It backs off, opens a new connection, registers again, and waits.
+        wait_until(
+            lambda: (pids := waiting_listeners(sql, hub_schema)) and not set(pids) & set(killed),
+            message="a new listener waiting",
+        )
+        assert len(waiting_listeners(sql, hub_schema)) == 1
         sent = time.monotonic()
         hub.enqueue_worker_work(activity_execute("w", 1, name="Go"))
         assert started.wait(SLOW_POLL_MS / 1000 * 2)
@@ -151,9 +203,7 @@ def test_a_worker_on_a_schema_without_wakeups_polls(
     with worker:
         hub.enqueue_worker_work(activity_execute("w", 1, name="Go"))
         assert done.wait(5)
-        deadline = time.monotonic() + 5
-        while worker.stats.completed == 0 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_until(lambda: worker.stats.completed, timeout_s=5, message="the ack")
     assert worker.stats.completed == 1
 
 
@@ -200,13 +250,21 @@ def test_the_workers_of_a_process_share_one_listening_connection(
                 max_idle_poll_ms=SLOW_POLL_MS,
             )
             worker.register("A", handler("A"))
+            slots = worker.concurrency + sum(w.concurrency for w in threaded)
             async with worker:
-                await asyncio.sleep(0.6)  # every slot of the three workers idle
+                await wait_until_async(
+                    lambda: idle(fetches, slots, sql, push=True),
+                    message="every slot of the three workers idle",
+                )
                 assert listening_backends(sql, hub_schema) == 1
                 sent = time.monotonic()
                 await asyncio.to_thread(enqueue_one_for_each)
-                while len(started) < 3 and time.monotonic() - sent < 2 * SLOW_POLL_MS / 1000:
-                    await asyncio.sleep(0.01)
+                await wait_until_async(
+                    lambda: len(started) == 3,
+                    timeout_s=2 * SLOW_POLL_MS / 1000,
+                    interval_s=0.01,
+                    message="all three started",
+                )
                 return sent
 
     def enqueue_one_for_each() -> None:
@@ -214,17 +272,20 @@ def test_the_workers_of_a_process_share_one_listening_connection(
             hub.enqueue_worker_work(activity_execute("s", n, name=f"T{n}", tag=f"t{n}"))
         hub.enqueue_worker_work(activity_execute("s", 9, name="A", tag="a"))
 
-    for worker in threaded:
-        worker.start()
-    try:
-        sent = asyncio.run(main())
-    finally:
+    with counting_fetches(hub_schema) as fetches:
         for worker in threaded:
-            worker.stop()
+            worker.start()
+        try:
+            sent = asyncio.run(main())
+        finally:
+            for worker in threaded:
+                worker.stop()
     assert sorted(started) == ["A", "T0", "T1"]
     # Each was woken by the one connection, well before its 2.5 s poll.
     assert max(started.values()) - sent < 1.0, started
-    deadline = time.monotonic() + 2
-    while listening_backends(sql, hub_schema) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert listening_backends(sql, hub_schema) == 0  # the last worker closed it
+    wait_until(
+        lambda: listening_backends(sql, hub_schema) == 0,
+        timeout_s=2,
+        interval_s=0.05,
+        message="the last worker to close the listening connection",
+    )

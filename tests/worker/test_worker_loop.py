@@ -29,6 +29,7 @@ from provider import (
 from tests.support.db import SERVER_NOW_MS
 from tests.support.db import orchestrator_items as completions
 from tests.support.paths import REPO
+from tests.support.waiting import wait_until
 from tests.support.work_items import (
     activity_completed,
     activity_execute,
@@ -61,15 +62,6 @@ def runs(sql: psycopg.Connection[Any], schema: str) -> list[dict[str, Any]]:
     cur = sql.execute(f'SELECT * FROM "{schema}".activity_runs ORDER BY started_ms')
     names = [column.name for column in cur.description or []]
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-
-
-def wait_until(condition: Callable[[], Any], timeout_s: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if value := condition():
-            return value
-        time.sleep(0.01)
-    raise AssertionError("condition not met in time")
 
 
 @pytest.fixture
@@ -123,7 +115,7 @@ def test_activity_three_times_longer_than_its_lock_completes_once_without_lapsin
                 ).fetchone()
                 if row and row[0] is not None:
                     least_remaining.append(int(row[0]))
-                time.sleep(0.02)
+                time.sleep(0.02)  # the sampling rate: the > 50 samples below count on it
 
     watcher = threading.Thread(target=watch_lease)
     watcher.start()
@@ -180,7 +172,7 @@ def test_renewal_survives_killed_connections_without_cancelling_the_work(
     with worker:
         wait_until(lambda: runs(sql, runs_schema))
         for _ in range(3):
-            time.sleep(0.5)
+            time.sleep(0.5)  # spreads the kills over the activity's 3 s
             sql.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                 " WHERE application_name = 'renewing-worker'"
@@ -205,7 +197,7 @@ def test_stolen_lease_cancels_the_frozen_worker_and_refuses_its_ack(
     (first,) = wait_until(lambda: runs(sql, runs_schema))
 
     os.kill(frozen.pid, signal.SIGSTOP)  # a long GC pause, a stalled VM
-    time.sleep(lock_ms / 1000 + 0.3)
+    time.sleep(lock_ms / 1000 + 0.3)  # past the lease's end: its keeper is frozen too
     thief = hub.fetch_work_item(30_000, tags=TagFilter.any())
     assert thief is not None and thief.attempt_count == 2
     resumed_at = now_ms()
@@ -298,7 +290,7 @@ def test_async_handlers_complete_and_are_cancelled_as_tasks(
 
     async def slow(ctx: ActivityContext, seconds: float) -> str:
         try:
-            await asyncio.sleep(seconds)
+            await asyncio.sleep(seconds)  # stands for the work
         except asyncio.CancelledError:
             cancelled.set()
             raise
@@ -321,7 +313,7 @@ def test_orchestration_turn_longer_than_its_lock_keeps_its_lease(hub: TaskHub) -
     item = hub.fetch_orchestration_item(600)
     assert item is not None
     with keep_orchestration_lease(hub, item.lock_token, 600, leased_at=leased_at) as keeper:
-        time.sleep(1.8)
+        time.sleep(1.8)  # the turn: three times its 600 ms lock
     assert not keeper.lost and keeper.renewals >= 4
     hub.ack_orchestration_item(
         item.lock_token, 1, history_delta=[orchestration_started("slow-turn")], metadata=metadata()
