@@ -7,11 +7,8 @@ from __future__ import annotations
 import json
 import logging
 import subprocess
-import sys
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -21,44 +18,8 @@ import pytest
 from provider.metrics import HubCollector
 from provider.testing.embedded_pg import free_port
 from tests.support.db import new_schema_name
+from tests.support.metrics_server import metrics_server
 from tests.support.templates import SchemaTemplates
-from tests.support.waiting import wait_until
-
-
-@contextmanager
-def metrics_server(url: str, schema: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """`taskhub-pg metrics` on a free port, as a deployment runs it: its base
-    URL and the process (stderr piped: what it logged)."""
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "provider", "metrics", "--port", str(port), "--host", "127.0.0.1",
-         "--url", url, "--schema", schema],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-
-    def up() -> bool:
-        if server.poll() is not None:
-            pytest.fail(f"metrics did not come up: {server.communicate()[1]!r}")
-        try:
-            get(base + "/metrics")
-        except OSError:
-            return False
-        return True
-
-    try:
-        wait_until(up, timeout_s=20, interval_s=0.1, message=f"{base}/metrics to answer")
-    except AssertionError:
-        server.kill()
-        pytest.fail(f"metrics did not come up: {server.communicate()[1]!r}")
-    try:
-        yield base, server
-    finally:
-        if server.poll() is None:
-            server.terminate()
-            server.wait(10)
 
 
 def get(url: str) -> tuple[int, str]:

@@ -4,8 +4,6 @@ call metrics and a worker's counters count what happened."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -18,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from provider import ActivityContext, ActivityWorker, LockLost, TaskHub
 from provider.metrics import HubCollector, ProviderMetrics, WorkerCollector
-from provider.testing.embedded_pg import free_port
+from tests.support.metrics_server import metrics_server
 from tests.support.waiting import wait_until
 from tests.support.work_items import activity_execute
 
@@ -40,32 +38,8 @@ def value(samples: Samples, name: str, **labels: str) -> float:
 @pytest.fixture
 def served(database_url: str, busy_hub: str) -> Iterator[str]:
     """`taskhub-pg metrics` on a free port, as a deployment would run it."""
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "provider", "metrics", "--port", str(port), "--host", "127.0.0.1",
-         "--url", database_url, "--schema", busy_hub],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/metrics"
-
-    def up() -> bool:
-        if server.poll() is not None:
-            pytest.fail(f"metrics did not come up: {server.communicate()[1]!r}")
-        try:
-            urllib.request.urlopen(url, timeout=1).read()
-        except OSError:
-            return False
-        return True
-
-    try:
-        wait_until(up, timeout_s=20, interval_s=0.1, message=f"{url} to answer")
-    except AssertionError:
-        server.kill()
-        pytest.fail(f"metrics did not come up: {server.communicate()[1]!r}")
-    yield url
-    server.terminate()
-    server.wait(10)
+    with metrics_server(database_url, busy_hub) as (base, _):
+        yield base + "/metrics"
 
 
 def scrape(url: str) -> Samples:

@@ -25,9 +25,12 @@ from provider import now_ms
 # Asserts margins of wall-clock time: run alone, after the parallel part of the suite.
 pytestmark = pytest.mark.timing
 
-LEASE_LEFT_AT_LEAST = 0.9  # of the lock timeout, measured by the client
-# Many tiny events: reading them costs several times what sending them does,
-# so the read can take a quarter of the lock and the send still leaves 90 % of it.
+# Of the lock timeout, measured by the client. Many tiny events: reading them
+# costs several times what sending them does, so the read can take a quarter
+# of the lock and the send still leaves about 90 % of it (head: 0.897-0.92 on
+# this 2-core machine, where 0.897 failed a `make test` at 0.9). The defect it
+# pins fixes the lease end before the read: at most 75 %.
+LEASE_LEFT_AT_LEAST = 0.85
 BIG_HISTORY_EVENTS = 100_000
 
 
