@@ -1,5 +1,10 @@
 """Alembic environment for taskhub-pg.
 
+It reads its options (schema, url, runtime role, Citus, lock policy) from
+one MigrationOptions (provider/deploy/migration_options.py): the one a caller
+stored (provider.deploy.migrate, taskhub-pg), else the one the alembic
+command line's -x arguments make.
+
 A run (online or `--sql`) on one connection:
   1. takes a session advisory lock keyed on the target schema, so concurrent
      deploy jobs running `upgrade` queue up instead of colliding;
