@@ -1,4 +1,4 @@
-"""Statements ready for Citus, on plain PostgreSQL too (scripts/sql_rules.py
+"""Statements ready for Citus, on plain PostgreSQL too (devkit/schema/sql_rules.py
 checks them): the ack consumes the turn's messages and ends the lease in two
 statements instead of a data-modifying CTE, and every UPDATE, DELETE and row
 lock on an instance-keyed table names the instance where the contract allows
