@@ -4,12 +4,16 @@ and reports status."""
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,11 +41,43 @@ class WheelBuild:
     backend_output: list[str]  # what setuptools printed while building
 
 
+def shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder every test process of this session sees: under xdist, the
+    session's folder above each worker's own; without it, this one's own."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextmanager
+def held(lock_file: Path) -> Iterator[None]:
+    """An exclusive lock across the session's test processes (the first to
+    take it builds; the others wait, then find the build done)."""
+    with lock_file.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="module")
 def wheel_build(tmp_path_factory: pytest.TempPathFactory) -> WheelBuild:
-    work = tmp_path_factory.mktemp("wheel")
+    """The wheel, built once per session however the tests of this module are
+    spread over test processes (a build takes 15-30 s, under load more)."""
+    work = shared_folder(tmp_path_factory) / "taskhub-wheel"
+    record = work / "backend_output.json"
+    with held(shared_folder(tmp_path_factory) / "taskhub-wheel.lock"):
+        if not record.exists():
+            work.mkdir(exist_ok=True)
+            record.write_text(json.dumps(build_wheel(work)))
+    (wheel,) = work.glob("taskhub_pg-*.whl")
+    return WheelBuild(wheel, work, json.loads(record.read_text()))
+
+
+def build_wheel(work: Path) -> list[str]:
+    """Build into `work`; what the backend printed."""
     # Built from a clean copy: no stale build/ of the working tree gets into the
-    # wheel, and two test processes never build in the same directory.
+    # wheel, and no build of the working tree's meets this one.
     source = work / "source"
     shutil.copytree(
         REPO,
@@ -63,8 +99,7 @@ def wheel_build(tmp_path_factory: pytest.TempPathFactory) -> WheelBuild:
         timeout=600,
     )
     assert done.returncode == 0, done.stdout[-2000:]
-    (wheel,) = work.glob("taskhub_pg-*.whl")
-    return WheelBuild(wheel, work, backend_lines(done.stdout))
+    return backend_lines(done.stdout)
 
 
 def backend_lines(output: str) -> list[str]:
@@ -78,13 +113,21 @@ def backend_lines(output: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def installed_python(wheel_build: WheelBuild) -> tuple[Path, Path]:
-    work = wheel_build.work
-    run(sys.executable, "-m", "venv", str(work / "venv"), cwd=work)
-    python = work / "venv" / "bin" / "python"
-    run(str(python), "-m", "pip", "install", "-q", str(wheel_build.wheel), cwd=work)
-    outside = work / "elsewhere"
-    outside.mkdir()
+def installed_python(
+    wheel_build: WheelBuild, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Path]:
+    """A virtualenv with the wheel (and pytest, for the README's test kit
+    example) installed, made once per session; and a folder of this test
+    process's own, outside the repository, to run it from."""
+    venv = wheel_build.work / "venv"
+    python = venv / "bin" / "python"
+    with held(wheel_build.work / "venv.lock"):
+        if not (venv / "installed").exists():
+            run(sys.executable, "-m", "venv", str(venv), cwd=wheel_build.work)
+            run(str(python), "-m", "pip", "install", "-q", str(wheel_build.wheel), "pytest",
+                cwd=wheel_build.work)  # fmt: skip
+            (venv / "installed").touch()
+    outside = tmp_path_factory.mktemp("elsewhere")
     return python, outside
 
 
@@ -237,7 +280,6 @@ def test_the_readme_test_kit_example_passes_in_a_users_project(
     project.mkdir()
     (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\ntaskhub_pg = true\n")
     (project / "test_handlers.py").write_text(example.group(1))
-    run(str(python), "-m", "pip", "install", "-q", "pytest", cwd=project)
 
     def users_pytest() -> subprocess.CompletedProcess[str]:
         return subprocess.run(
