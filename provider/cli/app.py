@@ -12,6 +12,7 @@ from typer.core import TyperGroup
 
 from provider.cli import (
     action_commands,
+    dashboard_command,
     deploy_commands,
     instance_commands,
     metrics_command,
@@ -80,6 +81,7 @@ action_commands.register(app)
 instance_commands.register(app)
 turn_form_command.register(app)
 metrics_command.register(app)
+dashboard_command.register(app)
 
 
 def wants_json(args: list[str]) -> bool:

@@ -53,6 +53,12 @@ VIEWS: dict[str, View] = {
         "instance_id, orchestration_name, current_execution_id, quiet_for",
         "quiet_for DESC",
     ),
+    "shielded": View(
+        "shielded_failures",
+        "id, instance_id, execution_id, operation, condition, message, attempt_count,"
+        " retry_after_ms, shielded_at",
+        "shielded_at DESC",
+    ),
 }
 
 
@@ -295,3 +301,85 @@ def orchestrator_messages(
         [instance_id],
     ).fetchall()
     return [json.loads(row[0]) for row in rows]
+
+
+@dataclass(frozen=True)
+class Overview:
+    """The hub at a glance: what the dashboard's first page shows."""
+
+    queues: list[Row]
+    leases: dict[tuple[str, bool], int]
+    poison: int
+    stuck: int
+    dead_letters: int
+    shielded: int
+    completions_per_minute: list[int]  # oldest minute first, the current one last
+
+
+def overview(conn: psycopg.Connection[Any], schema: str, minutes: int = 30) -> Overview:
+    return Overview(
+        queues=queue_health(conn, schema),
+        leases=lease_counts(conn, schema),
+        poison=count_rows(conn, schema, "poison"),
+        stuck=count_rows(conn, schema, "stuck"),
+        dead_letters=count_rows(conn, schema, "dead-letters"),
+        shielded=count_rows(conn, schema, "shielded"),
+        completions_per_minute=completions_per_minute(conn, schema, minutes),
+    )
+
+
+def completions_per_minute(conn: psycopg.Connection[Any], schema: str, minutes: int) -> list[int]:
+    """Executions that ended in each of the last `minutes` minutes."""
+    rows = conn.execute(
+        sql.SQL(
+            "SELECT m.n, count(e.instance_id)"
+            "  FROM generate_series(0, %(last)s) AS m(n)"
+            "  LEFT JOIN {}.executions AS e"
+            "    ON e.completed_at >= date_trunc('minute', now())"
+            "                         - (%(last)s - m.n) * interval '1 minute'"
+            "   AND e.completed_at <  date_trunc('minute', now())"
+            "                         - (%(last)s - m.n - 1) * interval '1 minute'"
+            " GROUP BY m.n ORDER BY m.n"
+        ).format(sql.Identifier(schema)),
+        {"last": minutes - 1},
+    ).fetchall()
+    return [int(count) for _, count in rows]
+
+
+def history_of(
+    conn: psycopg.Connection[Any], schema: str, instance_id: str, limit: int = 1_000
+) -> list[Row]:
+    """An instance's events, every execution, in order (the payload cut at 400
+    characters: the timeline shows the start of each result or error)."""
+    return _rows(
+        conn,
+        sql.SQL(
+            "SELECT execution_id, event_id, event_type, created_at,"
+            "       left(event_data, 400) AS event_data"
+            "  FROM {}.history WHERE instance_id = %s"
+            " ORDER BY execution_id, event_id LIMIT %s"
+        ).format(sql.Identifier(schema)),
+        [instance_id, limit],
+    )
+
+
+def kv_of(conn: psycopg.Connection[Any], schema: str, instance_id: str) -> list[Row]:
+    return _rows(
+        conn,
+        sql.SQL(
+            "SELECT key, left(value, 400) AS value, execution_id FROM {}.kv_store"
+            " WHERE instance_id = %s ORDER BY key"
+        ).format(sql.Identifier(schema)),
+        [instance_id],
+    )
+
+
+def children_of(conn: psycopg.Connection[Any], schema: str, instance_id: str) -> list[Row]:
+    return _rows(
+        conn,
+        sql.SQL(
+            "SELECT instance_id, orchestration_name, created_at FROM {}.instances"
+            " WHERE parent_instance_id = %s ORDER BY created_at, instance_id LIMIT 200"
+        ).format(sql.Identifier(schema)),
+        [instance_id],
+    )

@@ -163,6 +163,8 @@ def test_the_wheel_holds_every_revision_and_its_sql(wheel_build: WheelBuild) -> 
     assert len(expected) > 100
     assert sorted(expected - held) == []
     assert "provider/py.typed" in held
+    assert "provider/dashboard/templates/overview.html" in held  # the web extra's pages
+    assert "provider/dashboard/static/refresh.js" in held
 
 
 @pytest.mark.slow

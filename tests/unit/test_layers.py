@@ -12,7 +12,7 @@ import pytest
 from tests.support.paths import REPO
 
 PROVIDER = REPO / "provider"
-LAYERS = ("client", "worker", "deploy", "cli", "metrics", "testing")
+LAYERS = ("client", "worker", "deploy", "cli", "metrics", "testing", "dashboard")
 # What each layer may not import. Leaves (shapes, types, errors, config,
 # logs, schema_name) are open to all; `provider/__init__.py` is the facade.
 FORBIDDEN = {
@@ -21,9 +21,11 @@ FORBIDDEN = {
     # The runtime's operations: nothing of the operator's side.
     "client": {"worker", "deploy", "cli", "metrics", "testing"},
     "deploy": {"client", "worker", "cli", "metrics", "testing"},
-    "metrics": {"cli", "testing"},
+    "metrics": {"cli", "testing", "dashboard"},
+    # The web pages: what the runbook and TaskHub read, nothing of the CLI's.
+    "dashboard": {"worker", "cli", "metrics", "testing"},
     "cli": {"testing"},
-    "testing": {"cli"},
+    "testing": {"cli", "dashboard"},
 }
 LEAVES = ("shapes", "types", "errors", "config", "logs", "schema_name")
 # Calls that send SQL to a server. Opening a connection to hand to a reader
