@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated
 
 import typer
@@ -22,10 +23,18 @@ def register(app: typer.Typer) -> None:
         ] = "127.0.0.1",
         url: Url = None,
         schema: Schema = "public",
+        allow_actions: Annotated[
+            bool,
+            typer.Option(
+                help="offer requeue, release-lease, cancel, delete and prune"
+                " (each asks first, and is logged)"
+            ),
+        ] = False,
     ) -> None:
         """Serve the hub's dashboard: overview, instances, one instance's
-        history, dead letters. Ctrl-C stops it (exit 0). Exit 2 without the
-        web extra, exit 3 when --schema holds no hub."""
+        history, dead letters; read-only unless --allow-actions. Ctrl-C stops
+        it (exit 0). Exit 2 without the web extra, exit 3 when --schema holds
+        no hub."""
         target = database_url(url)
         try:
             import uvicorn
@@ -36,5 +45,8 @@ def register(app: typer.Typer) -> None:
                 raise
             fail(USAGE, EXTRA_MISSING)
         require_hub(target, schema)
-        console.print(f"serving http://{host}:{port}/ for schema {schema}")
-        uvicorn.run(dashboard_app(target, schema), host=host, port=port, log_level="warning")
+        mode = "actions on" if allow_actions else "read-only"
+        console.print(f"serving http://{host}:{port}/ for schema {schema} ({mode})")
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+        app = dashboard_app(target, schema, allow_actions=allow_actions)
+        uvicorn.run(app, host=host, port=port, log_level="warning")

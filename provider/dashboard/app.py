@@ -8,73 +8,98 @@ Pages, at URLs that links and scripts can rely on:
     /instances              filter by status, name and time; pages by the last ID
     /instances/{id}         executions, history timeline, queued messages, KV, lease
     /dead-letters           dead letters and shielded transient failures
+    POST /actions/{name}    requeue, release-lease, cancel, delete, prune (--allow-actions)
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
-from psycopg_pool import ConnectionPool
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from provider.client.task_hub import TaskHub
 from provider.dashboard import pages
+from provider.dashboard.actions import (
+    ACTIONS,
+    CSRF_COOKIE,
+    CSRF_FIELD,
+    ActionRefused,
+    CsrfTokens,
+    log,
+)
+from provider.dashboard.hub import Hub
 from provider.deploy import runbook
+from provider.errors import TaskHubError
 from provider.types import INSTANCE_STATUSES
 
 HERE = Path(__file__).parent
 PAGE_SIZE = 100
 REFRESH_S = 5
+ACTIONS_OFF = "actions are off: start the dashboard with --allow-actions to take them"
+BAD_TOKEN = "no valid CSRF token: reload the page the form is on, and try again"
 
 
-class Hub:
-    """What the pages read through: a small pool for the runbook's reads, and
-    a TaskHub for find_instances (the same call `taskhub-pg inspect instances` makes)."""
-
-    def __init__(self, url: str, schema: str) -> None:
-        self.schema = schema
-        self.pool = ConnectionPool(
-            url, min_size=1, max_size=4, kwargs={"autocommit": True}, open=False
-        )
-        self.url = url
-        self.task_hub: TaskHub | None = None
-
-    def open(self) -> None:
-        self.pool.open(wait=True, timeout=10)
-        self.task_hub = TaskHub.connect(self.url, self.schema, pool_min_size=1)
-
-    def close(self) -> None:
-        if self.task_hub is not None:
-            self.task_hub.close()
-        self.pool.close()
-
-    @contextlib.contextmanager
-    def connection(self) -> Iterator[psycopg.Connection[Any]]:
-        with self.pool.connection() as conn:
-            yield conn
-
-    @property
-    def calls(self) -> TaskHub:
-        assert self.task_hub is not None, "the dashboard's hub is not open"
-        return self.task_hub
-
-
-def dashboard_app(url: str, schema: str) -> Starlette:
+def dashboard_app(url: str, schema: str, *, allow_actions: bool = False) -> Starlette:
+    """The dashboard of one hub; with allow_actions, its pages carry the
+    actions' forms and /actions/{name} takes them (provider/dashboard/actions.py)."""
     hub = Hub(url, schema)
+    tokens = CsrfTokens()
     templates = Jinja2Templates(directory=str(HERE / "templates"))
-    templates.env.globals.update(schema=schema, refresh_s=REFRESH_S)
+    templates.env.globals.update(schema=schema, refresh_s=REFRESH_S, actions_allowed=allow_actions)
 
-    def render(request: Request, template: str, **values: Any) -> HTMLResponse:
-        return templates.TemplateResponse(request, template, values)
+    def render(
+        request: Request, template: str, status_code: int = 200, **values: Any
+    ) -> HTMLResponse:
+        """The page; with actions on, the CSRF token its forms carry, in a
+        cookie too (kept while it is one of ours, else a new one)."""
+        token = request.cookies.get(CSRF_COOKIE)
+        if allow_actions and not tokens.valid(token, token):
+            token = tokens.issue()
+        page = templates.TemplateResponse(
+            request, template, {**values, "csrf": token}, status_code=status_code
+        )
+        if allow_actions and token is not None:
+            page.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict")
+        return page
+
+    async def act(request: Request) -> Response:
+        """A POST of an action's form: refused without --allow-actions or a
+        valid token; asks first; then acts and logs what it did."""
+        name = request.path_params["name"]
+        form = {key: str(value) for key, value in (await request.form()).items()}
+        shown = {key: value for key, value in form.items() if key != CSRF_FIELD}
+        client = request.client.host if request.client else "?"
+        if not allow_actions:
+            log.warning("refused %s %s from %s: actions are off", name, shown, client)
+            return render(request, "refused.html", 403, message=ACTIONS_OFF)
+        if not tokens.valid(request.cookies.get(CSRF_COOKIE), form.get(CSRF_FIELD)):
+            log.warning("refused %s %s from %s: no valid CSRF token", name, shown, client)
+            return render(request, "refused.html", 403, message=BAD_TOKEN)
+        action = ACTIONS.get(name)
+        if action is None:
+            return render(request, "refused.html", 404, message=f"no action {name}")
+        if form.get("confirmed") != "yes":
+            return render(
+                request, "confirm.html", action=name, question=action.question(form), form=shown
+            )
+        try:
+            done = await run_in_threadpool(action.run, hub, form)
+        except ActionRefused as error:
+            log.warning("refused %s %s from %s: %s", name, shown, client, error.message)
+            return render(request, "refused.html", error.status, message=error.message)
+        except TaskHubError as error:
+            log.warning("refused %s %s from %s: %s", name, shown, client, error.message)
+            return render(request, "refused.html", 409, message=error.message)
+        log.info("%s %s from %s: %s", name, shown, client, done)
+        return render(request, "done.html", message=done)
 
     def overview(request: Request) -> HTMLResponse:
         return render(request, "overview.html", **_overview(hub))
@@ -138,6 +163,7 @@ def dashboard_app(url: str, schema: str) -> Starlette:
             Route("/instances", instances),
             Route("/instances/{instance_id:path}", instance),
             Route("/dead-letters", dead_letters),
+            Route("/actions/{name}", act, methods=["POST"]),
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ],
         lifespan=lifespan,

@@ -121,3 +121,148 @@ def test_the_pages_link_to_each_other(dashboard: TestClient) -> None:
     instances = dashboard.get("/instances").text
     assert 'href="/instances/quiet"' in instances
     assert dashboard.get("/static/refresh.js").status_code == 200
+
+
+# -- actions ------------------------------------------------------------------
+
+
+@pytest.fixture
+def with_actions(database_url: str, busy_hub: str) -> Iterator[TestClient]:
+    with TestClient(dashboard_app(database_url, busy_hub, allow_actions=True)) as client:
+        yield client
+
+
+def token_of(html: str) -> str:
+    found = re.search(r'name="csrf_token" value="([^"]+)"', html)
+    assert found, "no CSRF token in the page"
+    return found.group(1)
+
+
+def dead_letter_count(sql: psycopg.Connection[Any], schema: str) -> int:
+    row = sql.execute(f'SELECT count(*) FROM "{schema}".dead_letters').fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def the_dead_letter(sql: psycopg.Connection[Any], schema: str) -> int:
+    row = sql.execute(f'SELECT id FROM "{schema}".dead_letters').fetchone()
+    assert row is not None, "the busy hub has one dead letter"
+    return int(row[0])
+
+
+def act(client: TestClient, name: str, fields: dict[str, str], page: str = "/") -> str:
+    """The action as a person takes it: the form of a page, then its question."""
+    token = token_of(client.get(page).text)
+    asked = client.post(f"/actions/{name}", data={**fields, "csrf_token": token})
+    assert asked.status_code == 200 and 'id="question"' in asked.text, asked.text
+    done = client.post(
+        f"/actions/{name}", data={**fields, "csrf_token": token_of(asked.text), "confirmed": "yes"}
+    )
+    assert done.status_code == 200, done.text
+    return done.text
+
+
+def test_without_allow_actions_there_is_no_form_and_a_post_is_refused(
+    dashboard: TestClient, sql: psycopg.Connection[Any], busy_hub: str
+) -> None:
+    assert '<form method="post"' not in dashboard.get("/dead-letters").text
+    before = dead_letter_count(sql, busy_hub)
+    refused = dashboard.post("/actions/requeue", data={"dead_letter_id": "1", "confirmed": "yes"})
+    assert refused.status_code == 403 and "--allow-actions" in refused.text
+    assert dead_letter_count(sql, busy_hub) == before
+
+
+def test_a_post_without_the_pages_token_is_refused_and_changes_nothing(
+    with_actions: TestClient, sql: psycopg.Connection[Any], busy_hub: str
+) -> None:
+    dead_letter = the_dead_letter(sql, busy_hub)
+    fields = {"dead_letter_id": str(dead_letter), "confirmed": "yes"}
+    assert with_actions.post("/actions/requeue", data=fields).status_code == 403
+    token_of(with_actions.get("/").text)  # the cookie is set now; the form lacks it
+    assert with_actions.post("/actions/requeue", data=fields).status_code == 403
+    forged = {**fields, "csrf_token": "made.up"}
+    assert with_actions.post("/actions/requeue", data=forged).status_code == 403
+    assert dead_letter_count(sql, busy_hub) == 1
+
+
+def test_an_action_asks_first_then_requeues_and_is_logged(
+    with_actions: TestClient,
+    sql: psycopg.Connection[Any],
+    busy_hub: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    dead_letter = the_dead_letter(sql, busy_hub)
+    token = token_of(with_actions.get("/dead-letters").text)
+    asked = with_actions.post(
+        "/actions/requeue", data={"dead_letter_id": str(dead_letter), "csrf_token": token}
+    )
+    assert f"Put dead letter {dead_letter} back on its queue?" in asked.text
+    assert dead_letter_count(sql, busy_hub) == 1  # asking changes nothing
+    with caplog.at_level("INFO", logger="provider.dashboard.actions"):
+        done = act(with_actions, "requeue", {"dead_letter_id": str(dead_letter)}, "/dead-letters")
+    assert f"dead letter {dead_letter} is back on its queue" in done
+    assert dead_letter_count(sql, busy_hub) == 0
+    queued = sql.execute(
+        f'SELECT count(*) FROM "{busy_hub}".orchestrator_queue'
+        " WHERE instance_id = 'stuck-instance'"
+    ).fetchone()
+    assert queued == (1,)
+    assert any(
+        "requeue" in record.getMessage() and "back on its queue" in record.getMessage()
+        for record in caplog.records
+    )
+
+
+def test_release_cancel_and_delete_act_on_the_instance(
+    with_actions: TestClient, sql: psycopg.Connection[Any], busy_hub: str
+) -> None:
+    page = "/instances/leased-instance"
+    assert 'data-action="release-lease"' in with_actions.get(page).text
+    assert "lease of leased-instance is released" in act(
+        with_actions, "release-lease", {"instance_id": "leased-instance"}, page
+    )
+    held = sql.execute(
+        f'SELECT lock_token FROM "{busy_hub}".instance_locks'
+        " WHERE instance_id = 'leased-instance'"
+    ).fetchall()
+    assert all(token is None for (token,) in held)
+
+    assert "asked to cancel" in act(with_actions, "cancel", {"instance_id": "quiet"})
+    cancel = sql.execute(
+        f'SELECT count(*) FROM "{busy_hub}".orchestrator_queue'
+        " WHERE instance_id = 'quiet' AND work_item LIKE '{\"CancelInstance\"%'"
+    ).fetchone()
+    assert cancel == (1,)
+
+    assert "instance quiet deleted" in act(
+        with_actions, "delete", {"instance_id": "quiet", "force": "yes"}
+    )
+    gone = sql.execute(f"SELECT count(*) FROM \"{busy_hub}\".instances WHERE instance_id = 'quiet'")
+    assert gone.fetchone() == (0,)
+
+
+def test_bad_fields_and_missing_instances_are_refused_with_nothing_changed(
+    with_actions: TestClient, sql: psycopg.Connection[Any], busy_hub: str
+) -> None:
+    token = token_of(with_actions.get("/").text)
+    for name, fields, status in (
+        ("requeue", {"dead_letter_id": "abc"}, 400),
+        ("requeue", {"dead_letter_id": "999999"}, 404),
+        ("cancel", {"instance_id": "no-such-instance"}, 404),
+        ("prune", {"older_than_days": "-1"}, 400),
+        ("nothing", {}, 404),
+    ):
+        done = with_actions.post(
+            f"/actions/{name}", data={**fields, "csrf_token": token, "confirmed": "yes"}
+        )
+        assert done.status_code == status, (name, fields, done.text)
+        assert "Nothing changed" in done.text
+    assert dead_letter_count(sql, busy_hub) == 1
+
+
+def test_prune_deletes_only_what_ended_long_enough_ago(
+    with_actions: TestClient, sql: psycopg.Connection[Any], busy_hub: str
+) -> None:
+    before = sql.execute(f'SELECT count(*) FROM "{busy_hub}".instances').fetchone()
+    assert "pruned" in act(with_actions, "prune", {"older_than_days": "30"})
+    assert sql.execute(f'SELECT count(*) FROM "{busy_hub}".instances').fetchone() == before

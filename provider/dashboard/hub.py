@@ -1,0 +1,45 @@
+"""What the dashboard reads and acts through: a small pool of autocommit
+connections for the runbook, and a TaskHub for the runtime's calls (the same
+calls `taskhub-pg inspect instances`, `cancel` and `delete-instance` make)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from provider.client.task_hub import TaskHub
+
+
+class Hub:
+    """Opened when the app starts, closed when it stops."""
+
+    def __init__(self, url: str, schema: str) -> None:
+        self.schema = schema
+        self.pool = ConnectionPool(
+            url, min_size=1, max_size=4, kwargs={"autocommit": True}, open=False
+        )
+        self.url = url
+        self.task_hub: TaskHub | None = None
+
+    def open(self) -> None:
+        self.pool.open(wait=True, timeout=10)
+        self.task_hub = TaskHub.connect(self.url, self.schema, pool_min_size=1)
+
+    def close(self) -> None:
+        if self.task_hub is not None:
+            self.task_hub.close()
+        self.pool.close()
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        with self.pool.connection() as conn:
+            yield conn
+
+    @property
+    def calls(self) -> TaskHub:
+        assert self.task_hub is not None, "the dashboard's hub is not open"
+        return self.task_hub
