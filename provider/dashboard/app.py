@@ -47,7 +47,9 @@ ACTIONS_OFF = "actions are off: start the dashboard with --allow-actions to take
 BAD_TOKEN = "no valid CSRF token: reload the page the form is on, and try again"
 
 
-def dashboard_app(url: str, schema: str, *, allow_actions: bool = False) -> Starlette:
+def dashboard_app(
+    url: str, schema: str, *, allow_actions: bool = False, refresh_s: float = REFRESH_S
+) -> Starlette:
     """The dashboard of one hub; with allow_actions, its pages carry the
     actions' forms and /actions/{name} takes them (provider/dashboard/actions.py)."""
     hub = Hub(url, schema)
