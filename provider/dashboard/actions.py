@@ -66,6 +66,7 @@ class Action:
     fields: tuple[str, ...]  # the form fields it needs (others are optional)
     question: Callable[[Form], str]  # asked before acting
     run: Callable[[Hub, Form], str]  # what it did, in words
+    needs: tuple[str, ...]  # the hub's functions it calls: a role may take it with all
 
 
 def _required(form: Form, name: str) -> str:
@@ -141,6 +142,7 @@ ACTIONS: dict[str, Action] = {
             ("dead_letter_id",),
             lambda f: f"Put dead letter {f.get('dead_letter_id')} back on its queue?",
             _requeue,
+            ("taskhub_requeue_dead_letter",),
         ),
         Action(
             "release-lease",
@@ -150,12 +152,14 @@ ACTIONS: dict[str, Action] = {
                 " Its holder's turn will be refused when it acks."
             ),
             _release,
+            ("taskhub_release_orchestration_lease",),
         ),
         Action(
             "cancel",
             ("instance_id",),
             lambda f: f"Cancel instance {f.get('instance_id')}?",
             _cancel,
+            ("enqueue_orchestrator_work",),
         ),
         Action(
             "delete",
@@ -165,6 +169,7 @@ ACTIONS: dict[str, Action] = {
                 " history and messages?"
             ),
             _delete,
+            ("taskhub_find_instances", "list_children", "delete_instances_atomic"),
         ),
         Action(
             "prune",
@@ -174,6 +179,16 @@ ACTIONS: dict[str, Action] = {
                 f" {f.get('older_than_days')} days ago?"
             ),
             _prune,
+            ("taskhub_bulk_delete_candidates", "list_children", "delete_instances_atomic"),
         ),
     )
 }
+
+
+def permitted(hub: Hub) -> set[str]:
+    """The actions the dashboard's role may take: those whose every function
+    it may execute."""
+    needed = sorted({function for action in ACTIONS.values() for function in action.needs})
+    with hub.connection() as conn:
+        allowed = runbook.executable(conn, hub.schema, needed)
+    return {name for name, action in ACTIONS.items() if set(action.needs) <= allowed}

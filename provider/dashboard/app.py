@@ -34,6 +34,7 @@ from provider.dashboard.actions import (
     ActionRefused,
     CsrfTokens,
     log,
+    permitted,
 )
 from provider.dashboard.hub import Hub
 from provider.deploy import runbook
@@ -44,6 +45,7 @@ HERE = Path(__file__).parent
 PAGE_SIZE = 100
 REFRESH_S = 5
 ACTIONS_OFF = "actions are off: start the dashboard with --allow-actions to take them"
+NOT_PERMITTED = "the dashboard's database role may not {}: grant it the operator role"
 BAD_TOKEN = "no valid CSRF token: reload the page the form is on, and try again"
 
 
@@ -57,6 +59,15 @@ def dashboard_app(
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.globals.update(schema=schema, refresh_s=REFRESH_S, actions_allowed=allow_actions)
 
+    allowed: list[set[str]] = []  # what the role may do: read once, when first asked
+
+    def may_take() -> set[str]:
+        if not allow_actions:
+            return set()
+        if not allowed:
+            allowed.append(permitted(hub))
+        return allowed[0]
+
     def render(
         request: Request, template: str, status_code: int = 200, **values: Any
     ) -> HTMLResponse:
@@ -66,7 +77,10 @@ def dashboard_app(
         if allow_actions and not tokens.valid(token, token):
             token = tokens.issue()
         page = templates.TemplateResponse(
-            request, template, {**values, "csrf": token}, status_code=status_code
+            request,
+            template,
+            {**values, "csrf": token, "permitted": may_take()},
+            status_code=status_code,
         )
         if allow_actions and token is not None:
             page.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict")
@@ -88,6 +102,9 @@ def dashboard_app(
         action = ACTIONS.get(name)
         if action is None:
             return render(request, "refused.html", 404, message=f"no action {name}")
+        if name not in may_take():
+            log.warning("refused %s %s from %s: the role may not", name, shown, client)
+            return render(request, "refused.html", 403, message=NOT_PERMITTED.format(name))
         if form.get("confirmed") != "yes":
             return render(
                 request, "confirm.html", action=name, question=action.question(form), form=shown

@@ -383,3 +383,15 @@ def children_of(conn: psycopg.Connection[Any], schema: str, instance_id: str) ->
         ).format(sql.Identifier(schema)),
         [instance_id],
     )
+
+
+def executable(conn: psycopg.Connection[Any], schema: str, functions: list[str]) -> set[str]:
+    """Which of the hub's functions the connected role may execute (every
+    overload of a name counts: one is enough for the operator's calls)."""
+    rows = conn.execute(
+        "SELECT DISTINCT p.proname FROM pg_catalog.pg_proc AS p"
+        " WHERE p.pronamespace = to_regnamespace(%s) AND p.proname = ANY(%s)"
+        "   AND has_function_privilege(p.oid, 'EXECUTE')",
+        [f'"{schema}"', functions],
+    ).fetchall()
+    return {str(name) for (name,) in rows}

@@ -13,6 +13,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from provider.dashboard.app import dashboard_app
+from tests.support.roles import LoginRole, login_role
 
 
 @pytest.fixture
@@ -266,3 +267,48 @@ def test_prune_deletes_only_what_ended_long_enough_ago(
     before = sql.execute(f'SELECT count(*) FROM "{busy_hub}".instances').fetchone()
     assert "pruned" in act(with_actions, "prune", {"older_than_days": "30"})
     assert sql.execute(f'SELECT count(*) FROM "{busy_hub}".instances').fetchone() == before
+
+
+# -- under the operator role --------------------------------------------------
+
+
+@pytest.fixture
+def operator(database_url: str, busy_hub: str) -> Iterator[LoginRole]:
+    """A login role made an operator of the hub the way the runbook says."""
+    with login_role(database_url, prefix="operator") as role:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(f'SELECT "{busy_hub}".taskhub_grant_operator_role(%s)', [role.name])
+        yield role
+
+
+def test_under_the_operator_role_every_page_serves_and_every_action_is_offered(
+    operator: LoginRole, busy_hub: str
+) -> None:
+    with TestClient(dashboard_app(operator.url, busy_hub, allow_actions=True)) as client:
+        for path in ("/", "/instances", "/instances/quiet", "/dead-letters"):
+            page = client.get(path)
+            assert page.status_code == 200 and "Nothing changed" not in page.text, path
+        offered = re.search(r'<span id="permitted">([^<]*)</span>', client.get("/").text)
+        assert offered and offered.group(1) == "cancel, delete, prune, release-lease, requeue"
+
+
+def test_an_action_the_role_may_not_take_is_neither_offered_nor_taken(
+    operator: LoginRole, busy_hub: str, sql: psycopg.Connection[Any]
+) -> None:
+    sql.execute(
+        f'REVOKE EXECUTE ON FUNCTION "{busy_hub}".taskhub_requeue_dead_letter(bigint)'
+        f" FROM {operator.name}"
+    )
+    with TestClient(dashboard_app(operator.url, busy_hub, allow_actions=True)) as client:
+        page = client.get("/dead-letters").text
+        assert 'data-action="requeue"' not in page
+        refused = client.post(
+            "/actions/requeue",
+            data={
+                "dead_letter_id": str(the_dead_letter(sql, busy_hub)),
+                "csrf_token": token_of(client.get("/").text),  # the prune form's
+                "confirmed": "yes",
+            },
+        )
+        assert refused.status_code == 403 and "may not requeue" in refused.text
+    assert dead_letter_count(sql, busy_hub) == 1
