@@ -42,15 +42,16 @@ lint: venv
 # The suite in two parts. Most tests wait on the server, so they run in
 # TEST_WORKERS processes, each with a PostgreSQL cluster of its own; the tests
 # marked `timing` assert wall-clock margins and run alone afterwards (their runs
-# on defect flavours, which must fail anyway, stay in the parallel part).
+# on defect flavours, which must fail anyway, stay in the parallel part), with
+# those marked `alone`, whose CPU (a browser) would starve the parallel part.
 # pytest exits 5 when it collected no test: that is a failure here.
 TEST_WORKERS ?= 3
 PYTEST_PART = rc=0; $(PY) -m pytest $(1) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "no tests ran: $(1)"; exit 1; fi; [ $$rc -eq 0 ]
 
 pytest: venv
-	$(call PYTEST_PART,-n $(TEST_WORKERS) --dist worksteal -m "not timing or defect_flavour")
-	$(call PYTEST_PART,-m "timing and not defect_flavour")
+	$(call PYTEST_PART,-n $(TEST_WORKERS) --dist worksteal -m "not (timing or alone) or defect_flavour")
+	$(call PYTEST_PART,-m "(timing or alone) and not defect_flavour")
 
 test: lint pytest
 
@@ -58,7 +59,7 @@ test-fast: venv
 	$(PY) -m pytest tests/unit -q
 
 test-quick: venv
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not slow and not timing" -q
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not slow and not timing and not alone" -q
 
 # Side-by-side benchmarks against duroxide 0.2.2 (a few minutes); bench-quick is a smoke run.
 $(VENV)/.bench-installed: $(VENV)/.installed
