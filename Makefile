@@ -11,6 +11,7 @@
 #   make bench-grid  the hot path over a grid of loads, side by side (table, JSON, heat map)
 #   make bench-per-call  server time and round trip per procedure call, side by side
 #   make bench-wakeups  push wakeups against polling: start latency, notification cost
+#   make bench-dashboard  each dashboard page's server time on 100,000 instances
 #   make revision NAME=x  start revision NNNN_x from what changed in sql/head/
 #   make chaos  the duroxide runtime under faults on both schemas (CHAOS_ORCHESTRATIONS, CHAOS_SECONDS)
 #   make deploy-drill  live deploys under the runtime's load (DRILL_ROUNDS, default 20)
@@ -19,7 +20,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-wakeups chaos deploy-drill revision clean
+.PHONY: venv run stop test test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-wakeups bench-dashboard chaos deploy-drill revision clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -90,6 +91,9 @@ bench-wakeups: $(VENV)/.bench-installed
 
 # The runtime under faults, side by side with duroxide 0.2.2 (1,000 orchestrations per
 # side by default, a few minutes); fails when anything failed or was lost on our schema.
+bench-dashboard: $(VENV)/.bench-installed
+	$(PY) -m bench.dashboard_pages
+
 chaos: venv
 	$(PY) -m tests.support.chaos
 

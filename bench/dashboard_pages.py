@@ -37,7 +37,7 @@ def seed(conn: psycopg.Connection[Any], schema: str, instances: int, events: int
     conn.execute(
         f"INSERT INTO {q}.instances (instance_id, orchestration_name, orchestration_version,"
         " current_execution_id, created_at, updated_at)"
-        " SELECT 'order-' || g, CASE WHEN g % 3 = 0 THEN 'Refund' ELSE 'Checkout' END, '1.0.0',"
+        " SELECT 'order-' || g, CASE WHEN g %% 3 = 0 THEN 'Refund' ELSE 'Checkout' END, '1.0.0',"
         "        1, now() - (g * interval '30 days' / %(n)s),"
         "        now() - (g * interval '30 days' / %(n)s) + interval '2 seconds'"
         "   FROM generate_series(1, %(n)s) AS g",
@@ -47,10 +47,10 @@ def seed(conn: psycopg.Connection[Any], schema: str, instances: int, events: int
         f"INSERT INTO {q}.executions (instance_id, execution_id, status, output, started_at,"
         " completed_at)"
         " SELECT 'order-' || g, 1,"
-        "        CASE WHEN g % 20 = 0 THEN 'Failed' WHEN g % 20 < 4 THEN 'Running'"
+        "        CASE WHEN g %% 20 = 0 THEN 'Failed' WHEN g %% 20 < 4 THEN 'Running'"
         "             ELSE 'Completed' END,"
         "        '\"done\"', now() - (g * interval '30 days' / %(n)s),"
-        "        CASE WHEN g % 20 BETWEEN 1 AND 3 THEN NULL"
+        "        CASE WHEN g %% 20 BETWEEN 1 AND 3 THEN NULL"
         "             ELSE now() - (g * interval '30 days' / %(n)s) + interval '2 seconds' END"
         "   FROM generate_series(1, %(n)s) AS g",
         {"n": n},

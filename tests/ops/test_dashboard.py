@@ -13,6 +13,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from provider.dashboard.app import dashboard_app
+from provider.deploy import runbook
 from tests.support.roles import LoginRole, login_role
 
 
@@ -312,3 +313,26 @@ def test_an_action_the_role_may_not_take_is_neither_offered_nor_taken(
         )
         assert refused.status_code == 403 and "may not requeue" in refused.text
     assert dead_letter_count(sql, busy_hub) == 1
+
+
+def test_completions_are_counted_in_the_minute_they_ended(
+    sql: psycopg.Connection[Any], busy_hub: str
+) -> None:
+    for instance, ended_ago in (
+        ("now-a", "0 s"),
+        ("now-b", "1 s"),
+        ("five", "5 min"),
+        ("old", "2 h"),
+    ):
+        sql.execute(
+            f'INSERT INTO "{busy_hub}".executions (instance_id, execution_id, status,'
+            " started_at, completed_at)"
+            " VALUES (%s, 1, 'Completed', now() - interval '3 h',"
+            "         date_trunc('minute', now()) + interval '30 s' - %s::interval)",
+            [instance, ended_ago],
+        )
+    counts = runbook.completions_per_minute(sql, busy_hub, 30)
+    assert len(counts) == 30
+    assert counts[-1] == 2  # this minute (its 30th second, or a second before)
+    assert counts[-6] == 1  # five minutes ago
+    assert sum(counts) == 3  # two hours ago is outside the window
