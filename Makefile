@@ -48,7 +48,7 @@ lint: venv
 # pytest exits 5 when it collected no test: that is a failure here.
 TEST_WORKERS ?= 3
 PYTEST_PART = rc=0; $(PY) -m pytest $(1) || rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "no tests ran: $(1)"; exit 1; fi; [ $$rc -eq 0 ]
+	if [ $$rc -eq 5 ]; then echo 'no tests ran: $(1)'; exit 1; fi; [ $$rc -eq 0 ]
 
 pytest: venv
 	$(call PYTEST_PART,-n $(TEST_WORKERS) --dist worksteal -m "not (timing or alone) or defect_flavour")
