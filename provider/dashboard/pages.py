@@ -57,44 +57,73 @@ class TimelineEvent:
     event_id: int
     event_type: str
     at: str
-    name: str | None  # the activity or sub-orchestration named, if any
+    name: str | None  # the activity, timer or sub-orchestration it is about
+    duration_ms: int | None  # a completion: since the event that scheduled it
     detail: str  # the result, error or input, cut
 
 
+# What a person reads first of each kind of event.
+DETAIL_FIELDS = ("result", "output", "details", "data", "input", "reason", "fire_at_ms")
+
+
 def timeline(history: list[Row]) -> list[TimelineEvent]:
-    return [
-        TimelineEvent(
-            execution_id=int(row["execution_id"]),
-            event_id=int(row["event_id"]),
-            event_type=str(row["event_type"]),
-            at=str(row["created_at"]),
-            name=_named(str(row["event_data"])),
-            detail=_detail(str(row["event_data"])),
+    """The history as the runtime wrote it (duroxide's Event: event_id,
+    source_event_id, timestamp_ms, and the kind's `type` and fields): a
+    completion is named after, and timed from, the event that scheduled it."""
+    events = [(row, _parsed(row.get("event_data"))) for row in history]
+    scheduled = {
+        (int(row["execution_id"]), int(row["event_id"])): event
+        for row, event in events
+        if event is not None
+    }
+    lines = []
+    for row, event in events:
+        execution = int(row["execution_id"])
+        source = scheduled.get((execution, _int(event, "source_event_id") or -1))
+        name = _text(event, "name") or _text(source, "name")
+        started, ended = _int(source, "timestamp_ms"), _int(event, "timestamp_ms")
+        lines.append(
+            TimelineEvent(
+                execution_id=execution,
+                event_id=int(row["event_id"]),
+                event_type=_text(event, "type") or str(row["event_type"]),
+                at=str(row["created_at"]),
+                name=name,
+                duration_ms=ended - started if started is not None and ended is not None else None,
+                detail=_detail(event, str(row.get("event_head") or "")),
+            )
         )
-        for row in history
-    ]
+    return lines
 
 
-def _parsed(event_data: str) -> Any:
+def _parsed(event_data: object) -> dict[str, Any] | None:
+    if not isinstance(event_data, str):
+        return None  # longer than the page reads whole
     try:
-        return json.loads(event_data)
+        event = json.loads(event_data)
     except ValueError:
-        return None  # cut at 400 characters: not JSON any more
-
-
-def _named(event_data: str) -> str | None:
-    event = _parsed(event_data)
-    if not isinstance(event, dict):
         return None
-    body = next(iter(event.values()), None) if len(event) == 1 else event
-    if isinstance(body, dict):
-        name = body.get("name")
-        return str(name) if name is not None else None
-    return None
+    return event if isinstance(event, dict) else None
 
 
-def _detail(event_data: str) -> str:
-    return event_data if len(event_data) <= 160 else event_data[:157] + "..."
+def _text(event: dict[str, Any] | None, field: str) -> str | None:
+    value = event.get(field) if event else None
+    return value if isinstance(value, str) else None
+
+
+def _int(event: dict[str, Any] | None, field: str) -> int | None:
+    value = event.get(field) if event else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _detail(event: dict[str, Any] | None, head: str) -> str:
+    if event is not None:
+        for field in DETAIL_FIELDS:
+            if field in event:
+                value = event[field]
+                text = value if isinstance(value, str) else json.dumps(value)
+                return text if len(text) <= 160 else text[:157] + "..."
+    return head if len(head) <= 160 else head[:157] + "..."
 
 
 def moment(value: str | None) -> datetime | None:

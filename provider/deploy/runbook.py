@@ -349,13 +349,15 @@ def completions_per_minute(conn: psycopg.Connection[Any], schema: str, minutes: 
 def history_of(
     conn: psycopg.Connection[Any], schema: str, instance_id: str, limit: int = 1_000
 ) -> list[Row]:
-    """An instance's events, every execution, in order (the payload cut at 400
-    characters: the timeline shows the start of each result or error)."""
+    """An instance's events, every execution, in order: each event's text
+    whole up to 20,000 characters (the timeline reads its type, name, time
+    and source from it), and its first 400 characters in any case."""
     return _rows(
         conn,
         sql.SQL(
             "SELECT execution_id, event_id, event_type, created_at,"
-            "       left(event_data, 400) AS event_data"
+            "       left(event_data, 400) AS event_head,"
+            "       CASE WHEN length(event_data) <= 20000 THEN event_data END AS event_data"
             "  FROM {}.history WHERE instance_id = %s"
             " ORDER BY execution_id, event_id LIMIT %s"
         ).format(sql.Identifier(schema)),
