@@ -136,6 +136,8 @@ def dashboard_app(
             orchestration_name=query.get("name") or None,
             started_after=pages.moment(query.get("started_after")),
             started_before=pages.moment(query.get("started_before")),
+            updated_after=pages.moment(query.get("updated_after")),
+            updated_before=pages.moment(query.get("updated_before")),
             after=query.get("after") or None,
             limit=PAGE_SIZE,
         )

@@ -84,6 +84,10 @@ def test_the_instances_page_lists_started_and_pending_instances_and_filters(
     assert "quiet" not in re.findall(r'<tr data-instance="([^"]+)">', pending)
     none = dashboard.get("/instances", params={"name": "NoSuchOrchestration"}).text
     assert "no instance matches" in none
+    later = dashboard.get("/instances", params={"updated_after": "2999-01-01T00:00"}).text
+    assert "no instance matches" in later
+    since = dashboard.get("/instances", params={"updated_after": "2000-01-01T00:00"}).text
+    assert "quiet" in re.findall(r'<tr data-instance="([^"]+)">', since)
 
 
 def test_one_instance_shows_its_executions_history_and_lease(
