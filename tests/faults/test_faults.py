@@ -197,9 +197,13 @@ def test_workers_killed_at_random_for_half_a_minute_every_orchestration_complete
         return results
 
     workers: list[subprocess.Popen[str]] = []
+    serving: set[int] = set()  # pids that printed "ready"
     killed_pids: set[int] = set()
 
-    def start_worker() -> None:
+    def start_worker() -> subprocess.Popen[str]:
+        """A worker process; a thread of its own notes when it serves, so
+        that the kill loop never waits for a replacement's start (on a busy
+        machine that took seconds, and the loop made half its kills)."""
         process = subprocess.Popen(
             [
                 sys.executable,
@@ -213,8 +217,15 @@ def test_workers_killed_at_random_for_half_a_minute_every_orchestration_complete
             stdout=subprocess.PIPE,
             text=True,
         )
-        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+
+        def note_ready() -> None:
+            assert process.stdout is not None
+            if process.stdout.readline().strip() == "ready":
+                serving.add(process.pid)
+
+        threading.Thread(target=note_ready, daemon=True).start()
         workers.append(process)
+        return process
 
     runtime.start()
     client = duroxide.Client(dx_provider)
@@ -222,8 +233,12 @@ def test_workers_killed_at_random_for_half_a_minute_every_orchestration_complete
     started: list[str] = []
     kills = 0
     try:
-        for _ in range(3):
-            start_worker()
+        first = [start_worker() for _ in range(3)]
+        wait_until(
+            lambda: all(process.pid in serving for process in first),
+            timeout_s=60,
+            message="the first three workers to serve",
+        )
         deadline, last_call = time.monotonic() + load_s, time.monotonic() + 2 * load_s
         next_kill = time.monotonic() + rng.uniform(0.6, 1.6)
         while time.monotonic() < deadline or (kills < min_kills and time.monotonic() < last_call):
@@ -232,13 +247,15 @@ def test_workers_killed_at_random_for_half_a_minute_every_orchestration_complete
             started.append(instance)
             time.sleep(0.25)  # paces the starts: the load runs for load_s
             if time.monotonic() >= next_kill:
-                live = [w for w in workers if w.poll() is None]
-                victim = rng.choice(live)
-                victim.kill()  # SIGKILL, mid-activity or not
-                victim.wait()
-                killed_pids.add(victim.pid)
-                kills += 1
-                start_worker()
+                # A process that serves: killing one still starting proves nothing.
+                live = [w for w in workers if w.pid in serving and w.poll() is None]
+                if live:
+                    victim = rng.choice(live)
+                    victim.kill()  # SIGKILL, mid-activity or not
+                    victim.wait()
+                    killed_pids.add(victim.pid)
+                    kills += 1
+                    start_worker()
                 next_kill = time.monotonic() + rng.uniform(0.6, 1.6)
         results = {i: client.wait_for_orchestration(i, 90_000) for i in started}
     finally:
