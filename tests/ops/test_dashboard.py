@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 
 from provider.dashboard.app import dashboard_app
 from provider.deploy import runbook
-from tests.support.roles import LoginRole, login_role
+from tests.support.roles import LoginRole, operator_of
 
 
 @pytest.fixture
@@ -280,9 +280,7 @@ def test_prune_deletes_only_what_ended_long_enough_ago(
 @pytest.fixture
 def operator(database_url: str, busy_hub: str) -> Iterator[LoginRole]:
     """A login role made an operator of the hub the way the runbook says."""
-    with login_role(database_url, prefix="operator") as role:
-        with psycopg.connect(database_url, autocommit=True) as conn:
-            conn.execute(f'SELECT "{busy_hub}".taskhub_grant_operator_role(%s)', [role.name])
+    with operator_of(database_url, busy_hub) as role:
         yield role
 
 

@@ -17,7 +17,7 @@ from provider.cli import main
 from provider.deploy import migrate
 from tests.support.db import new_schema_name
 from tests.support.paths import REPO
-from tests.support.roles import LoginRole, login_role
+from tests.support.roles import LoginRole, login_role, operator_of
 
 
 @pytest.fixture
@@ -32,9 +32,7 @@ def hub_schema(database_url: str) -> str:
 @pytest.fixture
 def operator(database_url: str, busy_hub: str) -> Iterator[LoginRole]:
     """A login role made an operator of the hub the way the runbook says."""
-    with login_role(database_url, prefix="operator") as role:
-        with psycopg.connect(database_url, autocommit=True) as conn:
-            conn.execute(f'SELECT "{busy_hub}".taskhub_grant_operator_role(%s)', [role.name])
+    with operator_of(database_url, busy_hub) as role:
         yield role
 
 

@@ -50,3 +50,13 @@ def login_role(admin_url: str, prefix: str = "runtime") -> Iterator[LoginRole]:
             # database and on the database itself.
             conn.execute(f"DROP OWNED BY {name}")
             conn.execute(f"DROP ROLE {name}")
+
+
+@contextmanager
+def operator_of(admin_url: str, schema: str) -> Iterator[LoginRole]:
+    """A login role made an operator of the hub in `schema` the way the
+    runbook says (taskhub_grant_operator_role)."""
+    with login_role(admin_url, prefix="operator") as role:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'SELECT "{schema}".taskhub_grant_operator_role(%s)', [role.name])
+        yield role
