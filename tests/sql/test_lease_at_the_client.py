@@ -25,12 +25,14 @@ from provider import now_ms
 # Asserts margins of wall-clock time: run alone, after the parallel part of the suite.
 pytestmark = pytest.mark.timing
 
-# Of the lock timeout, measured by the client. Many tiny events: reading them
-# costs several times what sending them does, so the read can take a quarter
-# of the lock and the send still leaves about 90 % of it (head: 0.897-0.92 on
-# this 2-core machine, where 0.897 failed a `make test` at 0.9). The defect it
-# pins fixes the lease end before the read: at most 75 %.
-LEASE_LEFT_AT_LEAST = 0.85
+# How much of its own fetch a lease may have lost when the row arrives. Many
+# tiny events: reading them costs several times what sending them does, and
+# the lease end is fixed after the read, so it loses the send only (a quarter
+# to a third of the fetch here). The defect it pins fixes the lease end before
+# the read: it loses the whole fetch. Measured against the same fetch, not
+# against the lock, whose length came from earlier fetches: on a noisy
+# machine one fetch can take half as long again as the ones before it.
+LOST_AT_MOST_OF_THE_FETCH = 0.5
 BIG_HISTORY_EVENTS = 100_000
 
 
@@ -108,10 +110,14 @@ def test_a_fetch_whose_history_read_takes_a_quarter_of_the_lock_hands_out_a_whol
         # make the lock too long to show the defect.
         lock_timeout_ms = max(int(4 * min(read_ms)), 100)
 
-        _, _, left_ms = fetch_and_measure(conn, flavour_schema, lock_timeout_ms)
+        _, elapsed_ms, left_ms = fetch_and_measure(conn, flavour_schema, lock_timeout_ms)
 
-    print(f"fetch {min(read_ms):.0f} ms, lock {lock_timeout_ms} ms, left {left_ms} ms")
-    assert left_ms >= LEASE_LEFT_AT_LEAST * lock_timeout_ms
+    lost_ms = lock_timeout_ms - left_ms
+    print(
+        f"fetches {min(read_ms):.0f} ms, lock {lock_timeout_ms} ms; this fetch"
+        f" {elapsed_ms:.0f} ms, its lease lost {lost_ms} ms ({lost_ms / elapsed_ms:.0%})"
+    )
+    assert lost_ms <= LOST_AT_MOST_OF_THE_FETCH * elapsed_ms
 
 
 # 4 MB histories. The dispatchers take the row without the history itself:
