@@ -59,14 +59,7 @@ def dashboard_app(
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.globals.update(schema=schema, refresh_s=REFRESH_S, actions_allowed=allow_actions)
 
-    allowed: list[set[str]] = []  # what the role may do: read once, when first asked
-
-    def may_take() -> set[str]:
-        if not allow_actions:
-            return set()
-        if not allowed:
-            allowed.append(permitted(hub))
-        return allowed[0]
+    may_take: set[str] = set()  # what the role may do: read when the app starts
 
     def render(
         request: Request, template: str, status_code: int = 200, **values: Any
@@ -79,7 +72,7 @@ def dashboard_app(
         page = templates.TemplateResponse(
             request,
             template,
-            {**values, "csrf": token, "permitted": may_take()},
+            {**values, "csrf": token, "permitted": may_take},
             status_code=status_code,
         )
         if allow_actions and token is not None:
@@ -102,7 +95,7 @@ def dashboard_app(
         action = ACTIONS.get(name)
         if action is None:
             return render(request, "refused.html", 404, message=f"no action {name}")
-        if name not in may_take():
+        if name not in may_take:
             log.warning("refused %s %s from %s: the role may not", name, shown, client)
             return render(request, "refused.html", 403, message=NOT_PERMITTED.format(name))
         if form.get("confirmed") != "yes":
@@ -127,17 +120,23 @@ def dashboard_app(
         return render(request, "overview_panel.html", **_overview(hub))
 
     def instances(request: Request) -> HTMLResponse:
+        """The instances the filters select; a filter that is no status or no
+        time is a 400 naming it, not a list that ignores it."""
         query = request.query_params
         status = query.get("status") or None
-        if status not in (None, *INSTANCE_STATUSES):
-            status = None
+        try:
+            if status not in (None, *INSTANCE_STATUSES):
+                raise ValueError(f"status {status!r} is none of {', '.join(INSTANCE_STATUSES)}")
+            moments = {name: pages.moment(name, query.get(name)) for name in pages.TIME_FILTERS}
+        except ValueError as error:  # a filter read wrongly would list the wrong instances
+            return render(request, "refused.html", 400, message=str(error))
         found = hub.calls.find_instances(
             status=status,
             orchestration_name=query.get("name") or None,
-            started_after=pages.moment(query.get("started_after")),
-            started_before=pages.moment(query.get("started_before")),
-            updated_after=pages.moment(query.get("updated_after")),
-            updated_before=pages.moment(query.get("updated_before")),
+            started_after=moments["started_after"],
+            started_before=moments["started_before"],
+            updated_after=moments["updated_after"],
+            updated_before=moments["updated_before"],
             after=query.get("after") or None,
             limit=PAGE_SIZE,
         )
@@ -172,6 +171,8 @@ def dashboard_app(
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         hub.open()
+        if allow_actions:
+            may_take.update(permitted(hub))
         try:
             yield
         finally:

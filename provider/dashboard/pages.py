@@ -126,14 +126,18 @@ def _detail(event: dict[str, Any] | None, head: str) -> str:
     return head if len(head) <= 160 else head[:157] + "..."
 
 
-def moment(value: str | None) -> datetime | None:
-    """A time filter of the instances page (an HTML datetime-local field)."""
+# The instances page's time filters (HTML datetime-local fields, UTC).
+TIME_FILTERS = ("started_after", "started_before", "updated_after", "updated_before")
+
+
+def moment(name: str, value: str | None) -> datetime | None:
+    """A time filter's value; ValueError naming the filter when it is no time."""
     if not value:
         return None
     try:
         found = datetime.fromisoformat(value)
     except ValueError:
-        return None
+        raise ValueError(f"{name} {value!r} is not a time (like 2026-12-02T06:30)") from None
     return found if found.tzinfo else found.replace(tzinfo=UTC)  # the page speaks UTC
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from html import unescape
 from typing import Any
 
 import psycopg
@@ -338,3 +339,14 @@ def test_completions_are_counted_in_the_minute_they_ended(
     assert counts[-1] == 2  # this minute (its 30th second, or a second before)
     assert counts[-6] == 1  # five minutes ago
     assert sum(counts) == 3  # two hours ago is outside the window
+
+
+def test_a_filter_that_is_no_time_or_no_status_is_refused_naming_it(dashboard: TestClient) -> None:
+    """Read wrongly, it would list every instance as if it had been applied."""
+    for params, words in (
+        ({"started_after": "yesterday"}, "started_after 'yesterday' is not a time"),
+        ({"status": "Done"}, "status 'Done' is none of"),
+    ):
+        page = dashboard.get("/instances", params=params)
+        assert page.status_code == 400 and words in unescape(page.text), page.text
+        assert "data-instance" not in page.text
