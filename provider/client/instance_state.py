@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from provider.client.plans import Plan, Plans
 from provider.errors import PermanentError
 from provider.shapes import history_rows, json_param
+from provider.tracing import TraceContext
 from provider.types import CustomStatus, InstanceStats, JsonObject
 
 
@@ -51,6 +52,15 @@ class InstanceState(Plans):
         if not rows:
             return None
         return CustomStatus(rows[0]["out_custom_status"], int(rows[0]["out_custom_status_version"]))
+
+    def trace_context(self, instance_id: str) -> Plan[TraceContext | None]:
+        """The W3C trace context the instance's work continues: the one it was
+        started (or first reached) with, else its nearest ancestor's; None
+        without one (provider/tracing.py). Runs taskhub_trace_context."""
+        rows = yield from self._call("taskhub_trace_context", p_instance_id=instance_id)
+        if not rows:
+            return None
+        return TraceContext(rows[0]["traceparent"], rows[0]["tracestate"])
 
     def get_kv_value(self, instance_id: str, key: str) -> Plan[str | None]:
         rows = yield from self._call("get_kv_value", p_instance=instance_id, p_key=key)

@@ -27,6 +27,7 @@ from provider.shapes import (
     start_orchestration_item,
     target_instance,
 )
+from provider.tracing import current_trace_context
 from provider.types import JsonObject, KvEntry, OrchestrationItem, VersionRange
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ class OrchestrationQueue(Plans):
         check_version("start_orchestration", version)
         item = runtime_work_item_text(start_orchestration_item(instance_id, name, input, version))
         check_work_item_size("start_orchestration", "the input", item)
-        yield from self.enqueue_orchestrator_work(instance_id, item)
+        yield from self._enqueue_in_callers_trace(instance_id, item)
 
     def raise_event(self, instance_id: str, name: str, data: Any = None) -> Plan[None]:
         """Queue an external event for an instance, as the duroxide client's raise_event
@@ -89,7 +90,23 @@ class OrchestrationQueue(Plans):
         check_text("raise_event", "name", name)
         item = runtime_work_item_text(external_raised_item(instance_id, name, data))
         check_work_item_size("raise_event", "the data", item)
-        yield from self.enqueue_orchestrator_work(instance_id, item)
+        yield from self._enqueue_in_callers_trace(instance_id, item)
+
+    def _enqueue_in_callers_trace(self, instance_id: str, item: str) -> Plan[None]:
+        """The message, and in the same call (one transaction) the caller's
+        W3C trace context for the instance's workers (provider/tracing.py)."""
+        trace_context = current_trace_context()
+        if trace_context is None:
+            yield from self.enqueue_orchestrator_work(instance_id, item)
+            return
+        yield from self._call(
+            "taskhub_enqueue_traced_orchestrator_work",
+            p_instance_id=instance_id,
+            p_work_item=item,
+            p_visible_at=datetime.fromtimestamp(now_ms() / 1000, tz=UTC),
+            p_traceparent=trace_context.traceparent,
+            p_tracestate=trace_context.tracestate,
+        )
 
     def fetch_orchestration_item(
         self,

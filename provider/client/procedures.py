@@ -26,6 +26,9 @@ from provider.client.plans import AsyncRunner, Call, Plan, Rows, SyncRunner
 from provider.config import TaskHubConfig
 from provider.errors import LockLost, TaskHubError, translate
 from provider.logs import fields
+from provider.shapes import activity_body
+from provider.tracing import CallSpan, call_span
+from provider.types import OrchestrationItem, WorkItemLease
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -61,6 +64,17 @@ def operation_of(plan: Plan[Any]) -> str | None:
     """The public operation a plan is: its generator function's name."""
     name = getattr(plan, "__name__", None)
     return name if isinstance(name, str) and not name.startswith("_") else None
+
+
+def instance_of(result: object) -> str | None:
+    """The instance a leased item is for (its span's taskhub.instance_id)."""
+    if isinstance(result, OrchestrationItem):
+        return result.instance_id
+    if isinstance(result, WorkItemLease):
+        body = activity_body(result.work_item)
+        instance = body.get("instance") if body is not None else None
+        return instance if isinstance(instance, str) else None
+    return None
 
 
 def _named(error: TaskHubError, operation: str | None) -> TaskHubError:
@@ -136,10 +150,26 @@ class ProcedureClient(SyncRunner):
         With `conn`, the calls run on the caller's connection, inside whatever
         transaction it has open: they commit or roll back with it."""
         operation = operation_of(plan)
+        span = call_span(self.config.schema, operation)
+        if span is None:
+            return self._drive(plan, conn, operation, None)
+        with span:
+            result = self._drive(plan, conn, operation, span)
+            span.returned(result)
+            span.instance(instance_of(result))
+            return result
+
+    def _drive(
+        self,
+        plan: Plan[T],
+        conn: psycopg.Connection[Any] | None,
+        operation: str | None,
+        span: CallSpan | None,
+    ) -> T:
         try:
             call = next(plan)
             while True:
-                call = plan.send(self._execute(call, conn, operation))
+                call = plan.send(self._execute(call, conn, operation, span))
         except StopIteration as done:
             return cast(T, done.value)
         except TaskHubError as error:
@@ -149,9 +179,15 @@ class ProcedureClient(SyncRunner):
             raise named from error
 
     def _execute(
-        self, call: Call, own: psycopg.Connection[Any] | None, operation: str | None
+        self,
+        call: Call,
+        own: psycopg.Connection[Any] | None,
+        operation: str | None,
+        span: CallSpan | None,
     ) -> Rows:
         started = time.monotonic()
+        if span is not None:
+            span.saw_arguments(call.args)
         query = procedure_query(self.config.schema, call)
         try:
             with (
@@ -214,10 +250,26 @@ class AsyncProcedureClient(AsyncRunner):
         With `conn`, the calls run on the caller's connection, inside whatever
         transaction it has open: they commit or roll back with it."""
         operation = operation_of(plan)
+        span = call_span(self.config.schema, operation)
+        if span is None:
+            return await self._drive(plan, conn, operation, None)
+        with span:
+            result = await self._drive(plan, conn, operation, span)
+            span.returned(result)
+            span.instance(instance_of(result))
+            return result
+
+    async def _drive(
+        self,
+        plan: Plan[T],
+        conn: psycopg.AsyncConnection[Any] | None,
+        operation: str | None,
+        span: CallSpan | None,
+    ) -> T:
         try:
             call = next(plan)
             while True:
-                call = plan.send(await self._execute(call, conn, operation))
+                call = plan.send(await self._execute(call, conn, operation, span))
         except StopIteration as done:
             return cast(T, done.value)
         except TaskHubError as error:
@@ -227,9 +279,15 @@ class AsyncProcedureClient(AsyncRunner):
             raise named from error
 
     async def _execute(
-        self, call: Call, own: psycopg.AsyncConnection[Any] | None, operation: str | None
+        self,
+        call: Call,
+        own: psycopg.AsyncConnection[Any] | None,
+        operation: str | None,
+        span: CallSpan | None,
     ) -> Rows:
         started = time.monotonic()
+        if span is not None:
+            span.saw_arguments(call.args)
         query = procedure_query(self.config.schema, call)
         try:
             async with (

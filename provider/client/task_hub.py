@@ -103,6 +103,7 @@ class TaskHub(ProcedureClient):
     get_kv_value = blocking(HubPlans.get_kv_value)
     get_kv_all_values = blocking(HubPlans.get_kv_all_values)
     get_instance_stats = blocking(HubPlans.get_instance_stats)
+    trace_context = blocking(HubPlans.trace_context)
     # management
     list_instances = blocking(HubPlans.list_instances)
     list_instances_by_status = blocking(HubPlans.list_instances_by_status)
@@ -204,6 +205,7 @@ class AsyncTaskHub(AsyncProcedureClient):
     get_kv_value = awaitable(HubPlans.get_kv_value)
     get_kv_all_values = awaitable(HubPlans.get_kv_all_values)
     get_instance_stats = awaitable(HubPlans.get_instance_stats)
+    trace_context = awaitable(HubPlans.trace_context)
     # management
     list_instances = awaitable(HubPlans.list_instances)
     list_instances_by_status = awaitable(HubPlans.list_instances_by_status)

@@ -35,8 +35,15 @@ from provider.shapes import (
     activity_identity,
     decode_input,
 )
+from provider.tracing import TraceContext, activity_outcome, activity_span, recording
 from provider.types import JsonObject, WorkItemLease
-from provider.worker.calls import WakeupListener, WakeupSource, WorkerCalls, check_hub
+from provider.worker.calls import (
+    TraceContextSource,
+    WakeupListener,
+    WakeupSource,
+    WorkerCalls,
+    check_hub,
+)
 from provider.worker.cancellation import CancellationToken, WorkCancelled
 from provider.worker.core import (
     ACK_ATTEMPTS,
@@ -226,9 +233,14 @@ class ActivityWorker(WorkerCore):
             log_ids=self._item_ids(lease),
         )
         context = self._context(lease, item.token)
+        parent = self._trace_parent(context.instance_id)
         try:
-            with keeper:
-                completion = self._run(handler, context, decode_input(body), body)
+            with activity_span(
+                context.activity_name, parent, self._span_attributes(context)
+            ) as span:
+                with keeper:
+                    completion = self._run(handler, context, decode_input(body), body)
+                activity_outcome(span, completion)
         finally:
             with self._in_flight_lock:
                 self._in_flight.pop(lease.lock_token, None)
@@ -245,6 +257,21 @@ class ActivityWorker(WorkerCore):
             item.state = "acking"
         if self._ack(lease, completion):
             self._count(completion)
+
+    def _trace_parent(self, instance_id: str) -> TraceContext | None:
+        """The trace the instance's activities continue, while an SDK records."""
+        if not recording() or not isinstance(self.hub, TraceContextSource):
+            return None
+        known, context = self._trace_parents.known(instance_id)
+        if known:
+            return context
+        try:
+            context = self.hub.trace_context(instance_id)
+        except TaskHubError as error:
+            self._trace_parents.read_failed(instance_id, error)
+            return None
+        self._trace_parents.remember(instance_id, context)
+        return context
 
     def _run(
         self, handler: Handler, context: ActivityContext, value: Any, body: JsonObject

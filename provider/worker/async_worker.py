@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import inspect
 import logging
@@ -34,8 +35,15 @@ from typing import Any, Unpack
 
 from provider.errors import TaskHubError
 from provider.shapes import activity_identity, decode_input
+from provider.tracing import TraceContext, activity_outcome, activity_span, recording
 from provider.types import JsonObject, WorkItemLease
-from provider.worker.calls import AsyncWakeupSource, AsyncWorkerCalls, WakeupListener, check_hub
+from provider.worker.calls import (
+    AsyncTraceContextSource,
+    AsyncWakeupSource,
+    AsyncWorkerCalls,
+    WakeupListener,
+    check_hub,
+)
 from provider.worker.cancellation import CancellationToken, WorkCancelled
 from provider.worker.core import (
     ACK_ATTEMPTS,
@@ -229,9 +237,14 @@ class AsyncActivityWorker(WorkerCore):
             log_ids=self._item_ids(lease),
         )
         context = self._context(lease, item.token)
+        parent = await self._trace_parent(context.instance_id)
         try:
-            async with keeper:
-                completion = await self._run(handler, context, decode_input(body), body)
+            with activity_span(
+                context.activity_name, parent, self._span_attributes(context)
+            ) as span:
+                async with keeper:
+                    completion = await self._run(handler, context, decode_input(body), body)
+                activity_outcome(span, completion)
         finally:
             self._running.pop(lease.lock_token, None)
             self.stats.renewals += keeper.renewals
@@ -246,6 +259,21 @@ class AsyncActivityWorker(WorkerCore):
         if await self._ack(lease, completion):
             self._count(completion)
 
+    async def _trace_parent(self, instance_id: str) -> TraceContext | None:
+        """The trace the instance's activities continue, while an SDK records."""
+        if not recording() or not isinstance(self.hub, AsyncTraceContextSource):
+            return None
+        known, context = self._trace_parents.known(instance_id)
+        if known:
+            return context
+        try:
+            context = await self.hub.trace_context(instance_id)
+        except TaskHubError as error:
+            self._trace_parents.read_failed(instance_id, error)
+            return None
+        self._trace_parents.remember(instance_id, context)
+        return context
+
     async def _run(
         self, handler: Handler, context: ActivityContext, value: Any, body: JsonObject
     ) -> JsonObject | None:
@@ -255,7 +283,8 @@ class AsyncActivityWorker(WorkerCore):
                 result = await self._on_this_loop(handler, context, value)
             else:
                 loop = asyncio.get_running_loop()
-                call = functools.partial(handler, context, value)
+                # In this task's context: the handler's spans are the activity's.
+                call = functools.partial(contextvars.copy_context().run, handler, context, value)
                 result = await loop.run_in_executor(self._threads, call)
         except WorkCancelled:
             return None

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from provider.config import TaskHubConfig
+from provider.tracing import TraceContext
 from provider.types import JsonObject, TagFilter, WorkItemLease
 
 
@@ -88,6 +89,21 @@ class AsyncWorkerCalls(Protocol):
     ) -> int: ...
 
     async def cleanup_orphaned_sessions(self) -> int: ...
+
+
+@runtime_checkable
+class TraceContextSource(Protocol):
+    """A hub that keeps its instances' trace contexts (TaskHub); fakes
+    without it run every activity in a trace of its own."""
+
+    def trace_context(self, instance_id: str) -> TraceContext | None: ...
+
+
+@runtime_checkable
+class AsyncTraceContextSource(Protocol):
+    """The same for AsyncTaskHub."""
+
+    async def trace_context(self, instance_id: str) -> TraceContext | None: ...
 
 
 class WakeupSubscriber(Protocol):

@@ -22,6 +22,7 @@ from provider.shapes import (
 )
 from provider.types import JsonObject, TagFilter, WorkItemLease
 from provider.worker.cancellation import CancellationToken
+from provider.worker.trace_parents import TraceParents
 
 # Both workers log on one logger, the one they always had (users set its level).
 log = logging.getLogger("provider.worker.activity_worker")
@@ -142,6 +143,7 @@ class WorkerCore:
         self.stats = WorkerStats()
         self._schema = hub_config.schema
         self._handlers: dict[str, Handler] = {}
+        self._trace_parents = TraceParents(hub_config.schema)
 
     # -- registration ---------------------------------------------------------
 
@@ -207,6 +209,20 @@ class WorkerCore:
             lock_token=lease.lock_token,
             token=token,
         )
+
+    def _span_attributes(self, context: ActivityContext) -> dict[str, str | int]:
+        """The attributes of the activity's span (provider/tracing.py)."""
+        attributes: dict[str, str | int] = {
+            "taskhub.schema": self._schema,
+            "taskhub.instance_id": context.instance_id,
+            "taskhub.execution_id": context.execution_id,
+            "taskhub.activity_id": context.activity_id,
+            "taskhub.activity_name": context.activity_name,
+            "taskhub.attempt": context.attempt,
+        }
+        if context.tag:
+            attributes["taskhub.tag"] = context.tag
+        return attributes
 
     def _failed(
         self, context: ActivityContext, body: JsonObject, error: Exception

@@ -1,5 +1,6 @@
 -- Delete whole instances, all or nothing: history, executions, queued
--- messages of both queues, leases, KV state and the instance rows.
+-- messages of both queues, leases, KV state, trace contexts and the instance
+-- rows.
 --
 -- Refused (nothing deleted) when, without p_force, one of them is still
 -- running; and always when an instance outside the list has its parent in
@@ -85,6 +86,7 @@ BEGIN
     GET DIAGNOSTICS v_worker = ROW_COUNT;
     DELETE FROM __SCHEMA__.kv_delta AS d WHERE d.instance_id = ANY (v_ids);
     DELETE FROM __SCHEMA__.kv_store AS s WHERE s.instance_id = ANY (v_ids);
+    DELETE FROM __SCHEMA__.taskhub_trace_contexts AS t WHERE t.instance_id = ANY (v_ids);
     DELETE FROM __SCHEMA__.instances AS i WHERE i.instance_id = ANY (v_ids);
     GET DIAGNOSTICS v_instances = ROW_COUNT;
 

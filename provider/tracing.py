@@ -1,0 +1,246 @@
+"""OpenTelemetry traces (the `otel` extra): a span per provider call, and the
+W3C trace context that travels with an instance's work.
+
+The library's half of OpenTelemetry: spans go through the API only, and the
+application installs the SDK and its exporter. Without opentelemetry-api,
+`call_span` returns None at its first test and nothing else here runs; with
+the API and no SDK, the spans are the API's non-recording ones
+(bench/tracing_cost.py measures both against no tracing at all).
+
+Each provider call (TaskHub.start_orchestration, fetch_work_item, ...) is a
+span named after the operation, with
+
+    taskhub.schema, taskhub.operation, taskhub.instance_id (where there is one),
+    taskhub.outcome: ok | empty | lock_lost | retryable | refused
+
+A poll that finds nothing leaves no span: an idle worker polls many times a
+second, and its time is in the call metrics. start_orchestration and
+raise_event are PRODUCER spans whose context is stored with the instance
+(taskhub_trace_contexts); the workers continue it in a CONSUMER span per
+activity (`activity_span`), so a handler's spans are in the caller's trace.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+try:
+    from opentelemetry import context as otel_context
+    from opentelemetry import trace
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+except ImportError:  # the otel extra is not installed: tracing is off
+    trace = None  # type: ignore[assignment]
+
+TRACER_NAME = "taskhub-pg"
+# Operations that poll: a span only when they leased something.
+POLLS = frozenset({"fetch_work_item", "fetch_orchestration_item"})
+# Operations that hand work to the runtime, in the caller's trace.
+PRODUCERS = frozenset({"start_orchestration", "raise_event"})
+# The arguments of a procedure that name the instance it works on.
+INSTANCE_ARGUMENTS = ("p_instance_id", "p_instance")
+
+_propagator = TraceContextTextMapPropagator() if trace is not None else None
+
+
+@dataclass(frozen=True)
+class TraceContext:
+    """A W3C trace context: the `traceparent` and `tracestate` headers."""
+
+    traceparent: str
+    tracestate: str | None = None
+
+    def carrier(self) -> dict[str, str]:
+        headers = {"traceparent": self.traceparent}
+        if self.tracestate:
+            headers["tracestate"] = self.tracestate
+        return headers
+
+
+# An application's own TracerProvider, instead of OpenTelemetry's global one.
+_tracer_provider: Any = None
+
+
+def set_tracer_provider(tracer_provider: Any) -> None:
+    """Make the provider's spans with this TracerProvider (None: the global
+    one, as set by opentelemetry.trace.set_tracer_provider)."""
+    global _tracer_provider
+    _tracer_provider = tracer_provider
+
+
+def enabled() -> bool:
+    """Whether the OpenTelemetry API is installed (spans are made at all)."""
+    return trace is not None
+
+
+def recording() -> bool:
+    """Whether an SDK records spans: only then do workers read the stored
+    contexts (one call per activity), which a no-op tracer would discard."""
+    if trace is None:
+        return False
+    if _tracer_provider is not None:
+        return True
+    return not isinstance(
+        trace.get_tracer_provider(), trace.ProxyTracerProvider | trace.NoOpTracerProvider
+    )
+
+
+def current_trace_context() -> TraceContext | None:
+    """The caller's current span as W3C headers, or None outside any valid span."""
+    if trace is None or _propagator is None:
+        return None
+    if not trace.get_current_span().get_span_context().is_valid:
+        return None
+    headers: dict[str, str] = {}
+    _propagator.inject(headers)
+    traceparent = headers.get("traceparent")
+    if traceparent is None:
+        return None
+    return TraceContext(traceparent, headers.get("tracestate") or None)
+
+
+_tracer_of: tuple[Any, Any] = (None, None)  # (the TracerProvider, its tracer)
+
+
+def _tracer() -> Any:
+    """The tracer of the provider in use, made once per provider: an SDK
+    installed after import, or another one set, is used at once."""
+    global _tracer_of
+    tracer_provider = _tracer_provider or trace.get_tracer_provider()
+    if _tracer_of[0] is not tracer_provider:
+        _tracer_of = (tracer_provider, tracer_provider.get_tracer(TRACER_NAME))
+    return _tracer_of[1]
+
+
+def _outcome(operation: str, failure: BaseException | None, result: Any) -> str:
+    if failure is None:
+        return "empty" if operation in POLLS and result is None else "ok"
+    if getattr(failure, "retryable", False):
+        return "retryable"
+    if type(failure).__name__ == "LockLost":
+        return "lock_lost"
+    return "refused"
+
+
+class CallSpan:
+    """One provider call's span: current while the call runs (so a start
+    records it), or, for a poll, made afterwards with the call's start time,
+    and only when it leased something."""
+
+    def __init__(self, schema: str, operation: str) -> None:
+        self.operation = operation
+        self.attributes: dict[str, str] = {
+            "taskhub.schema": schema,
+            "taskhub.operation": operation,
+            "db.system.name": "postgresql",
+        }
+        self._started_ns = time.time_ns()
+        self._span: Any = None
+        self._token: Any = None
+        self._result: Any = None
+
+    def __enter__(self) -> CallSpan:
+        if self.operation not in POLLS:
+            kind = trace.SpanKind.PRODUCER if self.operation in PRODUCERS else trace.SpanKind.CLIENT
+            self._span = _tracer().start_span(self.operation, kind=kind, attributes=self.attributes)
+            self._token = otel_context.attach(trace.set_span_in_context(self._span))
+        return self
+
+    def saw_arguments(self, args: Mapping[str, object]) -> None:
+        """A procedure call's arguments: the first that names an instance is the span's."""
+        if "taskhub.instance_id" in self.attributes:
+            return
+        for name in INSTANCE_ARGUMENTS:
+            value = args.get(name)
+            if isinstance(value, str):
+                self.instance(value)
+                return
+
+    def instance(self, instance_id: str | None) -> None:
+        if instance_id and "taskhub.instance_id" not in self.attributes:
+            self.attributes["taskhub.instance_id"] = instance_id
+            if self._span is not None:
+                self._span.set_attribute("taskhub.instance_id", instance_id)
+
+    def returned(self, result: Any) -> None:
+        self._result = result
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        failure: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        outcome = _outcome(self.operation, failure, self._result)
+        span = self._span
+        if span is None:
+            if outcome == "empty":
+                return
+            span = _tracer().start_span(
+                self.operation,
+                kind=trace.SpanKind.CLIENT,
+                attributes=self.attributes,
+                start_time=self._started_ns,
+            )
+        else:
+            otel_context.detach(self._token)
+        span.set_attribute("taskhub.outcome", outcome)
+        if outcome in ("retryable", "refused") and failure is not None:
+            span.record_exception(failure)
+            span.set_status(trace.Status(trace.StatusCode.ERROR, str(failure)))
+        span.end()
+
+
+def call_span(schema: str, operation: str | None) -> CallSpan | None:
+    """The span of one provider call, or None when tracing is off."""
+    if trace is None or operation is None:
+        return None
+    return CallSpan(schema, operation)
+
+
+@contextmanager
+def activity_span(
+    name: str,
+    parent: TraceContext | None,
+    attributes: Mapping[str, str | int],
+) -> Iterator[Any]:
+    """A worker running one activity: a CONSUMER span in the trace `parent`
+    came from (a new trace without one), current while the handler runs."""
+    if trace is None or _propagator is None:
+        yield None
+        return
+    context = _propagator.extract(parent.carrier()) if parent is not None else None
+    with _tracer().start_as_current_span(
+        f"activity {name}",
+        context=context,
+        kind=trace.SpanKind.CONSUMER,
+        attributes=dict(attributes),
+    ) as span:
+        yield span
+
+
+def activity_outcome(span: Any, completion: Mapping[str, object] | None) -> None:
+    """What the activity came to: completed, failed (the span's status is then
+    an error), or cancelled (no completion: the lease is gone or given back)."""
+    if span is None:
+        return
+    if completion is None:
+        span.set_attribute("taskhub.outcome", "cancelled")
+    elif "ActivityCompleted" in completion:
+        span.set_attribute("taskhub.outcome", "completed")
+    else:
+        span.set_attribute("taskhub.outcome", "failed")
+        span.set_status(trace.Status(trace.StatusCode.ERROR, _failure_message(completion)))
+
+
+def _failure_message(completion: Mapping[str, object]) -> str:
+    """{"ActivityFailed": {..., "details": {"Application": {"message": m}}}} -> m"""
+    body = next(iter(completion.values()), None)
+    details = body.get("details") if isinstance(body, dict) else None
+    reason = next(iter(details.values()), None) if isinstance(details, dict) else None
+    message = reason.get("message") if isinstance(reason, dict) else None
+    return str(message) if message else "activity failed"
