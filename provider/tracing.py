@@ -2,10 +2,10 @@
 W3C trace context that travels with an instance's work.
 
 The library's half of OpenTelemetry: spans go through the API only, and the
-application installs the SDK and its exporter. Without opentelemetry-api,
-`call_span` returns None at its first test and nothing else here runs; with
-the API and no SDK, the spans are the API's non-recording ones
-(bench/tracing_cost.py measures both against no tracing at all).
+application installs the SDK and its exporter. Without opentelemetry-api, or
+with it and no SDK, `call_span` returns None after one test and no span is
+made (bench/tracing_cost.py measures both against no tracing at all); a
+caller's valid context (one an upstream service sent) is still stored.
 
 Each provider call (TaskHub.start_orchestration, fetch_work_item, ...) is a
 span named after the operation, with
@@ -77,16 +77,30 @@ def enabled() -> bool:
     return trace is not None
 
 
+# The global TracerProvider is set once per process (OpenTelemetry refuses a
+# second): once an SDK's is seen it stays; until then, looked at again after
+# RECHECK_S, as looking costs a microsecond or more on each call.
+RECHECK_S = 1.0
+_global_sdk_seen = False
+_next_look = 0.0
+
+
 def recording() -> bool:
-    """Whether an SDK records spans: only then do workers read the stored
-    contexts (one call per activity), which a no-op tracer would discard."""
+    """Whether an SDK records spans: only then are spans made, and only then
+    do workers read the stored contexts (one call per instance)."""
+    global _global_sdk_seen, _next_look
     if trace is None:
         return False
-    if _tracer_provider is not None:
+    if _tracer_provider is not None or _global_sdk_seen:
         return True
-    return not isinstance(
+    now = time.monotonic()
+    if now < _next_look:
+        return False
+    _next_look = now + RECHECK_S
+    _global_sdk_seen = not isinstance(
         trace.get_tracer_provider(), trace.ProxyTracerProvider | trace.NoOpTracerProvider
     )
+    return _global_sdk_seen
 
 
 def current_trace_context() -> TraceContext | None:
@@ -196,8 +210,11 @@ class CallSpan:
 
 
 def call_span(schema: str, operation: str | None) -> CallSpan | None:
-    """The span of one provider call, or None when tracing is off."""
-    if trace is None or operation is None:
+    """The span of one provider call, or None when no SDK would record it
+    (the API's spans would be dropped unseen: making them costs ~10 µs a
+    call). A caller's context still reaches the stored trace context then,
+    through current_trace_context()."""
+    if operation is None or not recording():
         return None
     return CallSpan(schema, operation)
 
