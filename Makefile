@@ -12,6 +12,7 @@
 #   make bench-per-call  server time and round trip per procedure call, side by side
 #   make bench-wakeups  push wakeups against polling: start latency, notification cost
 #   make bench-dashboard  each dashboard page's server time on 100,000 instances
+#   make bench-tracing  a provider call without OpenTelemetry, with the API alone, with an SDK
 #   make revision NAME=x  start revision NNNN_x from what changed in sql/head/
 #   make chaos  the duroxide runtime under faults on both schemas (CHAOS_ORCHESTRATIONS, CHAOS_SECONDS)
 #   make deploy-drill  live deploys under the runtime's load (DRILL_ROUNDS, default 20)
@@ -20,7 +21,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-wakeups bench-dashboard chaos deploy-drill revision clean
+.PHONY: venv run stop test test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-wakeups bench-dashboard bench-tracing chaos deploy-drill revision clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -93,6 +94,9 @@ bench-wakeups: $(VENV)/.bench-installed
 # side by default, a few minutes); fails when anything failed or was lost on our schema.
 bench-dashboard: $(VENV)/.bench-installed
 	$(PY) -m bench.dashboard_pages
+
+bench-tracing: venv
+	$(PY) -m bench.tracing_cost
 
 chaos: venv
 	$(PY) -m tests.support.chaos

@@ -25,7 +25,7 @@ import pytest
 
 from provider import TaskHub
 from provider.testing.embedded_pg import EmbeddedPostgres
-from tests.support.busy_hub import busy_hub  # noqa: F401  (a fixture for every test)
+from tests.support.busy_hub import busy_hub, live_hub  # noqa: F401  (fixtures for every test)
 from tests.support.db import new_schema_name
 from tests.support.docker import docker_engine_answers
 from tests.support.flavours import ALL, DUROXIDE_0_2_2, TASKHUB, Flavour

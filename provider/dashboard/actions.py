@@ -121,8 +121,10 @@ def _delete(hub: Hub, form: Form) -> str:
 
 def _days(form: Form) -> int:
     days = _required(form, "older_than_days")
-    if not days.isdigit() or int(days) < 1:
-        raise ActionRefused(f"older_than_days must be a whole number of days, not {days!r}")
+    if not days.isdigit():
+        raise ActionRefused(
+            f"older_than_days must be a whole number of days (0: all ended so far), not {days!r}"
+        )
     return int(days)
 
 

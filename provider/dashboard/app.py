@@ -57,6 +57,7 @@ def dashboard_app(
     hub = Hub(url, schema)
     tokens = CsrfTokens()
     templates = Jinja2Templates(directory=str(HERE / "templates"))
+    templates.env.filters["moment"] = pages.moment_text
     templates.env.globals.update(schema=schema, refresh_s=REFRESH_S, actions_allowed=allow_actions)
 
     may_take: set[str] = set()  # what the role may do: read when the app starts

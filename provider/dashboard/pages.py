@@ -63,7 +63,17 @@ class TimelineEvent:
 
 
 # What a person reads first of each kind of event.
-DETAIL_FIELDS = ("result", "output", "details", "data", "input", "reason", "fire_at_ms")
+DETAIL_FIELDS = (
+    "result",
+    "output",
+    "error",
+    "details",
+    "data",
+    "status",
+    "input",
+    "reason",
+    "fire_at_ms",
+)
 
 
 def timeline(history: list[Row]) -> list[TimelineEvent]:
@@ -87,13 +97,25 @@ def timeline(history: list[Row]) -> list[TimelineEvent]:
                 execution_id=execution,
                 event_id=int(row["event_id"]),
                 event_type=_text(event, "type") or str(row["event_type"]),
-                at=str(row["created_at"]),
+                at=moment_text(row["created_at"]),
                 name=name,
                 duration_ms=ended - started if started is not None and ended is not None else None,
                 detail=_detail(event, str(row.get("event_head") or "")),
             )
         )
     return lines
+
+
+def moment_text(value: object) -> str:
+    """A stored time as a person reads it: 2026-12-02 12:42:28.016 (UTC as stored)."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    if isinstance(value, datetime):
+        return f"{value:%Y-%m-%d %H:%M:%S}.{value.microsecond // 1000:03d}"
+    return str(value)
 
 
 def _parsed(event_data: object) -> dict[str, Any] | None:
@@ -141,8 +163,21 @@ def moment(name: str, value: str | None) -> datetime | None:
     return found if found.tzinfo else found.replace(tzinfo=UTC)  # the page speaks UTC
 
 
+def instance_status(report: runbook.InstanceReport) -> str:
+    """Pending (known only by its messages), else its current execution's status."""
+    if report.instance.get("status"):
+        return str(report.instance["status"])
+    current = report.instance.get("current_execution_id")
+    statuses = {row["execution_id"]: row["status"] for row in report.executions}
+    status = statuses.get(current) or (
+        report.executions[-1]["status"] if report.executions else None
+    )
+    return str(status or "Running")
+
+
 def instance_values(report: runbook.InstanceReport, history: list[Row]) -> dict[str, Any]:
     return {
+        "status": instance_status(report),
         "instance": report.instance,
         "executions": report.executions,
         "queued": report.queued,

@@ -99,17 +99,17 @@ def count(sql: psycopg.Connection[Any], query: str) -> int:
 def test_from_the_overview_to_an_instance_each_page_shows_the_database(
     browser: WebDriver,
     database_url: str,
-    busy_hub: str,
+    live_hub: str,
     sql: psycopg.Connection[Any],
     screenshots: Path,
 ) -> None:
-    with Served(dashboard_app(database_url, busy_hub, refresh_s=1)) as served:
+    q = f'"{live_hub}"'
+    with Served(dashboard_app(database_url, live_hub, refresh_s=1)) as served:
         browser.get(served.base + "/")
-        dead = count(sql, f'SELECT count(*) FROM "{busy_hub}".dead_letters')
+        dead = count(sql, f"SELECT count(*) FROM {q}.dead_letters")
         assert text_of(browser, '[data-field="dead_letters"]') == str(dead)
         ready = count(
-            sql,
-            f"SELECT ready FROM \"{busy_hub}\".taskhub_queue_health WHERE queue = 'orchestrator'",
+            sql, f"SELECT ready FROM {q}.taskhub_queue_health WHERE queue = 'orchestrator'"
         )
         assert text_of(browser, '[data-queue="orchestrator"] [data-field="ready"]') == str(ready)
         # The panel refreshes itself: the script stamps each refresh.
@@ -126,17 +126,23 @@ def test_from_the_overview_to_an_instance_each_page_shows_the_database(
             row.get_attribute("data-instance")
             for row in browser.find_elements(By.CSS_SELECTOR, "tr[data-instance]")
         }
-        assert {"quiet", "leased-instance", "hot"} <= listed
+        # The runtime's instances, ours, and one known only by its queued message.
+        assert {"checkout-1", "refund-1", "approval-1", "quiet", "leased-instance", "hot"} <= listed
         browser.save_screenshot(str(screenshots / "instances.png"))
 
-        browser.find_element(By.LINK_TEXT, "quiet").click()
-        wait_until(lambda: browser.current_url.endswith("/instances/quiet"), timeout_s=10)
-        events = count(
-            sql, f"SELECT count(*) FROM \"{busy_hub}\".history WHERE instance_id = 'quiet'"
-        )
-        assert len(browser.find_elements(By.CSS_SELECTOR, "tr[data-event]")) == events > 0
-        assert text_of(browser, "#status") == "Running"
+        browser.find_element(By.LINK_TEXT, "checkout-1").click()
+        wait_until(lambda: browser.current_url.endswith("/instances/checkout-1"), timeout_s=10)
+        events = count(sql, f"SELECT count(*) FROM {q}.history WHERE instance_id = 'checkout-1'")
+        rows = browser.find_elements(By.CSS_SELECTOR, "tr[data-event]")
+        assert len(rows) == events > 0
+        timeline = " ".join(str(row.text) for row in rows)
+        assert "Reserve" in timeline and "Charge" in timeline and "TimerFired" in timeline
+        assert text_of(browser, "#status") == "Completed"
         browser.save_screenshot(str(screenshots / "instance.png"))
+
+        browser.get(served.base + "/instances/refund-1")
+        assert text_of(browser, "#status") == "Failed"
+        assert "was closed" in str(browser.find_element(By.TAG_NAME, "main").text)
 
         browser.find_element(By.LINK_TEXT, "Dead letters").click()
         wait_until(lambda: browser.current_url.endswith("/dead-letters"), timeout_s=10)
@@ -157,11 +163,22 @@ def post_from_the_page(browser: WebDriver, path: str, body: str) -> int:
     return int(status)
 
 
-def test_an_action_is_taken_through_its_question_and_refused_without_the_token(
-    browser: WebDriver, database_url: str, busy_hub: str, sql: psycopg.Connection[Any]
+def act(browser: WebDriver, page: str, action: str) -> str:
+    """Take `action` from its form on `page`, through its question: the outcome."""
+    browser.get(page)
+    browser.find_element(By.CSS_SELECTOR, f'form[data-action="{action}"] button').click()
+    wait_until(lambda: browser.find_elements(By.ID, "question"), timeout_s=10)
+    browser.find_element(By.CSS_SELECTOR, "#confirm button").click()
+    wait_until(lambda: browser.find_elements(By.ID, "outcome"), timeout_s=10)
+    return text_of(browser, "#outcome")
+
+
+def test_each_action_is_taken_through_its_question_and_refused_without_the_token(
+    browser: WebDriver, database_url: str, live_hub: str, sql: psycopg.Connection[Any]
 ) -> None:
-    letters = f'SELECT count(*) FROM "{busy_hub}".dead_letters'
-    with Served(dashboard_app(database_url, busy_hub)) as read_only:
+    q = f'"{live_hub}"'
+    letters = f"SELECT count(*) FROM {q}.dead_letters"
+    with Served(dashboard_app(database_url, live_hub)) as read_only:
         browser.get(read_only.base + "/dead-letters")
         assert not browser.find_elements(By.CSS_SELECTOR, "form.action")
         assert (
@@ -169,16 +186,51 @@ def test_an_action_is_taken_through_its_question_and_refused_without_the_token(
         )
     assert count(sql, letters) == 1
 
-    with Served(dashboard_app(database_url, busy_hub, allow_actions=True)) as served:
-        browser.get(served.base + "/dead-letters")
+    with Served(dashboard_app(database_url, live_hub, allow_actions=True)) as served:
+        base = served.base
+        browser.get(base + "/dead-letters")
         assert (
             post_from_the_page(browser, "/actions/requeue", "dead_letter_id=1&confirmed=yes") == 403
         )
         assert count(sql, letters) == 1
+        # Asked, not done: the question alone changes nothing.
         browser.find_element(By.CSS_SELECTOR, 'form[data-action="requeue"] button').click()
         wait_until(lambda: browser.find_elements(By.ID, "question"), timeout_s=10)
-        assert count(sql, letters) == 1  # asked, not done
+        assert count(sql, letters) == 1
+
+        assert "is back on its queue" in act(browser, base + "/dead-letters", "requeue")
+        assert count(sql, letters) == 0
+
+        leased = f"SELECT count(*) FROM {q}.instance_locks WHERE instance_id = 'leased-instance'"
+        assert count(sql, leased) == 1
+        act(browser, base + "/instances/leased-instance", "release-lease")
+        assert count(sql, leased) == 0
+
+        act(browser, base + "/instances/approval-1", "cancel")
+        cancels = count(
+            sql,
+            f"SELECT count(*) FROM {q}.orchestrator_queue"
+            " WHERE instance_id = 'approval-1' AND work_item LIKE '%CancelInstance%'",
+        )
+        assert cancels == 1
+
+        instance = f"SELECT count(*) FROM {q}.instances WHERE instance_id = 'checkout-2'"
+        act(browser, base + "/instances/checkout-2", "delete")
+        assert count(sql, instance) == 0
+
+        ended = (
+            f"SELECT count(*) FROM {q}.instances AS i JOIN {q}.executions AS e"
+            " ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id"
+            " WHERE e.status IN ('Completed', 'Failed')"
+        )
+        assert count(sql, ended) > 0
+        browser.get(base + "/")
+        field = browser.find_element(By.CSS_SELECTOR, 'input[name="older_than_days"]')
+        field.clear()
+        field.send_keys("0")
+        browser.find_element(By.CSS_SELECTOR, 'form[data-action="prune"] button').click()
+        wait_until(lambda: browser.find_elements(By.ID, "question"), timeout_s=10)
         browser.find_element(By.CSS_SELECTOR, "#confirm button").click()
         wait_until(lambda: browser.find_elements(By.ID, "outcome"), timeout_s=10)
-        assert "is back on its queue" in text_of(browser, "#outcome")
-    assert count(sql, letters) == 0
+        assert "pruned" in text_of(browser, "#outcome")
+        assert count(sql, ended) == 0

@@ -10,6 +10,7 @@ import psycopg
 import pytest
 
 from provider import TaskHub
+from tests.support.runtime_traffic import run_traffic
 from tests.support.work_items import (
     activity_execute,
     metadata,
@@ -30,6 +31,18 @@ def set_cap(sql: psycopg.Connection[Any], schema: str, cap: int) -> None:
 def busy_hub(hub: TaskHub, hub_schema: str, sql: psycopg.Connection[Any]) -> str:
     """A hub with a leased turn and activity, a session, a dead letter, a
     stuck instance and a poison candidate."""
+    return make_busy(hub, hub_schema, sql)
+
+
+@pytest.fixture
+def live_hub(database_url: str, hub: TaskHub, hub_schema: str, sql: psycopg.Connection[Any]) -> str:
+    """The busy hub after real traffic: the duroxide runtime's orchestrations
+    first (tests/support/runtime_traffic.py), then the leases and letters."""
+    run_traffic(database_url, hub_schema)
+    return make_busy(hub, hub_schema, sql)
+
+
+def make_busy(hub: TaskHub, hub_schema: str, sql: psycopg.Connection[Any]) -> str:
     hub.enqueue_orchestrator_work("leased-instance", start_orchestration("leased-instance"))
     assert hub.fetch_orchestration_item(60_000) is not None
     hub.enqueue_worker_work(activity_execute("leased-instance", 1, session_id="sess-1"))
