@@ -108,13 +108,14 @@ def timeline(history: list[Row]) -> list[TimelineEvent]:
 
 def moment_text(value: object) -> str:
     """A stored time as a person reads it: 2026-12-02 12:42:28.016 (UTC as stored)."""
+    moment = value
     if isinstance(value, str):
         try:
-            value = datetime.fromisoformat(value)
+            moment = datetime.fromisoformat(value)
         except ValueError:
             return value
-    if isinstance(value, datetime):
-        return f"{value:%Y-%m-%d %H:%M:%S}.{value.microsecond // 1000:03d}"
+    if isinstance(moment, datetime):
+        return f"{moment:%Y-%m-%d %H:%M:%S}.{moment.microsecond // 1000:03d}"
     return str(value)
 
 
