@@ -22,3 +22,12 @@ SELECT 'function', name, 'EXECUTE',
        'taskhub provider: W3C trace context of start_orchestration, raise_event and the workers'
   FROM unnest(ARRAY['taskhub_enqueue_traced_orchestrator_work', 'taskhub_trace_context']) AS name
 ON CONFLICT (object_kind, object_name) DO NOTHING;
+
+-- An operator reads an instance's trace (docs/ops.md), and raises events from
+-- a traced process: granted to every operator role by the migration run.
+INSERT INTO __SCHEMA__.taskhub_operator_privileges
+       (object_kind, object_name, privilege, columns, needed_by)
+VALUES
+    ('function', 'taskhub_trace_context', 'EXECUTE', NULL, 'runbook: which trace an instance belongs to'),
+    ('function', 'taskhub_enqueue_traced_orchestrator_work', 'EXECUTE', NULL, 'taskhub-pg cancel, raise-event from a traced process')
+ON CONFLICT (object_kind, object_name, privilege) DO NOTHING;

@@ -97,6 +97,7 @@ def scenario(seen: list[str]) -> Scenario:
     assert (yield from step("get_kv_value", "parent", "missing")) is None
     assert (yield from step("get_kv_all_values", "parent")) == {}
     assert (yield from step("get_instance_stats", "parent")).history_event_count == 3
+    assert (yield from step("trace_context", "parent")) is None  # started in no span
 
     assert (yield from step("list_instances")) == ["parent"]  # "other" never started
     assert (yield from step("list_instances_by_status", "Running")) == ["parent"]
