@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import duroxide
@@ -57,6 +58,28 @@ def guarded_schema(database_url: str, role: LoginRole) -> Iterator[str]:
 def as_role(role: LoginRole) -> Iterator[psycopg.Connection[Any]]:
     with psycopg.connect(role.url, autocommit=True) as conn:
         yield conn
+
+
+@dataclass(frozen=True)
+class GuardedHub:
+    schema: str
+    as_role: psycopg.Connection[Any]
+
+
+@pytest.fixture(scope="module")
+def shared_guarded_hub(database_url: str) -> Iterator[GuardedHub]:
+    """One guarded hub and its role's connection for the refusal tests of
+    this module: each statement is refused and changes nothing, so they
+    share it (a hub migrated with a role costs 2-4 s a test under load)."""
+    with login_role(database_url) as login:
+        schema = new_schema_name("lp")
+        migrate.upgrade(database_url, schema, runtime_role=login.name)
+        try:
+            with psycopg.connect(login.url, autocommit=True) as conn:
+                yield GuardedHub(schema, conn)
+        finally:
+            with psycopg.connect(database_url, autocommit=True) as admin:
+                admin.execute(f'SELECT "{schema}".taskhub_revoke_runtime_role(%s)', [login.name])
 
 
 def refusal(conn: psycopg.Connection[Any], statement: str) -> str | None:
@@ -177,9 +200,10 @@ def test_runtime_ddl_none_grants_no_create_and_installs_no_guard(
     ids=lambda statement: " ".join(statement.split()[:3]),
 )
 def test_direct_reads_and_writes_the_runtime_does_not_need_are_refused(
-    guarded_schema: str, as_role: psycopg.Connection[Any], statement: str
+    shared_guarded_hub: GuardedHub, statement: str
 ) -> None:
-    assert refusal(as_role, statement.format(s=f'"{guarded_schema}"')) == "42501"
+    hub = shared_guarded_hub
+    assert refusal(hub.as_role, statement.format(s=f'"{hub.schema}"')) == "42501"
 
 
 @pytest.mark.parametrize(
@@ -196,9 +220,10 @@ def test_direct_reads_and_writes_the_runtime_does_not_need_are_refused(
     ],
 )
 def test_internal_operator_and_migration_functions_are_refused(
-    guarded_schema: str, as_role: psycopg.Connection[Any], call: str
+    shared_guarded_hub: GuardedHub, call: str
 ) -> None:
-    assert refusal(as_role, f'SELECT "{guarded_schema}".{call}') == "42501"
+    hub = shared_guarded_hub
+    assert refusal(hub.as_role, f'SELECT "{hub.schema}".{call}') == "42501"
 
 
 @pytest.mark.parametrize(
@@ -217,12 +242,11 @@ def test_internal_operator_and_migration_functions_are_refused(
     ],
     ids=lambda statement: " ".join(statement.split()[:3]),
 )
-def test_ddl_is_refused(
-    guarded_schema: str, as_role: psycopg.Connection[Any], statement: str
-) -> None:
-    sql_text = statement.format(s=f'"{guarded_schema}"', u=guarded_schema)
-    assert refusal(as_role, sql_text) == "42501"
-    assert as_role.execute(
+def test_ddl_is_refused(shared_guarded_hub: GuardedHub, statement: str) -> None:
+    hub = shared_guarded_hub
+    sql_text = statement.format(s=f'"{hub.schema}"', u=hub.schema)
+    assert refusal(hub.as_role, sql_text) == "42501"
+    assert hub.as_role.execute(
         "SELECT count(*) FROM pg_class WHERE relname = 'mine'"
         " UNION ALL SELECT count(*) FROM pg_proc WHERE proname = 'mine'"
         " UNION ALL SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'mine%%'"
