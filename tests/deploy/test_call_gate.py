@@ -84,16 +84,21 @@ def test_a_call_held_at_the_gate_during_a_downgrade_runs_the_older_body(
 
         migration = threading.Thread(target=downgrade, daemon=True)
         migration.start()
-        wait_until_gate_is_held(database_url, schema)
-        thread, result = call_in_thread(
-            database_url,
-            f'SELECT "{schema}".enqueue_orchestrator_work(%s, %s, now())',
-            ["gated", '{"StartOrchestration": {"instance": "gated"}}'],
-        )
-        thread.join(0.5)
-        assert thread.is_alive(), f"the call did not wait: {result}"
-        holder.rollback()
-    migration.join(30)
+        try:
+            wait_until_gate_is_held(database_url, schema)
+            thread, result = call_in_thread(
+                database_url,
+                f'SELECT "{schema}".enqueue_orchestrator_work(%s, %s, now())',
+                ["gated", '{"StartOrchestration": {"instance": "gated"}}'],
+            )
+            thread.join(0.5)
+            assert thread.is_alive(), f"the call did not wait: {result}"
+        finally:
+            # Whatever failed above, the downgrade ends inside this test: a
+            # migration thread left running shares Alembic's process-global
+            # context with the next test's migration (one failed so in CI).
+            holder.rollback()
+            migration.join(30)
     thread.join(10)
     assert downgraded and downgraded[0].to_revision == revision
     assert result and not isinstance(result[0], Exception), result

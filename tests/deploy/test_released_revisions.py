@@ -14,6 +14,7 @@ from devkit.schema import revision_digest
 from provider.deploy import migration_steps, sql_files
 
 RELEASED = {
+    "0019_trace_contexts": "b9fa1e80287c7ddb7ffdccfe302389ab3505e6bbc2153e8c8d371740aabe9650",
     "0018_lean_acks": "26b46211e4c6bb3b95c25d7c46514f33fec38d911610326864810ec6076f58f9",
     "0017_turn_as_json": "c650bf650f3fa316e4d9fcea12ba211c8c8295a23cdd11e28b0d7a9f79df054c",
     "0016_operator_surface": "8f6e0e50d8e346e567ec0e85ff8df077f8e968d40a48030a496f370bc88916a2",
