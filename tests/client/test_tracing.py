@@ -12,8 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from provider import (
@@ -25,6 +24,7 @@ from provider import (
     tracing,
 )
 from provider.errors import InvalidInput, PermanentError
+from tests.support.tracing_sdk import provider_traced_by_sdk
 from tests.support.waiting import wait_until, wait_until_async
 from tests.support.work_items import activity_execute
 
@@ -36,17 +36,9 @@ TRACED_ENQUEUE = (
 
 @pytest.fixture
 def spans() -> Iterator[InMemorySpanExporter]:
-    """An SDK for the provider's spans, for this test only (the process's
-    global TracerProvider stays the API's no-op one)."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.set_tracer_provider(provider)
-    try:
+    """An SDK for the provider's spans, for this test only."""
+    with provider_traced_by_sdk() as (_, exporter):
         yield exporter
-    finally:
-        tracing.set_tracer_provider(None)
-        provider.shutdown()
 
 
 def request_tracer() -> trace.Tracer:

@@ -18,25 +18,18 @@ import duroxide
 import psycopg
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from provider import TaskHub, tracing
+from provider import TaskHub
 from tests.support.paths import REPO
 from tests.support.span_tree import SpanRecord, tree
+from tests.support.tracing_sdk import provider_traced_by_sdk
 
 
 @pytest.fixture
 def sdk() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.set_tracer_provider(provider)
-    try:
-        yield provider, exporter
-    finally:
-        tracing.set_tracer_provider(None)
-        provider.shutdown()
+    with provider_traced_by_sdk() as sdk:
+        yield sdk
 
 
 @pytest.fixture

@@ -133,9 +133,11 @@ HOT = ContentionSettings(
 )
 # With 16 dispatcher threads and the server on 2 shared cores, a thread can
 # wait its turn for a tenth of the lock after the row arrived: head leaves
-# 896-936 ms of the 1,000 at the slowest client (CI and this machine), the
-# defect (0005, the lease end fixed before the history is read) 730 ms.
-HOT_LEASE_LEFT_AT_LEAST = 0.85
+# 896-936 ms of the 1,000 at the slowest client (CI and this machine), and
+# 836 ms in a fresh-clone run on a day the parallel part took 442 s instead
+# of 268 s; the defect (0005, the lease end fixed before the history is
+# read) leaves 730 ms on a quiet machine, less under load.
+HOT_LEASE_LEFT_AT_LEAST = 0.80
 
 
 @pytest.mark.pins_defect(

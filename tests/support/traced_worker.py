@@ -16,18 +16,14 @@ import time
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from provider import ActivityContext, ActivityWorker, TagFilter, TaskHub
 from tests.support.span_tree import SpanRecord
+from tests.support.tracing_sdk import in_memory_sdk
 
 
 def main(url: str, schema: str, count: int) -> None:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    provider, exporter = in_memory_sdk()
     trace.set_tracer_provider(provider)  # the application's global SDK, as usual
     tracer = trace.get_tracer("the-worker-application")
 
