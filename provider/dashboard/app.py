@@ -161,6 +161,7 @@ def dashboard_app(
             values = pages.instance_values(report, runbook.history_of(conn, schema, instance_id))
             values["kv"] = runbook.kv_of(conn, schema, instance_id)
             values["children"] = runbook.children_of(conn, schema, instance_id)
+            values["trace_id"] = runbook.trace_id_of(conn, schema, instance_id)
         return render(request, "instance.html", instance_id=instance_id, **values)
 
     def dead_letters(request: Request) -> HTMLResponse:

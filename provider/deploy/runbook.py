@@ -17,6 +17,8 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
+from provider.schema_name import quote_schema
+
 Row = dict[str, Any]
 
 
@@ -385,6 +387,24 @@ def children_of(conn: psycopg.Connection[Any], schema: str, instance_id: str) ->
         ).format(sql.Identifier(schema)),
         [instance_id],
     )
+
+
+def trace_id_of(conn: psycopg.Connection[Any], schema: str, instance_id: str) -> str | None:
+    """The W3C trace id the instance's work continues (its own context, else
+    its nearest traced ancestor's); None without one, or on a hub older than
+    revision 0019, which keeps none."""
+    function = f"{quote_schema(schema)}.taskhub_trace_context(text)"
+    found = conn.execute("SELECT to_regprocedure(%s) IS NOT NULL", [function]).fetchone()
+    if not (found and found[0]):
+        return None
+    rows = _rows(
+        conn,
+        sql.SQL("SELECT traceparent FROM {}.taskhub_trace_context(%s)").format(
+            sql.Identifier(schema)
+        ),
+        [instance_id],
+    )
+    return str(rows[0]["traceparent"]).split("-")[1] if rows else None
 
 
 def executable(conn: psycopg.Connection[Any], schema: str, functions: list[str]) -> set[str]:

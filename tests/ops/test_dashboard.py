@@ -13,9 +13,12 @@ import psycopg
 import pytest
 from starlette.testclient import TestClient
 
+from provider import TaskHub
 from provider.dashboard.app import dashboard_app
-from provider.deploy import runbook
+from provider.deploy import migrate, runbook
+from tests.support.db import new_schema_name
 from tests.support.roles import LoginRole, operator_of
+from tests.support.tracing_sdk import provider_traced_by_sdk
 
 
 @pytest.fixture
@@ -350,3 +353,29 @@ def test_a_filter_that_is_no_time_or_no_status_is_refused_naming_it(dashboard: T
         page = dashboard.get("/instances", params=params)
         assert page.status_code == 400 and words in unescape(page.text), page.text
         assert "data-instance" not in page.text
+
+
+def test_an_instance_page_names_the_trace_its_work_continues(
+    dashboard: TestClient, busy_hub: str, hub: TaskHub, sql: psycopg.Connection[Any]
+) -> None:
+    with provider_traced_by_sdk() as (tracer_provider, _):
+        application = tracer_provider.get_tracer("the-application")
+        with application.start_as_current_span("POST /orders"):
+            hub.start_orchestration("traced-order", "Checkout")
+    row = sql.execute(
+        f'SELECT traceparent FROM "{busy_hub}".taskhub_trace_contexts'
+        " WHERE instance_id = 'traced-order'"
+    ).fetchone()
+    assert row is not None
+    trace_id = str(row[0]).split("-")[1]
+    page = dashboard.get("/instances/traced-order").text
+    assert re.search(rf'<dd id="trace"><code>{trace_id}</code></dd>', page)
+    assert 'id="trace"' not in dashboard.get("/instances/quiet").text
+
+
+def test_a_hub_older_than_the_trace_contexts_has_no_trace_to_show(
+    database_url: str, sql: psycopg.Connection[Any]
+) -> None:
+    schema = new_schema_name("old")
+    migrate.upgrade(database_url, schema, "0018")
+    assert runbook.trace_id_of(sql, schema, "anything") is None
