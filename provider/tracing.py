@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+from provider.errors import LockLost, TaskHubError
+
 try:
     from opentelemetry import context as otel_context
     from opentelemetry import trace
@@ -133,10 +135,10 @@ def _tracer() -> Any:
 def _outcome(operation: str, failure: BaseException | None, result: Any) -> str:
     if failure is None:
         return "empty" if operation in POLLS and result is None else "ok"
-    if getattr(failure, "retryable", False):
-        return "retryable"
-    if type(failure).__name__ == "LockLost":
+    if isinstance(failure, LockLost):
         return "lock_lost"
+    if isinstance(failure, TaskHubError) and failure.retryable:
+        return "retryable"
     return "refused"
 
 
@@ -227,8 +229,8 @@ def activity_span(
 ) -> Iterator[Any]:
     """A worker running one activity: a CONSUMER span in the trace `parent`
     came from (a new trace without one), current while the handler runs."""
-    if trace is None or _propagator is None:
-        yield None
+    if _propagator is None or not recording():
+        yield None  # no SDK would keep the span: none is made (as call_span)
         return
     context = _propagator.extract(parent.carrier()) if parent is not None else None
     with _tracer().start_as_current_span(

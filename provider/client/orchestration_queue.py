@@ -36,6 +36,11 @@ log = logging.getLogger(__name__)
 MAX_ORPHAN_DROPS_PER_FETCH = 8
 
 
+def visible_after(delay_ms: int) -> datetime:
+    """When a message queued now with this delay becomes visible (this host's clock)."""
+    return datetime.fromtimestamp((now_ms() + delay_ms) / 1000, tz=UTC)
+
+
 def is_orphan_mailbox(item: OrchestrationItem) -> bool:
     """Only QueueMessage items for an instance that has never started."""
     return (
@@ -57,7 +62,7 @@ class OrchestrationQueue(Plans):
     ) -> Plan[None]:
         """Queue a message for an instance, visible now, after delay_ms, or at visible_at."""
         if visible_at is None:
-            visible_at = datetime.fromtimestamp((now_ms() + delay_ms) / 1000, tz=UTC)
+            visible_at = visible_after(delay_ms)
         yield from self._call(
             "enqueue_orchestrator_work",
             p_instance_id=instance_id,
@@ -103,7 +108,7 @@ class OrchestrationQueue(Plans):
             "taskhub_enqueue_traced_orchestrator_work",
             p_instance_id=instance_id,
             p_work_item=item,
-            p_visible_at=datetime.fromtimestamp(now_ms() / 1000, tz=UTC),
+            p_visible_at=visible_after(0),
             p_traceparent=trace_context.traceparent,
             p_tracestate=trace_context.tracestate,
         )

@@ -233,14 +233,13 @@ class ActivityWorker(WorkerCore):
             log_ids=self._item_ids(lease),
         )
         context = self._context(lease, item.token)
-        parent = self._trace_parent(context.instance_id)
         try:
-            with activity_span(
-                context.activity_name, parent, self._span_attributes(context)
-            ) as span:
-                with keeper:
+            with keeper:  # from here on the lease is kept, the trace's read included
+                parent = self._trace_parent(context.instance_id)
+                attributes = self._span_attributes(context)
+                with activity_span(context.activity_name, parent, attributes) as span:
                     completion = self._run(handler, context, decode_input(body), body)
-                activity_outcome(span, completion)
+                    activity_outcome(span, completion)
         finally:
             with self._in_flight_lock:
                 self._in_flight.pop(lease.lock_token, None)

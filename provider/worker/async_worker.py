@@ -237,14 +237,13 @@ class AsyncActivityWorker(WorkerCore):
             log_ids=self._item_ids(lease),
         )
         context = self._context(lease, item.token)
-        parent = await self._trace_parent(context.instance_id)
         try:
-            with activity_span(
-                context.activity_name, parent, self._span_attributes(context)
-            ) as span:
-                async with keeper:
+            async with keeper:  # from here on the lease is kept, the trace's read included
+                parent = await self._trace_parent(context.instance_id)
+                attributes = self._span_attributes(context)
+                with activity_span(context.activity_name, parent, attributes) as span:
                     completion = await self._run(handler, context, decode_input(body), body)
-                activity_outcome(span, completion)
+                    activity_outcome(span, completion)
         finally:
             self._running.pop(lease.lock_token, None)
             self.stats.renewals += keeper.renewals

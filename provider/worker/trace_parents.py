@@ -11,6 +11,7 @@ one for an instance started without a trace.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -37,26 +38,30 @@ class TraceParents:
         self._capacity = capacity
         self._none_kept_s = none_kept_s
         self._clock = clock
-        # instance -> (its context or None, when it was read)
+        # instance -> (its context or None, when it was read); the threaded
+        # worker's slots share it, hence the lock.
+        self._lock = threading.Lock()
         self._known: OrderedDict[str, tuple[TraceContext | None, float]] = OrderedDict()
 
     def known(self, instance_id: str) -> tuple[bool, TraceContext | None]:
         """(True, the instance's context or None) when kept, else (False, None)."""
-        entry = self._known.get(instance_id)
-        if entry is None:
-            return False, None
-        context, read_at = entry
-        if context is None and self._clock() - read_at > self._none_kept_s:
-            del self._known[instance_id]
-            return False, None
-        self._known.move_to_end(instance_id)
-        return True, context
+        with self._lock:
+            entry = self._known.get(instance_id)
+            if entry is None:
+                return False, None
+            context, read_at = entry
+            if context is None and self._clock() - read_at > self._none_kept_s:
+                del self._known[instance_id]
+                return False, None
+            self._known.move_to_end(instance_id)
+            return True, context
 
     def remember(self, instance_id: str, context: TraceContext | None) -> None:
-        self._known[instance_id] = (context, self._clock())
-        self._known.move_to_end(instance_id)
-        while len(self._known) > self._capacity:
-            self._known.popitem(last=False)
+        with self._lock:
+            self._known[instance_id] = (context, self._clock())
+            self._known.move_to_end(instance_id)
+            while len(self._known) > self._capacity:
+                self._known.popitem(last=False)
 
     def read_failed(self, instance_id: str, error: TaskHubError) -> None:
         """A failed read costs the activity its parent trace, never its run."""
