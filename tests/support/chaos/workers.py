@@ -62,6 +62,11 @@ class WorkerPool:
         with contextlib.suppress(WorkerStartError):
             self._wait_ready(replacement, ready, REPLACEMENT_READY_TIMEOUT_S)
 
+    def pids(self) -> list[int]:
+        """The live workers' process ids."""
+        with self._lock:
+            return [p.pid for p in self._processes if p.poll() is None]
+
     def stop(self) -> None:
         with self._lock:
             for process in self._processes:

@@ -1,0 +1,74 @@
+"""The operator's retention job: `taskhub-pg prune` every minute, deleting the
+instances that ended more than the retention window ago, exactly as a cron
+line would run it (a process of its own, the CLI's own output)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+MESSAGE_CHARS = 300
+
+
+@dataclass(frozen=True)
+class PruneRun:
+    at_s: float  # since the soak began
+    seconds: float
+    instances_deleted: int
+    error: str | None
+
+
+@dataclass
+class Retention:
+    url: str
+    schema: str
+    window_minutes: int
+    every_s: float = 60.0
+    runs: list[PruneRun] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self, began: float) -> None:
+        self._thread = threading.Thread(
+            target=self._loop, args=(began,), name="soak-retention", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _loop(self, began: float) -> None:
+        while not self._stop.wait(self.every_s):
+            self.runs.append(self.prune_once(time.monotonic() - began))
+
+    def prune_once(self, at_s: float) -> PruneRun:
+        command = [
+            sys.executable,
+            "-m",
+            "provider",
+            "prune",
+            "--url",
+            self.url,
+            "--schema",
+            self.schema,
+            "--completed-before",
+            f"{self.window_minutes}m",
+            "--yes",
+            "--json",
+        ]
+        started = time.monotonic()
+        done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+        seconds = time.monotonic() - started
+        if done.returncode != 0:
+            message = (done.stderr.strip() or done.stdout.strip())[-MESSAGE_CHARS:]
+            return PruneRun(at_s, seconds, 0, f"exit {done.returncode}: {message}")
+        counts = json.loads(done.stdout)
+        return PruneRun(at_s, seconds, int(counts.get("instances_deleted", 0)), None)
