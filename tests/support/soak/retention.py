@@ -28,7 +28,7 @@ class PruneRun:
 class Retention:
     url: str
     schema: str
-    window_minutes: int
+    window_s: int  # prune what ended longer ago than this
     every_s: float = 60.0
     runs: list[PruneRun] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -60,7 +60,7 @@ class Retention:
             "--schema",
             self.schema,
             "--completed-before",
-            f"{self.window_minutes}m",
+            f"{self.window_s}s",
             "--yes",
             "--json",
         ]
