@@ -34,7 +34,8 @@ latest for the commit. Before each commit the run refuses a strong lock it
 did not declare, and a change to a function the runtime calls
 (provider/deploy/revision_guard.py). A lock not granted
 in time rolls that revision back; online, the run goes on again from there
-with backoff and jitter (`-x lock_attempts=10`), each wait logged with who
+with backoff and jitter (`-x lock_attempts=15`; the later attempts wait up to
+three times lock_timeout_ms), each wait logged with who
 held the lock (provider/deploy/table_locks.py). What the run did is logged at
 the end and left in `config.attributes["run_report"]`
 (provider/deploy/run_report.py).
@@ -299,7 +300,7 @@ def _run(connection: Connection | None, first: bool = True, final: bool = True) 
                 # Queue behind other deploy jobs of this schema (no timeout),
                 # then give up quickly on every other lock.
                 context.execute(MIGRATION_LOCK)
-                context.execute(f"SET lock_timeout = {LOCKS.lock_timeout_ms}")
+                context.execute(f"SET lock_timeout = {LOCKS.timeout_ms(RUN.attempts or 1)}")
                 # Calls wait while a revision holds the gate: no compile-check
                 # of each plpgsql body as it is created. The test suite
                 # compiles every body; pg_dump's restores do the same.
@@ -401,7 +402,8 @@ def run_migrations_online() -> None:
                 time.sleep(wait.retry_in_s)
         else:
             RUN.duration_s = round(time.monotonic() - started, 3)
-            raise MigrationLocksNotTaken(RUN.failure(LOCKS.lock_timeout_ms))
+            waits = (LOCKS.lock_timeout_ms, LOCKS.timeout_ms(LOCKS.attempts))
+            raise MigrationLocksNotTaken(RUN.failure(*waits))
     finally:
         engine.dispose()
     RUN.duration_s = round(time.monotonic() - started, 3)

@@ -84,11 +84,13 @@ def _options(**given: Any) -> MigrationOptions:
 
 LockTimeoutMs = Annotated[
     int | None,
-    typer.Option(min=1, help="wait at most this long for each table lock (default 100)"),
+    typer.Option(
+        min=1, help="wait at most this long for each table lock (default 100; later attempts 3x)"
+    ),
 ]
 LockAttempts = Annotated[
     int | None,
-    typer.Option(min=1, help="roll back and try again this many times in all (default 10)"),
+    typer.Option(min=1, help="roll back and try again this many times in all (default 15)"),
 ]
 
 

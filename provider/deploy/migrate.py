@@ -62,10 +62,10 @@ def upgrade(
     (docs/scale-out.md).
 
     The run locks its revisions' tables up front, waiting at most
-    lock_timeout_ms (default 100) for each, and tries lock_attempts times
-    (default 10) before it raises MigrationLocksNotTaken, having changed
-    nothing. Returns what it did. A bad option raises InvalidMigrationOption
-    before anything connects."""
+    lock_timeout_ms (default 100; up to three times that on later attempts)
+    for each, and tries lock_attempts times (default 15) before it raises
+    MigrationLocksNotTaken, having changed nothing. Returns what it did. A
+    bad option raises InvalidMigrationOption before anything connects."""
     options = MigrationOptions.build(
         url=url,
         schema=schema,

@@ -99,7 +99,7 @@ class MigrationRun:
             f" {len(self.lock_waits)} lock waits{locks}"
         )
 
-    def failure(self, policy_timeout_ms: int) -> str:
+    def failure(self, first_timeout_ms: int, last_timeout_ms: int) -> str:
         last = self.lock_waits[-1]
         held = "; ".join(last.holders) or "sessions that were gone when we looked"
         done = (
@@ -110,6 +110,11 @@ class MigrationRun:
         )
         return (
             f"schema {self.schema}: {done}: {_lock_name(last.table)} could not be locked"
-            f" within {policy_timeout_ms} ms in {self.attempts} attempts over"
+            f" within {_waits(first_timeout_ms, last_timeout_ms)} in {self.attempts} attempts over"
             f" {self.duration_s:.1f} s; held by {held}"
         )
+
+
+def _waits(first_ms: int, last_ms: int) -> str:
+    """How long the attempts waited for a lock: "100 ms", or "100-300 ms"."""
+    return f"{first_ms} ms" if first_ms == last_ms else f"{first_ms}-{last_ms} ms"

@@ -72,9 +72,25 @@ class LockPolicy:
     """How long a run waits for each table, and how often it tries again."""
 
     lock_timeout_ms: int = 100
-    attempts: int = 10
+    attempts: int = 15
     backoff_base_s: float = 0.1
     backoff_cap_s: float = 3.0
+    # Every ESCALATE_EVERY failed attempts the wait grows by lock_timeout_ms,
+    # up to MAX_ESCALATION times it: a table whose holders are merely slow (a
+    # loaded machine) is then granted, while a call queued behind the run
+    # still waits well under a second. A hub on procedures without the call
+    # gate (before 0015, an adopted duroxide schema) can also form a cycle
+    # with the run (its ack reaches orchestrator_queue last), which only a
+    # rollback breaks: those attempts fail whatever the wait, so the run
+    # tries more often than it waits longer.
+    ESCALATE_EVERY = 3
+    MAX_ESCALATION = 3
+
+    def timeout_ms(self, attempt: int) -> int:
+        """The lock_timeout of the n-th attempt (the first ones: lock_timeout_ms)."""
+        return self.lock_timeout_ms * min(
+            self.MAX_ESCALATION, 1 + (attempt - 1) // self.ESCALATE_EVERY
+        )
 
     def backoff_s(self, failed_attempt: int, rng: random.Random) -> float:
         """The pause after the n-th failed attempt: exponential, capped, with
