@@ -190,6 +190,26 @@ class PruneResult:
 
 
 @dataclass(frozen=True)
+class PrunedBatch:
+    """What one batch of retention deleted (TaskHub.prune_ended); batches add up."""
+
+    roots_deleted: int = 0
+    instances_deleted: int = 0
+    executions_deleted: int = 0
+    events_deleted: int = 0
+    queue_messages_deleted: int = 0
+
+    def __add__(self, other: PrunedBatch) -> PrunedBatch:
+        return PrunedBatch(
+            self.roots_deleted + other.roots_deleted,
+            self.instances_deleted + other.instances_deleted,
+            self.executions_deleted + other.executions_deleted,
+            self.events_deleted + other.events_deleted,
+            self.queue_messages_deleted + other.queue_messages_deleted,
+        )
+
+
+@dataclass(frozen=True)
 class InstanceTree:
     root_id: str
     all_ids: list[str]

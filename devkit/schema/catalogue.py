@@ -16,6 +16,7 @@ SEEDED = {
     "taskhub_settings": "name, value, description",
     "_duroxide_migrations": "version, name",
     "taskhub_runtime_privileges": "object_kind, object_name, privilege, needed_by",
+    "taskhub_operator_privileges": "object_kind, object_name, privilege, columns, needed_by",
 }
 
 QUERIES = {

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 import time
 from datetime import UTC, datetime
 from typing import Annotated
@@ -21,13 +23,16 @@ from provider.cli.options import (
     confirm,
     console,
     database_url,
+    errors,
     fail,
     print_counts,
     print_json,
 )
+from provider.client.management import DEFAULT_PRUNE_BATCH, MAX_PRUNE_BATCH
 from provider.client.task_hub import TaskHub
 from provider.deploy import runbook
 from provider.errors import TaskHubError
+from provider.types import PrunedBatch
 
 _AGO = re.compile(r"^(\d+)([smhd])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -45,6 +50,38 @@ def cutoff_ms(when: str) -> int:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp() * 1000)
+
+
+# How many candidates a prune without --limit counts before it asks ("N or more").
+COUNT_AT_MOST = 100_000
+
+
+def prune_in_batches(
+    hub: TaskHub, before_ms: int, limit: int | None, batch_size: int, as_json: bool
+) -> PrunedBatch:
+    """Batches of hub.prune_ended until one deletes nothing or `limit` roots
+    are deleted; a progress line on stderr after each (a JSON object under
+    --json). Each batch is committed: an interrupted prune keeps its work."""
+    total, batches, started = PrunedBatch(), 0, time.monotonic()
+    while limit is None or total.roots_deleted < limit:
+        size = batch_size if limit is None else min(batch_size, limit - total.roots_deleted)
+        batch = hub.prune_ended(before_ms, batch_size=size)
+        if batch.roots_deleted == 0:
+            break
+        total, batches = total + batch, batches + 1
+        elapsed = max(time.monotonic() - started, 1e-6)
+        rate = total.roots_deleted / elapsed
+        if as_json:
+            progress = {"batch": batches, **vars(total), "seconds": round(elapsed, 3)}
+            sys.stderr.write(json.dumps({**progress, "roots_per_s": round(rate, 1)}) + "\n")
+        else:
+            errors.print(
+                f"batch {batches}: {total.roots_deleted:,} roots so far"
+                f" ({total.instances_deleted:,} instances, {total.events_deleted:,} events)"
+                f" in {elapsed:.1f} s, {rate:,.0f} roots/s",
+                highlight=False,
+            )
+    return total
 
 
 def register(app: typer.Typer) -> None:
@@ -92,22 +129,38 @@ def register(app: typer.Typer) -> None:
         ],
         url: Url = None,
         schema: Schema = "public",
-        limit: Annotated[int, typer.Option(min=1, help="at most this many root instances")] = 1000,
+        limit: Annotated[
+            int | None,
+            typer.Option(min=1, help="at most this many root instances (default: all of them)"),
+        ] = None,
+        batch_size: Annotated[
+            int,
+            typer.Option(
+                min=1, max=MAX_PRUNE_BATCH, help="root instances per batch (one transaction each)"
+            ),
+        ] = DEFAULT_PRUNE_BATCH,
         yes: Yes = False,
         as_json: AsJson = False,
     ) -> None:
         """Delete ended root instances (with their sub-orchestrations) that
-        completed before a time; running instances stay."""
+        completed before a time, oldest first, batch after batch until none is
+        left (or --limit); running instances stay. Each batch is a short
+        transaction that waits for no other session, and says on stderr how
+        far the prune has got."""
         before_ms, target = cutoff_ms(completed_before), database_url(url)
+        counted = limit if limit is not None else COUNT_AT_MOST
         with hub_connection(target, schema) as conn:
-            candidates = runbook.count_prune_candidates(conn, schema, before_ms, limit)
+            candidates = runbook.count_prune_candidates(conn, schema, before_ms, counted)
         if candidates == 0:
             print_counts({"instances_deleted": 0}, as_json)
             return
-        confirm(f"Delete {candidates} ended instances and their histories?", yes)
+        more = " or more" if limit is None and candidates >= counted else ""
+        confirm(f"Delete {candidates}{more} ended instances and their histories?", yes)
         with TaskHub.connect(target, schema, pool_min_size=1) as hub:
-            deleted = hub.delete_instance_bulk(completed_before_ms=before_ms, limit=limit)
-        print_counts(vars(deleted), as_json)
+            total = prune_in_batches(hub, before_ms, limit, batch_size, as_json)
+        counts = vars(total)
+        roots = counts.pop("roots_deleted")
+        print_counts({**counts, "roots_deleted": roots}, as_json)
 
     @app.command("delete-instance")
     def delete_instance(

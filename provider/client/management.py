@@ -6,18 +6,23 @@ from collections.abc import Sequence
 
 from provider.client.plans import Plan, Plans
 from provider.client.procedures import now_ms
-from provider.errors import PermanentError
+from provider.errors import InvalidInput, PermanentError
 from provider.types import (
     DeleteResult,
     ExecutionInfo,
     InstanceInfo,
     InstanceTree,
+    PrunedBatch,
     PruneResult,
     QueueDepths,
     SystemMetrics,
 )
 
 DEFAULT_BULK_LIMIT = 1000
+# Roots per batch of prune_ended: a batch of trees this size deletes in well
+# under a second on a busy hub (bench/prune_under_load.py).
+DEFAULT_PRUNE_BATCH = 500
+MAX_PRUNE_BATCH = 10_000  # the procedure's bound
 
 
 class Management(Plans):
@@ -132,6 +137,37 @@ class Management(Plans):
             tree = yield from self.get_instance_tree(root["instance_id"])
             total += yield from self.delete_instances_atomic(tree.all_ids, True)
         return total
+
+    def prune_ended(
+        self, completed_before_ms: int, batch_size: int = DEFAULT_PRUNE_BATCH
+    ) -> Plan[PrunedBatch]:
+        """Delete one batch of ended root instances (current execution
+        Completed, Failed or ContinuedAsNew, completed before
+        completed_before_ms), oldest first, at most batch_size, each with its
+        whole tree and everything it owns, in one transaction that waits for
+        no other session (what is held elsewhere is left for a later batch).
+        Call it again until roots_deleted is 0. Runs taskhub_prune_ended
+        (revision 0020; an operator role may, a runtime role may not)."""
+        operation = "prune_ended"
+        if isinstance(completed_before_ms, bool) or not isinstance(completed_before_ms, int):
+            raise InvalidInput(
+                operation,
+                f"completed_before_ms must be epoch milliseconds, got {completed_before_ms!r}",
+            )
+        if (
+            isinstance(batch_size, bool)
+            or not isinstance(batch_size, int)
+            or not 1 <= batch_size <= MAX_PRUNE_BATCH
+        ):
+            raise InvalidInput(
+                operation, f"batch_size must be between 1 and {MAX_PRUNE_BATCH}, got {batch_size!r}"
+            )
+        rows = yield from self._call(
+            "taskhub_prune_ended",
+            p_completed_before_ms=completed_before_ms,
+            p_batch_size=batch_size,
+        )
+        return PrunedBatch(**{name: int(value) for name, value in rows[0].items()})
 
     def prune_executions(
         self,

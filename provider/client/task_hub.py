@@ -119,6 +119,7 @@ class TaskHub(ProcedureClient):
     delete_instances_atomic = blocking(HubPlans.delete_instances_atomic)
     delete_instance = blocking(HubPlans.delete_instance)
     delete_instance_bulk = blocking(HubPlans.delete_instance_bulk)
+    prune_ended = blocking(HubPlans.prune_ended)
     prune_executions = blocking(HubPlans.prune_executions)
     prune_executions_bulk = blocking(HubPlans.prune_executions_bulk)
     # operators: instances found by status, name and time; cancelled
@@ -221,6 +222,7 @@ class AsyncTaskHub(AsyncProcedureClient):
     delete_instances_atomic = awaitable(HubPlans.delete_instances_atomic)
     delete_instance = awaitable(HubPlans.delete_instance)
     delete_instance_bulk = awaitable(HubPlans.delete_instance_bulk)
+    prune_ended = awaitable(HubPlans.prune_ended)
     prune_executions = awaitable(HubPlans.prune_executions)
     prune_executions_bulk = awaitable(HubPlans.prune_executions_bulk)
     # operators: instances found by status, name and time; cancelled

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from provider.dashboard.hub import Hub
 from provider.deploy import runbook
+from provider.types import PrunedBatch
 
 log = logging.getLogger("provider.dashboard.actions")
 
@@ -128,11 +129,23 @@ def _days(form: Form) -> int:
     return int(days)
 
 
+# What one prune from the dashboard deletes at most, in batches of PRUNE_BATCH
+# roots (each a short transaction of its own, as `taskhub-pg prune` runs them).
+PRUNE_AT_MOST = 1_000
+PRUNE_BATCH = 500
+
+
 def _prune(hub: Hub, form: Form) -> str:
     days = _days(form)
     before_ms = int((time.time() - days * 86_400) * 1000)
-    deleted = hub.calls.delete_instance_bulk(completed_before_ms=before_ms, limit=1_000)
-    counts = ", ".join(f"{key.replace('_', ' ')} {n}" for key, n in vars(deleted).items())
+    total = PrunedBatch()
+    while total.roots_deleted < PRUNE_AT_MOST:
+        size = min(PRUNE_BATCH, PRUNE_AT_MOST - total.roots_deleted)
+        batch = hub.calls.prune_ended(before_ms, batch_size=size)
+        total += batch
+        if batch.roots_deleted < size:
+            break
+    counts = ", ".join(f"{key.replace('_', ' ')} {n}" for key, n in vars(total).items())
     return f"ended instances older than {days} days pruned (at most 1,000): {counts}"
 
 
@@ -181,7 +194,7 @@ ACTIONS: dict[str, Action] = {
                 f" {f.get('older_than_days')} days ago?"
             ),
             _prune,
-            ("taskhub_bulk_delete_candidates", "list_children", "delete_instances_atomic"),
+            ("taskhub_prune_ended",),
         ),
     )
 }

@@ -21,6 +21,10 @@ from provider.schema_name import quote_schema
 
 Row = dict[str, Any]
 
+# How far ahead of the database a caller's clock may stamp a row
+# (sql/head/helpers/taskhub_max_clock_skew_ms.sql).
+MAX_CLOCK_SKEW_MS = 1000
+
 
 @dataclass(frozen=True)
 class View:
@@ -282,12 +286,22 @@ def instance_exists(conn: psycopg.Connection[Any], schema: str, instance_id: str
 def count_prune_candidates(
     conn: psycopg.Connection[Any], schema: str, completed_before_ms: int, limit: int
 ) -> int:
-    """How many ended root instances a prune would delete (up to limit)."""
+    """How many ended root instances a prune would delete (up to limit): the
+    roots taskhub_prune_ended picks (sql/head/management/), counted along the
+    same bounded walk of taskhub_instances_created_idx, so that the count
+    costs about what it counts, however large the hub."""
     row = conn.execute(
-        sql.SQL("SELECT count(*) FROM {}.taskhub_bulk_delete_candidates(NULL, %s, %s)").format(
-            sql.Identifier(schema)
-        ),
-        [completed_before_ms, limit],
+        sql.SQL(
+            "SELECT count(*) FROM (SELECT 1 FROM {s}.instances AS i"
+            " JOIN {s}.executions AS e"
+            "   ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id"
+            " WHERE i.created_at < to_timestamp((%(before)s + %(skew)s) / 1000.0)"
+            "   AND i.parent_instance_id IS NULL"
+            "   AND e.status IN ('Completed', 'Failed', 'ContinuedAsNew')"
+            "   AND e.completed_at < to_timestamp(%(before)s / 1000.0)"
+            " LIMIT %(limit)s) AS candidates"
+        ).format(s=sql.Identifier(schema)),
+        {"before": completed_before_ms, "skew": MAX_CLOCK_SKEW_MS, "limit": limit},
     ).fetchone()
     return int(row[0]) if row else 0
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from provider import InvalidInput, LockLost, TaskHubError
+from provider import InvalidInput, LockLost, TaskHubError, now_ms
 from provider.client.task_hub import AsyncTaskHub, HubPlans, TaskHub
 from tests.support.templates import SchemaTemplates
 from tests.support.work_items import (
@@ -113,6 +113,7 @@ def scenario(seen: list[str]) -> Scenario:
     assert (yield from step("prune_executions", "parent", keep_last=1)).executions_deleted == 0
     assert (yield from step("prune_executions_bulk", keep_last=1)).executions_deleted == 0
     assert (yield from step("delete_instance_bulk")).instances_deleted == 0
+    assert (yield from step("prune_ended", now_ms(), batch_size=10)).roots_deleted == 0
     found = yield from step("find_instances", limit=10)
     assert [(i.instance_id, i.status) for i in found] == [
         ("other", "Pending"),

@@ -34,6 +34,7 @@ OPERATOR_FUNCTIONS = {
     "taskhub_requeue_dead_letter",
     "taskhub_release_orchestration_lease",
     "taskhub_find_instances",
+    "taskhub_prune_ended",
 }
 
 
@@ -213,6 +214,7 @@ def test_direct_reads_and_writes_the_runtime_does_not_need_are_refused(
         "taskhub_clock_ms(0)",
         "taskhub_requeue_dead_letter(1)",
         "taskhub_release_orchestration_lease('x')",
+        "taskhub_prune_ended(0, 1)",
         "taskhub_grant_runtime_role('postgres', 'none')",
         "taskhub_revoke_runtime_role('postgres')",
         "taskhub_set_aside_functions(ARRAY['fetch_work_item'])",

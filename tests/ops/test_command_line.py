@@ -108,6 +108,10 @@ def test_prune_deletes_only_what_ended_before_the_cutoff(
         f"UPDATE \"{cli.schema}\".executions SET status = 'Completed',"
         " completed_at = now() - interval '2 days' WHERE instance_id = 'quiet'"
     )
+    sql.execute(  # and, as every instance that ended then, created before that
+        f"UPDATE \"{cli.schema}\".instances SET created_at = now() - interval '3 days'"
+        " WHERE instance_id = 'quiet'"
+    )
     sql.execute(  # one that ended a minute ago
         f'INSERT INTO "{cli.schema}".instances (instance_id, orchestration_name, created_at,'
         " updated_at) VALUES ('recent', 'TestOrch', now(), now());"

@@ -189,3 +189,46 @@ def test_the_items_are_the_ones_the_duroxide_client_writes(
     assert cli(capsys, database_url, populated, *event)[0] == 0
     theirs = [item.replace("busy-0", "busy-1") for item in queued(sql, populated, "busy-0")]
     assert queued(sql, populated, "busy-1") == theirs
+
+
+def test_prune_works_the_backlog_off_in_batches_saying_how_far_it_got(
+    capsys: pytest.CaptureFixture[str], database_url: str, populated: str
+) -> None:
+    """10 ended roots, 5 running: batches of 3 until --limit, then until none is left."""
+
+    def prune(*argv: str) -> tuple[int, str, list[str]]:
+        capsys.readouterr()
+        where = ["--url", database_url, "--schema", populated]
+        code = main(["prune", "--completed-before", "0s", "--yes", *argv, *where])
+        out, err = capsys.readouterr()
+        return code, out.strip(), err.splitlines()
+
+    code, out, progress = prune("--limit", "4", "--batch-size", "3")
+    assert code == 0
+    assert [line.split(" roots so far")[0] for line in progress] == ["batch 1: 3", "batch 2: 4"]
+    assert all(line.endswith("roots/s") for line in progress)
+    assert out == (
+        "instances deleted 4, executions deleted 4, events deleted 4,"
+        " queue messages deleted 0, roots deleted 4"
+    )
+
+    code, out, progress = prune("--batch-size", "3", "--json")  # no limit: until none is left
+    assert code == 0
+    batches = [json.loads(line) for line in progress]
+    assert [(b["batch"], b["roots_deleted"]) for b in batches] == [(1, 3), (2, 6)]
+    assert all(b["roots_per_s"] > 0 for b in batches)
+    assert json.loads(out) == {
+        "instances_deleted": 6,
+        "executions_deleted": 6,
+        "events_deleted": 6,
+        "queue_messages_deleted": 0,
+        "roots_deleted": 6,
+    }
+    found = cli(capsys, database_url, populated, "inspect", "instances")[1]["instances"]
+    assert sorted(row["instance_id"] for row in found) == [  # the running ones stay
+        *(f"busy-{n}" for n in range(5)),
+        "ghost",
+    ]
+
+    code, out, progress = prune()
+    assert (code, out, progress) == (0, "instances deleted 0", [])  # nothing left to ask about

@@ -261,6 +261,11 @@ REFUSED: list[tuple[str, Callable[[Hub], tuple[Any, ...]]]] = [
     ("prune_executions", lambda h: ("nobody",)),
     ("prune_executions", lambda h: ("kept", -1)),
     ("delete_instances_atomic", lambda h: (["kept"], False)),
+    ("taskhub_prune_ended", lambda h: (None, 500)),
+    ("taskhub_prune_ended", lambda h: (now(), -1)),
+    ("taskhub_prune_ended", lambda h: (now(), 0)),
+    ("taskhub_prune_ended", lambda h: (now(), None)),
+    ("taskhub_prune_ended", lambda h: (now(), 10_001)),
 ]
 
 # Harmless: no error required, but nothing may change.

@@ -89,6 +89,16 @@ def test_an_unreachable_database_under_json_is_one_json_object(
 # Mistakes click finds while parsing: (verb, its arguments, what the message names).
 PARSE_MISTAKES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "prune without --completed-before": ("prune", (), "Missing option '--completed-before'"),
+    "a prune batch of 0": (
+        "prune",
+        ("--completed-before", "1d", "--batch-size", "0"),
+        "'--batch-size'",
+    ),
+    "a prune batch too large": (
+        "prune",
+        ("--completed-before", "1d", "--batch-size", "10001"),
+        "'--batch-size'",
+    ),
     "raise-event without NAME": ("raise-event", ("order-1",), "Missing argument 'NAME'"),
     "a dead letter id not a number": ("requeue", ("seven",), "'DEAD_LETTER_ID'"),
     "a limit below 1": ("inspect queues", ("--limit", "0"), "'--limit'"),

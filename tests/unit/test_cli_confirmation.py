@@ -18,6 +18,7 @@ import pytest
 
 from provider.cli import action_commands
 from provider.cli.options import DECLINED, OK, Failure, confirm
+from provider.types import PrunedBatch
 from tests.unit.cli_runs import only_line, run
 
 QUESTION = "Delete instance order-1 and everything it has?"
@@ -103,9 +104,13 @@ class FakeOperatorHub:
     def __exit__(self, *exc_info: object) -> None:
         pass
 
-    def delete_instance_bulk(self, *, completed_before_ms: int, limit: int) -> SimpleNamespace:
-        self.deletes.append(("bulk", limit))
-        return SimpleNamespace(instances_deleted=self.candidates)
+    def prune_ended(self, completed_before_ms: int, *, batch_size: int) -> PrunedBatch:
+        """One batch: what is left of the candidates, at most batch_size."""
+        deleted = min(self.candidates, batch_size)
+        self.candidates -= deleted
+        if deleted:
+            self.deletes.append(("prune", batch_size))
+        return PrunedBatch(roots_deleted=deleted, instances_deleted=deleted)
 
     def delete_instance(self, instance_id: str, *, force: bool) -> SimpleNamespace:
         self.deletes.append((instance_id, force))
@@ -157,9 +162,12 @@ def test_a_destructive_verb_with_yes_deletes_and_says_what(
     capsys: pytest.CaptureFixture[str], operator_hub: FakeOperatorHub, verb: tuple[str, ...]
 ) -> None:
     ran = run(capsys, *verb, "--url", URL, "--json")
-    assert (ran.code, ran.err) == (OK, "")
+    assert ran.code == OK
     assert len(operator_hub.deletes) == 1
     assert json.loads(ran.out)["instances_deleted"] >= 1
+    # A prune says how far it got after each batch: JSON objects on stderr.
+    progress = [json.loads(line) for line in ran.err.splitlines()]
+    assert [line["batch"] for line in progress] == ([1] if verb[0] == "prune" else [])
 
 
 def test_prune_with_nothing_to_delete_does_not_ask(

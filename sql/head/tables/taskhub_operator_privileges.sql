@@ -28,6 +28,7 @@ VALUES
     ('function', 'list_children', 'EXECUTE', NULL, 'taskhub-pg delete-instance, prune'),
     ('function', 'delete_instances_atomic', 'EXECUTE', NULL, 'taskhub-pg delete-instance, prune'),
     ('function', 'taskhub_bulk_delete_candidates', 'EXECUTE', NULL, 'taskhub-pg prune'),
+    ('function', 'taskhub_prune_ended', 'EXECUTE', NULL, 'taskhub-pg prune (in batches), the dashboard''s prune'),
     ('function', 'taskhub_trace_context', 'EXECUTE', NULL, 'runbook: which trace an instance belongs to'),
     ('function', 'taskhub_enqueue_traced_orchestrator_work', 'EXECUTE', NULL, 'taskhub-pg cancel, raise-event from a traced process'),
     ('table', 'taskhub_settings', 'UPDATE', '{value}', 'runbook: the dead-letter threshold, the transient failure policy'),
