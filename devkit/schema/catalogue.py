@@ -35,7 +35,7 @@ QUERIES = {
          WHERE c.relnamespace = %(schema)s::regnamespace AND c.relkind IN ('r', 'v')
            AND a.attnum > 0 AND NOT a.attisdropped AND c.relname <> %(alembic)s""",
     "relations": """
-        SELECT c.relname, c.relkind,
+        SELECT c.relname, c.relkind, c.reloptions::text,
                (SELECT array_agg(a::text ORDER BY a::text)
                   FROM unnest(coalesce(
                            c.relacl,

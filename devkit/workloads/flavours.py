@@ -103,6 +103,8 @@ TASKHUB_0012 = Flavour("taskhub-0012", "t12", _taskhub_at("0012"))
 TASKHUB_0014 = Flavour("taskhub-0014", "t14", _taskhub_at("0014"))
 # The last revision before the lean acks (0018).
 TASKHUB_0017 = Flavour("taskhub-0017", "t17", _taskhub_at("0017"))
+# The last revision whose worker fetch went by id (0021 goes by visibility).
+TASKHUB_0020 = Flavour("taskhub-0020", "t20", _taskhub_at("0020"))
 TASKHUB_WITHOUT_WAKEUPS = Flavour("taskhub-without-wakeups", "tnw", _taskhub_without_wakeups)
 TASKHUB_JSONB = Flavour("taskhub-jsonb", "tjb", _taskhub_made_before_json)
 ALL = {
@@ -120,6 +122,7 @@ ALL = {
         TASKHUB_0012,
         TASKHUB_0014,
         TASKHUB_0017,
+        TASKHUB_0020,
         TASKHUB_WITHOUT_WAKEUPS,
         TASKHUB_JSONB,
     )

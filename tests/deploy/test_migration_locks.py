@@ -81,6 +81,7 @@ def test_a_table_held_for_a_moment_costs_a_retry_not_the_deploy(
     assert run.to_revision == migrate.head_revision()
     assert run.locked_tables == [
         "orchestrator_queue",
+        "instance_locks",  # 0021's autovacuum settings
         "instances",  # 0016's index
         "history",
         "worker_queue",

@@ -156,3 +156,50 @@ def test_session_items_go_to_their_owner_only(flavour_schema: str, make_hub: Hub
     assert hub.fetch_work_item(30_000, owner_id="owner-b") is None
     second = hub.fetch_work_item(30_000, owner_id="owner-a")
     assert second is not None and second.work_item["ActivityExecute"]["id"] == 2
+
+
+DELAYED_BACKLOG = 2_000
+
+
+def index_entries_read(conn: psycopg.Connection[Any], schema: str, table: str) -> int:
+    """Rows and index entries of `table` this transaction's scans have read so far."""
+    row = conn.execute(
+        "SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(r.oid)), 0)"
+        "  FROM pg_class AS r"
+        " WHERE r.oid = %(t)s::regclass"
+        "    OR r.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = %(t)s::regclass)",
+        {"t": f'"{schema}".{table}'},
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+@pytest.mark.pins_defect(
+    "every worker fetch reads past the work due later that was queued before",
+    fails_on=("taskhub-0020",),
+)
+def test_work_due_later_costs_a_worker_fetch_nothing(
+    flavour_schema: str, database_url: str, make_hub: HubFactory, sql: psycopg.Connection[Any]
+) -> None:
+    """Items given back with a delay (a retry's backoff) or scheduled ahead
+    stay queued, ahead of newer work by id: a fetch must not read them."""
+    sql.execute(
+        f'INSERT INTO "{flavour_schema}".worker_queue'
+        " (work_item, visible_at, created_at, instance_id, execution_id, activity_id)"
+        " SELECT %s, now() + interval '1 day', now(), 'later-' || n, 1, 1"
+        "   FROM generate_series(1, %s) AS n",
+        [json.dumps(activity_execute("later", 1)), DELAYED_BACKLOG],
+    )
+    sql.execute(f'ANALYZE "{flavour_schema}".worker_queue')
+    make_hub(flavour_schema).enqueue_worker_work(activity_execute("now", 1))
+
+    with psycopg.connect(database_url) as conn:
+        before = index_entries_read(conn, flavour_schema, "worker_queue")
+        lease = conn.execute(
+            f'SELECT out_work_item FROM "{flavour_schema}".fetch_work_item(%s, %s)',
+            [now_ms(), 30_000],
+        ).fetchone()
+        read = index_entries_read(conn, flavour_schema, "worker_queue") - before
+        conn.rollback()
+
+    assert lease is not None and json.loads(lease[0])["ActivityExecute"]["instance"] == "now"
+    assert read < 50, f"the fetch read {read} rows and index entries for one item"

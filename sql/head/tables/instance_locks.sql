@@ -12,3 +12,10 @@ CREATE TABLE __SCHEMA__.instance_locks (
 -- Ack, abandon and renew look leases up by token.
 CREATE UNIQUE INDEX taskhub_instance_locks_token_idx ON __SCHEMA__.instance_locks (lock_token);
 CREATE INDEX taskhub_instance_locks_until_idx ON __SCHEMA__.instance_locks (locked_until);
+-- Vacuumed by dead rows, not by size, and never throttled: a churn table,
+-- however large its backlog (revision 0021, docs/ops.md "Maintenance").
+ALTER TABLE __SCHEMA__.instance_locks SET (
+    autovacuum_vacuum_scale_factor = 0.02,
+    autovacuum_vacuum_threshold = 1000,
+    autovacuum_vacuum_cost_delay = 0
+);

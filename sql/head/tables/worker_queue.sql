@@ -38,3 +38,10 @@ BEGIN
     END IF;
 END
 $lz4$;
+-- Vacuumed by dead rows, not by size, and never throttled: a churn table,
+-- however large its backlog (revision 0021, docs/ops.md "Maintenance").
+ALTER TABLE __SCHEMA__.worker_queue SET (
+    autovacuum_vacuum_scale_factor = 0.02,
+    autovacuum_vacuum_threshold = 1000,
+    autovacuum_vacuum_cost_delay = 0
+);

@@ -1,5 +1,11 @@
 -- Lease the oldest visible worker item that this worker may run.
 --
+--   * Oldest by when it became visible: candidates walk
+--     taskhub_worker_visible_idx up to now, so work due later (an item given
+--     back with a delay, a backlog scheduled ahead) costs a fetch nothing.
+--     (Up to 0020 they went by id, and every fetch read past each such row
+--     queued before the visible ones: 100,000 of them made a fetch take
+--     hundreds of milliseconds.)
 --   * Tags: p_tag_mode 'default_only' (untagged items), 'tags' (tag in
 --     p_tag_filter), 'default_and' (either), 'any', or 'none' (nothing).
 --   * Sessions: without p_owner_id only items outside sessions are eligible.
@@ -92,7 +98,7 @@ BEGIN
                                      WHERE s.session_id = q.session_id
                                        AND s.locked_until > v_scan_ms
                                        AND s.worker_id <> p_owner_id)))
-         ORDER BY q.id
+         ORDER BY q.visible_at, q.id
          LIMIT 1
            FOR UPDATE OF q SKIP LOCKED;
         IF NOT FOUND THEN

@@ -28,6 +28,14 @@ def parse(argv: list[str]) -> tuple[SoakSettings, Path]:
     parser.add_argument("--window", type=int, default=5, help="minutes compared, first and last")
     parser.add_argument("--retention-minutes", type=float, default=5.0)
     parser.add_argument("--runtime-workers", type=int, default=2)
+    parser.add_argument(
+        "--backlog", type=int, default=0, help="messages due tomorrow, seeded before the start"
+    )
+    parser.add_argument(
+        "--without-upkeep",
+        action="store_true",
+        help="the server's autovacuum defaults on the queue tables (the anchor to 0021)",
+    )
     parser.add_argument("--out", type=Path, default=Path("/tmp/taskhub-soak"))
     args = parser.parse_args(argv)
     settings = SoakSettings(
@@ -37,6 +45,8 @@ def parse(argv: list[str]) -> tuple[SoakSettings, Path]:
         window=args.window,
         retention_s=args.retention_minutes * 60,
         runtime_workers=args.runtime_workers,
+        backlog=args.backlog,
+        upkeep=not args.without_upkeep,
     )
     return settings, args.out
 

@@ -38,7 +38,7 @@ def minute_row(minute: Minute, previous: Minute | None, connections: dict[str, s
     dead, hot_share, vacuums = _queue_counters(minute, previous)
     failed = f"{minute.deliberate_failures()}/{minute.unexpected_failures()}"
     return (
-        f"{minute.minute:>3}  {minute.completions / 60:>6.2f}"
+        f"{minute.minute:>3}  {minute.rate:>6.2f}"
         f"  {quantile(minute.timed_ms, 0.5):>6.0f}  {quantile(minute.timed_ms, 0.99):>6.0f}"
         f"  {failed:>6}  {minute.queue_and_lease_bytes / 1e6:>9.2f}"
         f"  {minute.hub_bytes / 1e6:>6.1f}  {minute.instances:>9}"
@@ -90,6 +90,16 @@ def prune_summary(runs: list[PruneRun]) -> list[str]:
     return lines
 
 
+def can_plot() -> bool:
+    """matplotlib comes with the bench extra (make soak installs it; the
+    suite's bounded soak runs without it)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def plot(minutes: list[Minute], path: Path, title: str) -> None:
     import matplotlib
 
@@ -99,7 +109,7 @@ def plot(minutes: list[Minute], path: Path, title: str) -> None:
     x = [m.minute for m in minutes]
     figure, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
     done, latency, size, memory = axes.flat
-    done.plot(x, [m.completions / 60 for m in minutes], marker=".")
+    done.plot(x, [m.rate for m in minutes], marker=".")
     done.set_ylabel("completions/s")
     latency.plot(x, [quantile(m.timed_ms, 0.5) for m in minutes], label="p50")
     latency.plot(x, [quantile(m.timed_ms, 0.99) for m in minutes], label="p99")

@@ -24,7 +24,7 @@ from pathlib import Path
 from provider.deploy import migrate
 from tests.support.chaos.side import with_application_name
 from tests.support.chaos.workers import WorkerPool
-from tests.support.soak import report, verdicts
+from tests.support.soak import backlog, report, verdicts
 from tests.support.soak.application import Application
 from tests.support.soak.python_worker import APPLICATION_NAME as PYTHON_WORKER_APP
 from tests.support.soak.retention import Retention
@@ -52,6 +52,8 @@ class SoakSettings:
     prune_every_s: float = 60.0
     runtime_workers: int = 2
     minute_s: float = 60.0  # shorter only in the suite's bounded soak
+    backlog: int = 0  # messages due tomorrow, seeded before the start (backlog.py)
+    upkeep: bool = True  # False: the server's autovacuum defaults on the queues (the anchor)
 
 
 @dataclass
@@ -70,6 +72,10 @@ class SoakResult:
 def run_soak(url: str, settings: SoakSettings, out_dir: Path, echo: bool = True) -> SoakResult:
     schema = f"soak_{uuid.uuid4().hex[:8]}"
     migrate.upgrade(url, schema)
+    if settings.backlog:
+        backlog.seed(url, schema, settings.backlog)
+    if not settings.upkeep:
+        backlog.without_upkeep(url, schema)
     result = SoakResult(settings)
 
     def say(line: str) -> None:
@@ -92,6 +98,8 @@ def run_soak(url: str, settings: SoakSettings, out_dir: Path, echo: bool = True)
         f" ({settings.warm_up} min warm-up), {settings.runtime_workers} runtime processes"
         f" + 1 Python worker, prune every {settings.prune_every_s:.0f} s of what ended"
         f" {settings.retention_s:.0f} s ago"
+        + (f"; a backlog of {settings.backlog:,} messages due tomorrow" if settings.backlog else "")
+        + ("" if settings.upkeep else "; the server's autovacuum defaults on the queues")
     )
     say(report.MINUTE_COLUMNS)
     try:
@@ -175,7 +183,7 @@ def _conclude(result: SoakResult, retention: Retention, say: Callable[[str], Non
     say("")
     for line in report.table_summary(w.after_warm_up, w.end):
         say(line)
-    retained_minute = s.warm_up + int((s.retention_s + s.prune_every_s) // 60) + 1
+    retained_minute = s.warm_up + int((s.retention_s + s.prune_every_s) // s.minute_s) + 1
     result.verdicts = [
         verdicts.rate_verdict(w),
         verdicts.p99_verdict(w),
@@ -195,6 +203,6 @@ def _conclude(result: SoakResult, retention: Retention, say: Callable[[str], Non
 def _write(result: SoakResult, out_dir: Path, schema: str) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "soak.txt").write_text("\n".join(result.lines) + "\n")
-    if result.minutes:
+    if result.minutes and report.can_plot():
         title = f"soak: {result.settings.rate:g}/s, {len(result.minutes)} min ({schema})"
         report.plot(result.minutes, out_dir / "soak.png", title)

@@ -45,6 +45,7 @@ class ProcessSample:
 @dataclass
 class Minute:
     minute: int  # 1 for the soak's first minute
+    seconds: float = 60.0  # how long a "minute" is (shorter in the suite's bounded soak)
     completions: int = 0  # root instances that ended, every kind
     timed_ms: list[float] = field(default_factory=list)  # start-to-completion, TIMED kinds
     ended: Counter[str] = field(default_factory=Counter)  # "kind status" -> count
@@ -52,6 +53,11 @@ class Minute:
     instances: int = 0
     connections: Counter[str] = field(default_factory=Counter)  # application_name -> count
     processes: dict[str, list[ProcessSample]] = field(default_factory=dict)  # role -> samples
+
+    @property
+    def rate(self) -> float:
+        """Completions per second."""
+        return self.completions / self.seconds
 
     @property
     def hub_bytes(self) -> int:
@@ -97,7 +103,7 @@ class Sampler:
     def sample(
         self, minute: int, since_ms: float, until_ms: float, pids: dict[str, list[int]]
     ) -> Minute:
-        sample = Minute(minute)
+        sample = Minute(minute, (until_ms - since_ms) / 1000.0)
         self._completions(sample, since_ms, until_ms)
         sample.tables = self._tables()
         sample.instances = self._count("instances")

@@ -71,13 +71,13 @@ def span(window: list[Minute]) -> str:
 
 
 def rate_verdict(w: Windows) -> Verdict:
-    first = sum(m.completions for m in w.first) / len(w.first)
-    last = sum(m.completions for m in w.last) / len(w.last)
+    first = sum(m.rate for m in w.first) / len(w.first)
+    last = sum(m.rate for m in w.last) / len(w.last)
     change = last / first - 1 if first else float("inf")
     return Verdict(
         "completion rate holds",
         abs(change) <= RATE_WITHIN,
-        f"{first / 60:.2f}/s ({span(w.first)}) -> {last / 60:.2f}/s ({span(w.last)}),"
+        f"{first:.2f}/s ({span(w.first)}) -> {last:.2f}/s ({span(w.last)}),"
         f" {change:+.1%} (within {RATE_WITHIN:.0%})",
     )
 
