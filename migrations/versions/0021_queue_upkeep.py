@@ -7,10 +7,15 @@
   "Maintenance");
 * fetch_work_item takes the oldest item by when it became visible, walking
   taskhub_worker_visible_idx up to now: a backlog of work due later (items
-  given back with a delay) no longer costs every fetch a read past it.
+  given back with a delay) no longer costs every fetch a read past it;
+* a worker lease token names its item ('lock_<id>_<uuid>'): ack, renew and
+  abandon find the item by primary key, worker_queue loses its index on
+  lock_token, and the fetch's lease tag becomes a HOT update (the soak saw
+  0 % HOT on worker_queue, 100 % on orchestrator_queue since 0018). A token
+  handed out before the upgrade is still found, by a read of the queue.
 
-Storage parameters and a body: no signature, column or index changes, so no
-running runtime notices.
+Storage parameters, bodies and an index: no signature or column changes, so
+no running runtime notices.
 
 Revision ID: 0021
 Revises: 0020
@@ -19,7 +24,7 @@ Create Date: 2026-12-03
 
 from __future__ import annotations
 
-from provider.deploy.migration_steps import apply_sql_files, replace_with_released
+from provider.deploy.migration_steps import apply_sql_files, drop_functions, replace_with_released
 
 revision = "0021"
 down_revision = "0020"
@@ -37,19 +42,35 @@ LOCKS_ON_DOWNGRADE: list[str] = ["orchestrator_queue", "instance_locks", "worker
 # each table's file in sql/head/tables/ ends with), applied in order.
 FILES: list[str] = [
     "0021_queue_upkeep/queue_upkeep.sql",
+    "0021_queue_upkeep/taskhub_worker_item_of_token.sql",
     "0021_queue_upkeep/fetch_work_item.sql",
+    "0021_queue_upkeep/taskhub_lock_worker_lease.sql",
+    "0021_queue_upkeep/ack_worker.sql",
+    "0021_queue_upkeep/abandon_work_item.sql",
+    # Last: every lookup by token alone is gone.
+    "0021_queue_upkeep/drop_worker_lock_idx.sql",
 ]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
     "0018_lean_acks/fetch_work_item.sql": ["fetch_work_item"],
+    "0008_one_idiom_per_job/taskhub_lock_worker_lease.sql": ["taskhub_lock_worker_lease"],
+    "0018_lean_acks/ack_worker.sql": ["ack_worker"],
+    "0015_call_gate/abandon_work_item.sql": ["abandon_work_item"],
 }
+# New in this revision: dropped by the downgrade.
+NEW_FUNCTIONS: list[str] = ["taskhub_worker_item_of_token"]
 
 
 def upgrade() -> None:
-    apply_sql_files(FILES)
+    # Last: like every function of the schema, the new ones are not
+    # executable by PUBLIC.
+    apply_sql_files([*FILES, "0006_hot_path/no_public_execute.sql"])
 
 
 def downgrade() -> None:
+    # The index first: the released functions find items by token alone.
+    apply_sql_files(["0021_queue_upkeep/worker_lock_idx.sql"])
     replace_with_released(list(REPLACED), REPLACED)
+    drop_functions(NEW_FUNCTIONS)
     apply_sql_files(["0021_queue_upkeep/down.sql"])

@@ -203,3 +203,40 @@ def test_work_due_later_costs_a_worker_fetch_nothing(
 
     assert lease is not None and json.loads(lease[0])["ActivityExecute"]["instance"] == "now"
     assert read < 50, f"the fetch read {read} rows and index entries for one item"
+
+
+def hot_updates(conn: psycopg.Connection[Any], schema: str, table: str) -> tuple[int, int]:
+    """Updates and HOT updates of `table` in this transaction so far."""
+    row = conn.execute(
+        "SELECT pg_stat_get_xact_tuples_updated(%(t)s::regclass),"
+        "       pg_stat_get_xact_tuples_hot_updated(%(t)s::regclass)",
+        {"t": f'"{schema}".{table}'},
+    ).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])
+
+
+@pytest.mark.pins_defect(
+    "the worker fetch's lease tag writes an entry in every index of the queue",
+    fails_on=("taskhub-0020", "duroxide-0.2.2"),
+)
+def test_the_worker_lease_tag_is_a_hot_update(
+    flavour_schema: str, database_url: str, make_hub: HubFactory
+) -> None:
+    """No index holds lock_token or locked_until (ack, renew and abandon find
+    the item by the id its token names), so tagging an item with its lease
+    writes no index entry: the queue's indexes do not churn per activity."""
+    hub = make_hub(flavour_schema)
+    hub.enqueue_worker_work(activity_execute("hot", 1, tag="gpu"))
+    with psycopg.connect(database_url) as conn:
+        token = conn.execute(
+            f'SELECT out_lock_token FROM "{flavour_schema}".fetch_work_item(%s, %s,'
+            " p_tag_filter => ARRAY['gpu'], p_tag_mode => 'tags')",
+            [now_ms(), 30_000],
+        ).fetchone()
+        updates, hot = hot_updates(conn, flavour_schema, "worker_queue")
+        conn.commit()
+    assert token is not None
+    assert (updates, hot) == (1, 1)
+    hub.renew_work_item_lock(token[0], 30_000)
+    hub.ack_work_item(token[0], None)

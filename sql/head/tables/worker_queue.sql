@@ -25,8 +25,9 @@ CREATE INDEX taskhub_worker_session_idx
     ON __SCHEMA__.worker_queue (session_id) WHERE session_id IS NOT NULL;
 CREATE INDEX taskhub_worker_tag_idx
     ON __SCHEMA__.worker_queue (tag) WHERE tag IS NOT NULL;
-CREATE INDEX taskhub_worker_lock_idx
-    ON __SCHEMA__.worker_queue (lock_token) WHERE lock_token IS NOT NULL;
+-- No index holds lock_token or locked_until, so the fetch's lease tag is a HOT
+-- update: ack, renew and abandon find an item by the id its token names
+-- (taskhub_worker_item_of_token, revision 0021).
 -- Payloads stay in the row (MAIN): reading a history costs no TOAST lookup
 -- per event; lz4, where the server has it, decompresses faster than pglz.
 ALTER TABLE __SCHEMA__.worker_queue ALTER COLUMN work_item SET STORAGE MAIN;

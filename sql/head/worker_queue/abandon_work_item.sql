@@ -30,9 +30,15 @@ BEGIN
     IF p_delay_ms < 0 THEN
         RAISE EXCEPTION 'p_delay_ms must not be negative' USING ERRCODE = '22023';
     END IF;
+    -- By the id the token names (taskhub_worker_item_of_token); a token
+    -- from before 0021 by a read of the queue.
+    v_id := __SCHEMA__.taskhub_worker_item_of_token(p_lock_token);
+    IF v_id IS NULL THEN
+        SELECT q.id INTO v_id FROM __SCHEMA__.worker_queue AS q WHERE q.lock_token = p_lock_token;
+    END IF;
     SELECT q.id, q.locked_until INTO v_id, v_locked_until
       FROM __SCHEMA__.worker_queue AS q
-     WHERE q.lock_token = p_lock_token;
+     WHERE q.id = v_id AND q.lock_token = p_lock_token;
     v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
     IF v_id IS NOT NULL AND v_locked_until > v_now_ms THEN
         -- Live: only its own holder can be busy with it.

@@ -29,6 +29,7 @@ DECLARE
     v_session    text;
     v_seen_until bigint;
     v_listener_waits boolean;
+    v_item       bigint;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -80,11 +81,18 @@ BEGIN
     -- test on the statement's snapshot and is not waited for; one being
     -- changed (by its holder's renew, a fetcher taking it over, or a
     -- cancellation) is judged again on its new version after that commits.
+    -- By the id the token names (taskhub_worker_item_of_token); a token
+    -- from before 0021 by a read of the queue.
+    v_item := __SCHEMA__.taskhub_worker_item_of_token(p_lock_token);
+    IF v_item IS NULL THEN
+        SELECT q.id INTO v_item FROM __SCHEMA__.worker_queue AS q WHERE q.lock_token = p_lock_token;
+    END IF;
     v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
     -- With it, whether a listener waits for the completion: an index probe
     -- (on a busy hub nobody waits, and taskhub_wake is not called).
     DELETE FROM __SCHEMA__.worker_queue AS q
-     WHERE q.lock_token = p_lock_token
+     WHERE q.id = v_item
+       AND q.lock_token = p_lock_token
        AND q.locked_until > v_now_ms
     RETURNING q.session_id,
               EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
@@ -93,7 +101,7 @@ BEGIN
     IF NOT FOUND THEN
         SELECT q.locked_until INTO v_seen_until
           FROM __SCHEMA__.worker_queue AS q
-         WHERE q.lock_token = p_lock_token;
+         WHERE q.id = v_item AND q.lock_token = p_lock_token;
         RAISE EXCEPTION 'Worker queue item not found or already processed'
             USING ERRCODE = 'TH001',
                   DETAIL = __SCHEMA__.taskhub_lease_lost_detail(v_seen_until, v_now_ms);

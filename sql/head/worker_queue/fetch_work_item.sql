@@ -140,7 +140,8 @@ BEGIN
         END IF;
 
         -- The leases, from a clock read now that everything is decided.
-        v_token := 'lock_' || gen_random_uuid();
+        -- The token names the item (taskhub_worker_item_of_token).
+        v_token := 'lock_' || v_id || '_' || gen_random_uuid();
         v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
         IF v_session IS NOT NULL THEN
             IF v_session_row THEN
