@@ -65,6 +65,7 @@ def test_upgrade_and_downgrade_say_what_they_did(
     assert report["retries"] == 0 and report["lock_waits"] == []
     assert report["locked_tables"] == [
         "orchestrator_queue",
+        "instance_locks",
         "instances",
         "history",
         "worker_queue",

@@ -12,7 +12,7 @@ computed and printed here, not asserted."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import re
 
 import pytest
 
@@ -56,15 +56,13 @@ def test_the_retention_job_prunes_as_it_goes_and_the_hub_stays_within_its_window
     assert len(verdicts) == 7, soak.lines
     hub = verdicts["the hub's size is bounded by the retention window"]
     assert hub.passed, hub.line()
-    pruned = [line for line in soak.lines if line.startswith("retention:")]
-    assert pruned and " 0 failed" in pruned[0], soak.lines
-    assert not pruned[0].startswith("retention: 0 runs")
-    assert "0 instances deleted" not in pruned[0], pruned[0]
+    (pruned,) = [line for line in soak.lines if line.startswith("retention:")]
+    found = re.match(r"retention: (\d+) runs of taskhub-pg prune, (\d+) instances deleted", pruned)
+    assert found and int(found[1]) >= 3 and int(found[2]) > 0, pruned
+    assert pruned.endswith(" 0 failed"), pruned
 
 
-def test_the_report_has_a_row_a_minute_and_a_line_a_verdict(
-    soak: SoakResult, tmp_path: Path
-) -> None:
+def test_the_report_has_a_row_a_minute_and_a_line_a_verdict(soak: SoakResult) -> None:
     rows = [line for line in soak.lines if line[:3].strip().isdigit()]
     assert [int(row.split()[0]) for row in rows] == list(range(1, SETTINGS.minutes + 1))
     assert sum(line.startswith(("PASS", "FAIL")) for line in soak.lines) == 7
