@@ -13,6 +13,7 @@
 #   make bench-wakeups  push wakeups against polling: start latency, notification cost
 #   make bench-dashboard  each dashboard page's server time on 100,000 instances
 #   make bench-tracing  a provider call without OpenTelemetry, with the API alone, with an SDK
+#   make bench-prune  a backlog of ended instances pruned in batches while the hub serves
 #   make revision NAME=x  start revision NNNN_x from what changed in sql/head/
 #   make chaos  the duroxide runtime under faults on both schemas (CHAOS_ORCHESTRATIONS, CHAOS_SECONDS)
 #   make deploy-drill  live deploys under the runtime's load (DRILL_ROUNDS, default 20)
@@ -22,7 +23,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-wakeups bench-dashboard bench-tracing chaos deploy-drill soak revision clean
+.PHONY: venv run stop test test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-wakeups bench-dashboard bench-tracing bench-prune chaos deploy-drill soak revision clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -102,6 +103,12 @@ bench-dashboard: $(VENV)/.bench-installed
 
 bench-tracing: venv
 	$(PY) -m bench.tracing_cost
+
+# Retention under load (PRUNE_INSTANCES ended roots, 50,000 by default: about a
+# minute; 1,000,000 about five).
+PRUNE_INSTANCES ?= 50000
+bench-prune: venv
+	$(PY) -m bench.prune_under_load --instances $(PRUNE_INSTANCES)
 
 chaos: venv
 	$(PY) -m tests.support.chaos

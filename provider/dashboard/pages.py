@@ -48,6 +48,7 @@ def overview_values(found: Overview) -> dict[str, Any]:
         "shielded": found.shielded,
         "spark": sparkline(found.completions_per_minute),
         "minutes": len(found.completions_per_minute),
+        "tables": found.tables,
     }
 
 

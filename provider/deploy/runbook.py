@@ -121,6 +121,42 @@ def lease_counts(conn: psycopg.Connection[Any], schema: str) -> dict[tuple[str, 
     return {(str(kind), bool(live)): int(n) for kind, live, n in rows}
 
 
+# The tables to watch for upkeep (docs/ops.md, "Maintenance"): those every
+# turn and activity churns, then those retention keeps in bounds.
+UPKEEP_TABLES = (
+    "orchestrator_queue",
+    "worker_queue",
+    "instance_locks",
+    "history",
+    "executions",
+    "instances",
+)
+
+
+def table_upkeep(conn: psycopg.Connection[Any], schema: str) -> list[Row]:
+    """A row per table of UPKEEP_TABLES: its size with indexes and TOAST,
+    live and dead rows, autovacuum runs and the seconds since the last, and
+    the share of its updates that were HOT (PostgreSQL's statistics)."""
+    return _rows(
+        conn,
+        sql.SQL(
+            "SELECT c.relname AS table_name,"
+            "       pg_total_relation_size(c.oid) AS total_bytes,"
+            "       s.n_live_tup AS live_rows, s.n_dead_tup AS dead_rows,"
+            "       s.autovacuum_count,"
+            "       round(extract(epoch FROM now() - s.last_autovacuum))::bigint"
+            "           AS since_autovacuum_s,"
+            "       round(100.0 * s.n_tup_hot_upd / nullif(s.n_tup_upd, 0))::int AS hot_update_pct"
+            "  FROM pg_catalog.pg_class AS c"
+            "  JOIN pg_catalog.pg_stat_user_tables AS s ON s.relid = c.oid"
+            " WHERE c.relnamespace = to_regnamespace(%(schema)s)"
+            "   AND c.relname = ANY (%(tables)s)"
+            " ORDER BY array_position(%(tables)s, c.relname::text)"
+        ).format(),
+        {"schema": quote_schema(schema), "tables": list(UPKEEP_TABLES)},
+    )
+
+
 def count_rows(conn: psycopg.Connection[Any], schema: str, name: str) -> int:
     """How many rows one of VIEWS holds now."""
     row = conn.execute(
@@ -330,6 +366,7 @@ class Overview:
     dead_letters: int
     shielded: int
     completions_per_minute: list[int]  # oldest minute first, the current one last
+    tables: list[Row]  # table_upkeep
 
 
 def overview(conn: psycopg.Connection[Any], schema: str, minutes: int = 30) -> Overview:
@@ -341,6 +378,7 @@ def overview(conn: psycopg.Connection[Any], schema: str, minutes: int = 30) -> O
         dead_letters=count_rows(conn, schema, "dead-letters"),
         shielded=count_rows(conn, schema, "shielded"),
         completions_per_minute=completions_per_minute(conn, schema, minutes),
+        tables=table_upkeep(conn, schema),
     )
 
 

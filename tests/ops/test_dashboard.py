@@ -69,6 +69,25 @@ def test_the_overview_shows_what_the_views_hold(
     assert 'data-refresh="/panels/overview"' in html  # it refreshes itself
 
 
+def test_the_overview_shows_the_upkeep_of_the_tables_that_churn_and_grow(
+    dashboard: TestClient, sql: psycopg.Connection[Any], busy_hub: str
+) -> None:
+    """docs/ops.md, "Maintenance": size, live and dead rows, autovacuum, HOT
+    share, for the queue and lease tables and for what retention bounds."""
+    html = dashboard.get("/").text
+    shown = re.findall(r'<tr data-table="(\w+)">(.*?)</tr>', html, re.S)
+    assert [name for name, _ in shown] == list(runbook.UPKEEP_TABLES)
+    sizes = dict(
+        sql.execute(
+            "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class AS c"
+            " WHERE c.relnamespace = %s::regnamespace",
+            [f'"{busy_hub}"'],
+        ).fetchall()
+    )
+    for name, row in shown:
+        assert field(row, "total_bytes") == f"{round(sizes[name] / 1048576, 1)} MB"
+
+
 def test_the_overview_panel_is_the_fragment_the_page_refreshes_with(
     dashboard: TestClient,
 ) -> None:
