@@ -144,6 +144,19 @@ class WorkerCore:
         self._schema = hub_config.schema
         self._handlers: dict[str, Handler] = {}
         self._trace_parents = TraceParents(hub_config.schema)
+        if concurrency >= hub_config.pool_max_size:
+            # Every slot can be in a call at once (polling, acking): a lease
+            # renewal then waits for a connection, and a short lease can
+            # expire while it waits (seen with 8 slots on a pool of 10 and a
+            # 300 ms lease).
+            log.warning(
+                "%s: concurrency %d with a pool of %d connections leaves none for"
+                " lease renewals while every slot is in a call; give the hub a"
+                " larger pool_max_size (concurrency + 2 or more)",
+                worker,
+                concurrency,
+                hub_config.pool_max_size,
+            )
 
     # -- registration ---------------------------------------------------------
 

@@ -119,3 +119,16 @@ def test_the_activity_decorator_leaves_the_function_callable_as_it_was() -> None
 
     assert double(None, 4) == 8
     assert worker._handlers == {"Double": double}
+
+
+@pytest.mark.parametrize("name", sorted(WORKERS))
+def test_a_worker_as_wide_as_its_pool_warns_that_renewals_may_wait(
+    name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("WARNING", logger="provider.worker.activity_worker"):
+        WORKERS[name](concurrency=4)
+    assert not caplog.records
+    with caplog.at_level("WARNING", logger="provider.worker.activity_worker"):
+        WORKERS[name](concurrency=10)
+    (record,) = caplog.records
+    assert f"{name}: concurrency 10 with a pool of 10 connections" in record.getMessage()
