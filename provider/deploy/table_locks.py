@@ -83,7 +83,7 @@ class LockPolicy:
     # with the run (its ack reaches orchestrator_queue last), which only a
     # rollback breaks: those attempts fail whatever the wait, so the run
     # tries more often than it waits longer.
-    ESCALATE_EVERY = 3
+    ESCALATE_EVERY = 5
     MAX_ESCALATION = 3
 
     def timeout_ms(self, attempt: int) -> int:
