@@ -38,10 +38,13 @@ depends_on = None
 LOCKS_ON_UPGRADE: list[str] = ["orchestrator_queue", "instance_locks", "worker_queue"]
 LOCKS_ON_DOWNGRADE: list[str] = ["orchestrator_queue", "instance_locks", "worker_queue"]
 
-# This revision's files (sql/0021_.../: queue_upkeep.sql holds the statements
-# each table's file in sql/head/tables/ ends with), applied in order.
+# This revision's files (sql/0021_.../: upkeep_*.sql hold the statement each
+# table's file in sql/head/tables/ ends with, one a file as Citus needs),
+# applied in order.
 FILES: list[str] = [
-    "0021_queue_upkeep/queue_upkeep.sql",
+    "0021_queue_upkeep/upkeep_orchestrator_queue.sql",
+    "0021_queue_upkeep/upkeep_instance_locks.sql",
+    "0021_queue_upkeep/upkeep_worker_queue.sql",
     "0021_queue_upkeep/taskhub_worker_item_of_token.sql",
     "0021_queue_upkeep/fetch_work_item.sql",
     "0021_queue_upkeep/taskhub_lock_worker_lease.sql",
@@ -73,4 +76,10 @@ def downgrade() -> None:
     apply_sql_files(["0021_queue_upkeep/worker_lock_idx.sql"])
     replace_with_released(list(REPLACED), REPLACED)
     drop_functions(NEW_FUNCTIONS)
-    apply_sql_files(["0021_queue_upkeep/down.sql"])
+    apply_sql_files(
+        [
+            "0021_queue_upkeep/down_orchestrator_queue.sql",
+            "0021_queue_upkeep/down_instance_locks.sql",
+            "0021_queue_upkeep/down_worker_queue.sql",
+        ]
+    )

@@ -14,7 +14,7 @@ from devkit.schema import revision_digest
 from provider.deploy import migration_steps, sql_files
 
 RELEASED = {
-    "0021_queue_upkeep": "88b3ee226325c63e2456dcf02196f12f343e593d160d843e693115ff38719e90",
+    "0021_queue_upkeep": "1f0264fdbbeac2c586b69ae84621bf2bf74566daf76367be040a0821ff258370",
     "0020_batched_retention": "a2253c8de43fb572ed81dc05d2ceefc29bfe9ae6ff5c404cba271db90a928f5e",
     "0019_trace_contexts": "b9fa1e80287c7ddb7ffdccfe302389ab3505e6bbc2153e8c8d371740aabe9650",
     "0018_lean_acks": "26b46211e4c6bb3b95c25d7c46514f33fec38d911610326864810ec6076f58f9",

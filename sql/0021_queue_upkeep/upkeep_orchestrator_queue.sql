@@ -10,21 +10,13 @@
 -- * Never throttled: their pages are hot in shared buffers, so a vacuum costs
 --   page hits, and a throttled one only lets the dead rows pile up.
 --
--- ALTER TABLE ... SET takes SHARE UPDATE EXCLUSIVE, which the runtime's own
--- locks do not conflict with. The revision that ships it locks the tables up
--- front all the same (provider/deploy/table_locks.py). In sql/head/ each
--- table's file carries its own.
+-- SET of storage parameters takes SHARE UPDATE EXCLUSIVE, which the runtime's
+-- own locks do not conflict with; the revision locks the tables up front all
+-- the same (provider/deploy/table_locks.py). In sql/head/ each table's file
+-- carries its own. One statement per file: Citus sends the text of a DDL on
+-- a distributed table to its workers whole, and they refuse more than one
+-- command.
 ALTER TABLE __SCHEMA__.orchestrator_queue SET (
-    autovacuum_vacuum_scale_factor = 0.02,
-    autovacuum_vacuum_threshold = 1000,
-    autovacuum_vacuum_cost_delay = 0
-);
-ALTER TABLE __SCHEMA__.worker_queue SET (
-    autovacuum_vacuum_scale_factor = 0.02,
-    autovacuum_vacuum_threshold = 1000,
-    autovacuum_vacuum_cost_delay = 0
-);
-ALTER TABLE __SCHEMA__.instance_locks SET (
     autovacuum_vacuum_scale_factor = 0.02,
     autovacuum_vacuum_threshold = 1000,
     autovacuum_vacuum_cost_delay = 0
