@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
@@ -28,7 +29,7 @@ from provider.cli.options import (
     print_counts,
     print_json,
 )
-from provider.client.management import DEFAULT_PRUNE_BATCH, MAX_PRUNE_BATCH
+from provider.client.management import DEFAULT_PRUNE_BATCH, MAX_PRUNE_BATCH, prune_batches
 from provider.client.task_hub import TaskHub
 from provider.deploy import runbook
 from provider.errors import TaskHubError
@@ -59,24 +60,21 @@ COUNT_AT_MOST = 100_000
 def prune_in_batches(
     hub: TaskHub, before_ms: int, limit: int | None, batch_size: int, as_json: bool
 ) -> PrunedBatch:
-    """Batches of hub.prune_ended until one deletes nothing or `limit` roots
-    are deleted; a progress line on stderr after each (a JSON object under
-    --json). Each batch is committed: an interrupted prune keeps its work."""
-    total, batches, started = PrunedBatch(), 0, time.monotonic()
-    while limit is None or total.roots_deleted < limit:
-        size = batch_size if limit is None else min(batch_size, limit - total.roots_deleted)
-        batch = hub.prune_ended(before_ms, batch_size=size)
-        if batch.roots_deleted == 0:
-            break
-        total, batches = total + batch, batches + 1
+    """prune_batches with a progress line on stderr after each batch (a JSON
+    object under --json)."""
+    total, started = PrunedBatch(), time.monotonic()
+    for number, batch in enumerate(
+        prune_batches(hub.prune_ended, before_ms, batch_size, limit), start=1
+    ):
+        total += batch
         elapsed = max(time.monotonic() - started, 1e-6)
         rate = total.roots_deleted / elapsed
         if as_json:
-            progress = {"batch": batches, **vars(total), "seconds": round(elapsed, 3)}
+            progress = {"batch": number, **vars(total), "seconds": round(elapsed, 3)}
             sys.stderr.write(json.dumps({**progress, "roots_per_s": round(rate, 1)}) + "\n")
         else:
             errors.print(
-                f"batch {batches}: {total.roots_deleted:,} roots so far"
+                f"batch {number}: {total.roots_deleted:,} roots so far"
                 f" ({total.instances_deleted:,} instances, {total.events_deleted:,} events)"
                 f" in {elapsed:.1f} s, {rate:,.0f} roots/s",
                 highlight=False,
@@ -158,9 +156,9 @@ def register(app: typer.Typer) -> None:
         confirm(f"Delete {candidates}{more} ended instances and their histories?", yes)
         with TaskHub.connect(target, schema, pool_min_size=1) as hub:
             total = prune_in_batches(hub, before_ms, limit, batch_size, as_json)
-        counts = vars(total)
-        roots = counts.pop("roots_deleted")
-        print_counts({**counts, "roots_deleted": roots}, as_json)
+        counts = dataclasses.asdict(total)  # the roots last, after what they took with them
+        counts["roots_deleted"] = counts.pop("roots_deleted")
+        print_counts(counts, as_json)
 
     @app.command("delete-instance")
     def delete_instance(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from provider.client.plans import Plan, Plans
 from provider.client.procedures import now_ms
@@ -23,6 +23,26 @@ DEFAULT_BULK_LIMIT = 1000
 # under a second on a busy hub (bench/prune_under_load.py).
 DEFAULT_PRUNE_BATCH = 500
 MAX_PRUNE_BATCH = 10_000  # the procedure's bound
+
+
+def prune_batches(
+    prune_ended: Callable[..., PrunedBatch],
+    completed_before_ms: int,
+    batch_size: int = DEFAULT_PRUNE_BATCH,
+    limit: int | None = None,
+) -> Iterator[PrunedBatch]:
+    """Retention batch after batch: what each call of `prune_ended` (a
+    TaskHub's) deleted, until a batch deletes nothing or `limit` roots are
+    gone. Each batch commits on its own, so a prune stopped half-way keeps
+    what it did; what was busy is left for a later prune."""
+    deleted = 0
+    while limit is None or deleted < limit:
+        size = batch_size if limit is None else min(batch_size, limit - deleted)
+        batch = prune_ended(completed_before_ms, batch_size=size)
+        if batch.roots_deleted == 0:
+            return
+        deleted += batch.roots_deleted
+        yield batch
 
 
 class Management(Plans):

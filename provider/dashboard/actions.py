@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from provider.client.management import prune_batches
 from provider.dashboard.hub import Hub
 from provider.deploy import runbook
 from provider.types import PrunedBatch
@@ -129,22 +130,16 @@ def _days(form: Form) -> int:
     return int(days)
 
 
-# What one prune from the dashboard deletes at most, in batches of PRUNE_BATCH
-# roots (each a short transaction of its own, as `taskhub-pg prune` runs them).
+# What one prune from the dashboard deletes at most, in batches (each a short
+# transaction of its own, as `taskhub-pg prune` runs them).
 PRUNE_AT_MOST = 1_000
-PRUNE_BATCH = 500
 
 
 def _prune(hub: Hub, form: Form) -> str:
     days = _days(form)
     before_ms = int((time.time() - days * 86_400) * 1000)
-    total = PrunedBatch()
-    while total.roots_deleted < PRUNE_AT_MOST:
-        size = min(PRUNE_BATCH, PRUNE_AT_MOST - total.roots_deleted)
-        batch = hub.calls.prune_ended(before_ms, batch_size=size)
-        total += batch
-        if batch.roots_deleted < size:
-            break
+    batches = prune_batches(hub.calls.prune_ended, before_ms, limit=PRUNE_AT_MOST)
+    total = sum(batches, PrunedBatch())
     counts = ", ".join(f"{key.replace('_', ' ')} {n}" for key, n in vars(total).items())
     return f"ended instances older than {days} days pruned (at most 1,000): {counts}"
 
