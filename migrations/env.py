@@ -56,6 +56,7 @@ from sqlalchemy.engine import Connection
 from provider.deploy import migration_options, runtime_role, table_locks, turn_form
 from provider.deploy.migration_options import InvalidMigrationOption, MigrationOptions
 from provider.deploy.migration_steps import execute_sql
+from provider.deploy.node_gate import NodeGate
 from provider.deploy.revision_guard import RevisionGuard
 from provider.deploy.run_report import LockWait, MigrationLocksNotTaken, MigrationRun, log
 from provider.deploy.version_table import VERSION_TABLE
@@ -382,6 +383,9 @@ def _attempt_online(engine: Any, number: int) -> LockWait | None:
             if not _is_lock_failure(error):
                 raise
             return _lock_wait(connection, error, number)
+        finally:
+            if GUARD.node_gate is not None:
+                GUARD.node_gate.open()  # after a failure; a commit opened it already
     return None
 
 
@@ -389,6 +393,10 @@ def run_migrations_online() -> None:
     url = _database_url()
     connect_args = {} if "application_name=" in url else {"application_name": APPLICATION_NAME}
     engine = create_engine(url, poolclass=pool.NullPool, connect_args=connect_args)
+    # On a hub distributed by Citus the run closes the call gate on its node too.
+    GUARD.node_gate = NodeGate(
+        engine.url.set(drivername="postgresql").render_as_string(hide_password=False), SCHEMA
+    )
     started = time.monotonic()
     try:
         for number in range(1, LOCKS.attempts + 1):

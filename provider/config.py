@@ -32,6 +32,11 @@ class TaskHubConfig:
     # Upper bound on any single call, so that no call can hang a connection.
     statement_timeout_ms: int | None = 30_000
     application_name: str = "taskhub-pg"
+    # On a hub distributed by Citus (docs/scale-out.md): connect to the node
+    # that holds it, found through `url` (the coordinator) when the hub opens,
+    # so that each call is one hop. A hub that is not distributed there is
+    # reached at `url` as it is.
+    citus_direct: bool = False
 
     def __post_init__(self) -> None:
         validate_schema_name(self.schema)

@@ -20,6 +20,18 @@ checked as text, without a database, in milliseconds:
 4. `subquery in an INSERT`: an INSERT ... VALUES has no subquery, in its
    values or its RETURNING: Citus refuses it ("subqueries are not supported
    within INSERT queries"). Ask in a statement of its own.
+5. `one table a statement`: in the hot path (the functions that plan with
+   force_generic_plan), a statement that reads or writes a table of the hub
+   names one table, with no join, no subquery, no INSERT ... SELECT and no
+   volatile call (read the clock or draw the id into a variable first). On a
+   distributed hub such a statement takes Citus's fast path and is planned on
+   its node like a plain one; any other costs a distributed plan, a deparse
+   and a new parse and plan of the shard query on every call (revision 0022).
+6. `INSERT ... SELECT under a generic plan`: a function the hot path calls
+   (a function's SET reaches the functions it calls) that holds an INSERT
+   ... SELECT is one taskhub_distribute_on_citus gives force_custom_plan:
+   Citus cannot plan an INSERT ... SELECT with parameters as a generic plan
+   ("could not create distributed plan").
 
     python -m devkit.schema.sql_rules         # prints each violation; exit 1 if any
 """
@@ -49,6 +61,21 @@ _FUNCTION = re.compile(
     r"^CREATE (?:OR REPLACE )?FUNCTION __SCHEMA__\.(\w+)\(.*?\bAS \$(\w*)\$(.*?)\$\2\$",
     flags=re.MULTILINE | re.DOTALL,
 )
+_HEADER = re.compile(
+    r"^CREATE (?:OR REPLACE )?FUNCTION __SCHEMA__\.(\w+)\((.*?)\bAS \$\w*\$",
+    flags=re.MULTILINE | re.DOTALL,
+)
+GENERIC_PLAN = re.compile(r"\bSET\s+plan_cache_mode\s*=\s*force_generic_plan\b", re.I)
+# The function whose list of helpers gets force_custom_plan on Citus (rule 6).
+DISTRIBUTE = "taskhub_distribute_on_citus"
+_CUSTOM_PLAN_LIST = re.compile(r"\bp\.proname\s+IN\s*\(([^)]*)\)", re.I)
+VOLATILE_CALLS = re.compile(
+    r"\b(?:__SCHEMA__\.taskhub_clock_ms|__SCHEMA__\.taskhub_refuse_turn_element|nextval"
+    r"|gen_random_uuid|random|clock_timestamp)\s*\(",
+    re.I,
+)
+_MORE_THAN_ONE_TABLE = re.compile(r"\(\s*SELECT\b|\bEXISTS\s*\(|\bJOIN\b", re.I)
+_CALL = re.compile(r"__SCHEMA__\.(\w+)\(")
 _TABLE = re.compile(r"^CREATE (?:UNLOGGED )?TABLE __SCHEMA__\.(\w+)", flags=re.MULTILINE)
 _DML_IN_CTE = re.compile(
     r"\bAS\s*(?:NOT\s+)?(?:MATERIALIZED\s+)?\(\s*(INSERT|UPDATE|DELETE)\b", re.I
@@ -137,7 +164,29 @@ def check(files: dict[str, str]) -> list[Violation]:
     locks = re.compile(r"\bFOR\s+(?:NO\s+KEY\s+)?(?:UPDATE|SHARE)\b", flags=re.IGNORECASE)
     first_table = re.compile(r"\bFROM\s+__SCHEMA__\.(\w+)", flags=re.IGNORECASE)
 
+    hot = {
+        match.group(1)
+        for text in files.values()
+        for match in _HEADER.finditer(text)
+        if GENERIC_PLAN.search(match.group(2))
+    }
     found: list[Violation] = []
+    for name in sorted(hot):
+        for statement in _statements(functions.get(name, "")):
+            code = _code(statement)
+            named = set(touches_table.findall(code))
+            if named and (
+                len(named) > 1
+                or _MORE_THAN_ONE_TABLE.search(code)
+                or _insert_select(code)
+                or VOLATILE_CALLS.search(code)
+            ):
+                found.append(Violation("one table a statement", name, statement))
+    custom = _custom_plan_helpers(functions.get(DISTRIBUTE, ""))
+    for name in sorted(_reached_from(hot, functions) - custom):
+        for statement in _statements(functions[name]):
+            if _insert_select(_code(statement)):
+                found.append(Violation("INSERT ... SELECT under a generic plan", name, statement))
     for name, body in sorted(functions.items()):
         for statement in _statements(body):
             code = _code(statement)
@@ -159,6 +208,36 @@ def check(files: dict[str, str]) -> list[Violation]:
             ):
                 found.append(Violation("not by instance", name, statement))
     return found
+
+
+def _insert_select(code: str) -> bool:
+    insert = re.search(r"\bINSERT\s+INTO\b(.*)", code, re.I | re.S)
+    return bool(
+        insert
+        and re.search(r"\bSELECT\b", insert.group(1), re.I)
+        and not re.search(r"\bVALUES\b", insert.group(1), re.I)
+    )
+
+
+def _custom_plan_helpers(distribute_body: str) -> set[str]:
+    """The names taskhub_distribute_on_citus gives force_custom_plan."""
+    return {
+        name
+        for listed in _CUSTOM_PLAN_LIST.findall(distribute_body)
+        for name in re.findall(r"'(\w+)'", listed)
+    }
+
+
+def _reached_from(roots: set[str], functions: dict[str, str]) -> set[str]:
+    """The functions the roots call, directly or not (the roots excluded)."""
+    reached: set[str] = set()
+    todo = list(roots)
+    while todo:
+        for callee in _CALL.findall(_code(functions.get(todo.pop(), ""))):
+            if callee in functions and callee not in reached and callee not in roots:
+                reached.add(callee)
+                todo.append(callee)
+    return reached
 
 
 def main() -> int:

@@ -105,6 +105,9 @@ TASKHUB_0014 = Flavour("taskhub-0014", "t14", _taskhub_at("0014"))
 TASKHUB_0017 = Flavour("taskhub-0017", "t17", _taskhub_at("0017"))
 # The last revision whose worker fetch went by id (0021 goes by visibility).
 TASKHUB_0020 = Flavour("taskhub-0020", "t20", _taskhub_at("0020"))
+# The last revision whose orchestration hot path joined tables in a statement
+# (0022 reads and writes one table a statement, for Citus).
+TASKHUB_0021 = Flavour("taskhub-0021", "t21", _taskhub_at("0021"))
 TASKHUB_WITHOUT_WAKEUPS = Flavour("taskhub-without-wakeups", "tnw", _taskhub_without_wakeups)
 TASKHUB_JSONB = Flavour("taskhub-jsonb", "tjb", _taskhub_made_before_json)
 ALL = {
@@ -123,6 +126,7 @@ ALL = {
         TASKHUB_0014,
         TASKHUB_0017,
         TASKHUB_0020,
+        TASKHUB_0021,
         TASKHUB_WITHOUT_WAKEUPS,
         TASKHUB_JSONB,
     )

@@ -12,6 +12,7 @@ from typer.core import TyperGroup
 
 from provider.cli import (
     action_commands,
+    citus_commands,
     dashboard_command,
     deploy_commands,
     instance_commands,
@@ -82,6 +83,7 @@ instance_commands.register(app)
 turn_form_command.register(app)
 metrics_command.register(app)
 dashboard_command.register(app)
+citus_commands.register(app)
 
 
 def wants_json(args: list[str]) -> bool:

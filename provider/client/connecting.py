@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
+from provider.citus_placement import CITUS_PRESENT, PLACEMENT_QUERY, Node, node_url
 from provider.config import TaskHubConfig
 from provider.errors import ConfigurationError
 
@@ -108,3 +110,49 @@ async def probe_async(operation: str, config: TaskHubConfig, settings: dict[str,
         await conn.close()
     except psycopg.Error as error:
         raise _refused(operation, config.url, _connect_problem(config, error), error) from None
+
+
+def _node_of(rows: list[Any], config: TaskHubConfig) -> str:
+    """The node's URL when the hub is on exactly one node, else the URL as given."""
+    if len(rows) != 1:
+        return config.url
+    return node_url(config.url, Node(str(rows[0][0]), int(rows[0][1])))
+
+
+def direct_url(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> str:
+    """With citus_direct: the URL of the Citus node that holds the hub, found
+    on config.url (the coordinator), then probed like the hub's own URL."""
+    try:
+        timeout = _connect_timeout(config)
+        with psycopg.Connection.connect(config.url, **settings, connect_timeout=timeout) as conn:
+            present = conn.execute(CITUS_PRESENT).fetchone()
+            rows = []
+            if present and present[0]:
+                rows = conn.execute(PLACEMENT_QUERY, {"schema": config.schema}).fetchall()
+    except psycopg.Error as error:
+        raise _refused(operation, config.url, _connect_problem(config, error), error) from None
+    url = _node_of(rows, config)
+    if url != config.url:
+        probe(operation, replace(config, url=url), settings)
+    return url
+
+
+async def direct_url_async(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> str:
+    """As `direct_url`, on the running event loop."""
+    try:
+        timeout = _connect_timeout(config)
+        conn = await psycopg.AsyncConnection.connect(
+            config.url, **settings, connect_timeout=timeout
+        )
+        async with conn:
+            present = await (await conn.execute(CITUS_PRESENT)).fetchone()
+            rows = []
+            if present and present[0]:
+                cursor = await conn.execute(PLACEMENT_QUERY, {"schema": config.schema})
+                rows = await cursor.fetchall()
+    except psycopg.Error as error:
+        raise _refused(operation, config.url, _connect_problem(config, error), error) from None
+    url = _node_of(rows, config)
+    if url != config.url:
+        await probe_async(operation, replace(config, url=url), settings)
+    return url

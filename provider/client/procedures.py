@@ -21,7 +21,13 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from provider.client.call_observers import observe_call
-from provider.client.connecting import check_url, probe, probe_async
+from provider.client.connecting import (
+    check_url,
+    direct_url,
+    direct_url_async,
+    probe,
+    probe_async,
+)
 from provider.client.plans import AsyncRunner, Call, Plan, Rows, SyncRunner
 from provider.config import TaskHubConfig
 from provider.errors import LockLost, TaskHubError, translate
@@ -138,7 +144,10 @@ class ProcedureClient(SyncRunner):
 
     def _open(self, operation: str) -> None:
         if self._pool.closed:
-            probe(operation, self.config, connection_settings(self.config))
+            settings = connection_settings(self.config)
+            probe(operation, self.config, settings)
+            if self.config.citus_direct:
+                self._pool.conninfo = direct_url(operation, self.config, settings)
             self._pool.open()
 
     def close(self) -> None:
@@ -238,7 +247,10 @@ class AsyncProcedureClient(AsyncRunner):
         ConfigurationError), then open the pool."""
         if self._pool.closed:
             operation = f"{type(self).__name__}.open"
-            await probe_async(operation, self.config, connection_settings(self.config))
+            settings = connection_settings(self.config)
+            await probe_async(operation, self.config, settings)
+            if self.config.citus_direct:
+                self._pool.conninfo = await direct_url_async(operation, self.config, settings)
             await self._pool.open()
 
     async def close(self) -> None:

@@ -134,6 +134,11 @@ def create_fetch_in_turn_form() -> None:
     _execute(turn_form.chooser(_schema()))
 
 
+def replace_fetch_keeping_its_form(relative_path: str) -> None:
+    """A later fetch body, in the form the hub's fetch hands over now."""
+    _execute(turn_form.keeping_its_form(_schema(), relative_path))
+
+
 def drop_fetch_of_form(form: str) -> None:
     """A downgrade's first step when the released fetch is of the other form."""
     _execute(turn_form.back_to(_schema(), form))

@@ -32,6 +32,7 @@ from typing import Any
 from sqlalchemy.engine import Connection
 
 from provider.deploy import live_signatures, table_locks
+from provider.deploy.node_gate import NodeGate
 from provider.deploy.run_report import (
     MigrationRun,
     RuntimeSignaturesChanged,
@@ -78,11 +79,16 @@ class RevisionGuard:
         # locks them all: a table that a stuck session holds then stops the run
         # before anything is committed, not half-way.
         self.still_to_lock: list[str] = []
+        # Online, on a hub that may be distributed by Citus: the gate on its
+        # node too (provider/deploy/node_gate.py).
+        self.node_gate: NodeGate | None = None
 
     def steps_planned(self, steps: list[Any]) -> None:
         self.still_to_lock = table_locks.declared_tables(steps)
 
     def transaction_started(self) -> None:
+        if self.node_gate is not None:
+            self.node_gate.open()
         self.gate_closed_at = None
         self.declared_in_transaction = set()
         self.revisions_in_transaction = 0
@@ -98,6 +104,8 @@ class RevisionGuard:
             self.execute(table_locks.call_gate_statement(self.schema))
         else:
             table_locks.close_call_gate(self.connection, self.schema)
+            if self.node_gate is not None:
+                self.node_gate.close(self.connection)
         self.gate_closed_at = time.monotonic()
 
     def transaction_committed(self) -> None:

@@ -34,8 +34,13 @@ ARGUMENTS = "(bigint, bigint, bigint, bigint)"
 # A migration run sets it for its session: on when the schema held no hub
 # when the run began, so that no runtime can have the fetch prepared.
 NEW_HUB_SETTING = "taskhub.new_hub"
-# The file that defines the fetch, in the revision that made json the head form.
-FETCH_FILE = "0017_turn_as_json/fetch_orchestration_item.sql"
+# The files that define the fetch, by the revision that released each; its
+# __TURN_JSON__ is json or jsonb. 0017 made json the head form.
+FETCH_FILES = {
+    17: "0017_turn_as_json/fetch_orchestration_item.sql",
+    22: "0022_one_table_statements/fetch_orchestration_item.sql",
+}
+FETCH_FILE = FETCH_FILES[17]
 
 _RESULT_FORM = re.compile(r"\bout_history (jsonb|json)\b")
 
@@ -83,6 +88,31 @@ BEGIN
         {parts[0]}
     ELSE
         {parts[1]}
+    END IF;
+END
+$turn_form$"""
+
+
+def fetch_file(revision: int) -> str:
+    """The file of the fetch a hub at `revision` (17 or later) runs."""
+    return FETCH_FILES[max(number for number in FETCH_FILES if number <= revision)]
+
+
+def keeping_its_form(schema: str, relative_path: str) -> str:
+    """A DO block that replaces the fetch with the file's, in the form the hub's
+    fetch hands over now: a runtime keeps the result type it has prepared."""
+    creates = {form: render_sql(relative_path, schema, form) for form in TURN_FORMS}
+    fetch = f"'{quote_schema(schema)}.{FUNCTION}{ARGUMENTS}'::regprocedure"
+    return f"""DO $turn_form$
+BEGIN
+    IF pg_catalog.pg_get_function_result({fetch}) ~ 'out_history json,' THEN
+        EXECUTE $create_json$
+{creates["json"]}
+$create_json$;
+    ELSE
+        EXECUTE $create_jsonb$
+{creates["jsonb"]}
+$create_jsonb$;
     END IF;
 END
 $turn_form$"""
@@ -180,7 +210,8 @@ def switch(url: str, schema: str, form: str, *, force: bool = False) -> Switched
             conn.execute("SET LOCAL lock_timeout = '5s'")
             # The call gate: no call is half-way through the fetch we replace.
             conn.execute(call_gate_statement(schema))
-            drop, create = _create(schema, FETCH_FILE, form)
+            revision = int(installed_revision(conn, schema) or 0)
+            drop, create = _create(schema, fetch_file(revision), form)
             conn.execute(f"DO $turn_form$ BEGIN {drop} END $turn_form$")
             conn.execute(create)
             q = sql.Identifier(schema)

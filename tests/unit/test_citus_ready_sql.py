@@ -99,3 +99,93 @@ def test_the_rules_catch_what_revision_0012_shipped() -> None:
     files = {**head_sql(), "orchestration_queue/ack_orchestration_item.sql": released.read_text()}
     found = [(v.function, v.rule) for v in check(files)]
     assert ("ack_orchestration_item", "no DML in a CTE") in found
+
+
+def hot_path(statements: str, distribute: str = "") -> dict[str, str]:
+    """A hot function (force_generic_plan) with `statements`, a helper it calls
+    that merges with an INSERT ... SELECT, and a distribute function."""
+    return {
+        "t.sql": "CREATE TABLE __SCHEMA__.orchestrator_queue (id bigint, instance_id text);\n"
+        "CREATE TABLE __SCHEMA__.instance_locks (instance_id text, until bigint);\n",
+        "h.sql": "CREATE FUNCTION __SCHEMA__.taskhub_merge(p text) RETURNS void LANGUAGE plpgsql"
+        " AS $$\nBEGIN\n    INSERT INTO __SCHEMA__.instance_locks SELECT q.instance_id, q.id"
+        " FROM __SCHEMA__.orchestrator_queue AS q WHERE q.instance_id = p;\nEND;\n$$;\n",
+        "d.sql": "CREATE FUNCTION __SCHEMA__.taskhub_distribute_on_citus() RETURNS text"
+        " LANGUAGE plpgsql AS $$\nBEGIN\n    PERFORM 1 FROM pg_proc AS p"
+        f" WHERE p.proname IN ({distribute or chr(39) + 'taskhub_merge' + chr(39)});\n"
+        "    RETURN 'x';\nEND;\n$$;\n",
+        "f.sql": "CREATE FUNCTION __SCHEMA__.hot(p text) RETURNS void LANGUAGE plpgsql\n"
+        "SET plan_cache_mode = force_generic_plan\nAS $$\n"
+        f"DECLARE v bigint; BEGIN\n{statements}\nEND;\n$$;\n",
+    }
+
+
+def hot_rules(statements: str, distribute: str = "") -> list[str]:
+    return [violation.rule for violation in check(hot_path(statements, distribute))]
+
+
+HOT_BROKEN = {
+    "a join": (
+        "SELECT q.id INTO v FROM __SCHEMA__.orchestrator_queue AS q"
+        " JOIN __SCHEMA__.instance_locks AS il ON il.instance_id = q.instance_id"
+        " WHERE q.instance_id = p;"
+    ),
+    "a subquery": (
+        "SELECT q.id INTO v FROM __SCHEMA__.orchestrator_queue AS q WHERE q.instance_id = p"
+        " AND coalesce((SELECT il.until FROM __SCHEMA__.instance_locks AS il"
+        " WHERE il.instance_id = q.instance_id), 0) < 1;"
+    ),
+    "an EXISTS in an expression": (
+        "v := EXISTS (SELECT 1 FROM __SCHEMA__.instance_locks AS il WHERE il.instance_id = p);"
+    ),
+    "an INSERT ... SELECT": (
+        "INSERT INTO __SCHEMA__.orchestrator_queue (id, instance_id)"
+        " SELECT n, p FROM generate_series(1, 3) AS n;"
+    ),
+    "a volatile call in the statement": (
+        "INSERT INTO __SCHEMA__.instance_locks (instance_id, until)"
+        " VALUES (p, __SCHEMA__.taskhub_clock_ms(NULL));"
+    ),
+    "an id drawn in the statement": (
+        "INSERT INTO __SCHEMA__.orchestrator_queue (id, instance_id) VALUES (nextval('s'), p);"
+    ),
+}
+
+
+@pytest.mark.parametrize("statements", HOT_BROKEN.values(), ids=HOT_BROKEN.keys())
+def test_the_hot_path_reads_or_writes_one_table_a_statement(statements: str) -> None:
+    assert hot_rules(statements) == ["one table a statement"]
+
+
+def test_the_hot_path_may_draw_the_clock_and_ids_into_variables_first() -> None:
+    assert (
+        hot_rules(
+            "v := nextval('s');\n"
+            "INSERT INTO __SCHEMA__.orchestrator_queue (id, instance_id) VALUES (v, p);\n"
+            "SELECT il.until INTO v FROM __SCHEMA__.instance_locks AS il"
+            " WHERE il.instance_id = p;\n"
+            "PERFORM __SCHEMA__.taskhub_merge(p);"
+        )
+        == []
+    )
+
+
+def test_a_helper_of_the_hot_path_with_an_insert_select_needs_custom_plans_on_citus() -> None:
+    """Citus cannot plan it as a generic plan, and the hot function's SET reaches it."""
+    assert hot_rules("PERFORM __SCHEMA__.taskhub_merge(p);", distribute="'other'") == [
+        "INSERT ... SELECT under a generic plan"
+    ]
+
+
+def test_the_rules_catch_the_hot_path_revision_0021_shipped() -> None:
+    files = head_sql()
+    for relative, released in (
+        ("orchestration_queue/fetch_orchestration_item.sql", "0017_turn_as_json"),
+        ("orchestration_queue/ack_orchestration_item.sql", "0018_lean_acks"),
+        ("worker_queue/fetch_work_item.sql", "0021_queue_upkeep"),
+        ("worker_queue/ack_worker.sql", "0021_queue_upkeep"),
+    ):
+        name = relative.split("/")[1]
+        old = (sql_dir() / released / name).read_text()
+        found = {(v.function, v.rule) for v in check({**files, relative: old})}
+        assert (name.removesuffix(".sql"), "one table a statement") in found

@@ -27,7 +27,16 @@ FORBIDDEN = {
     "cli": {"testing"},
     "testing": {"cli", "dashboard"},
 }
-LEAVES = ("shapes", "types", "errors", "config", "logs", "schema_name", "tracing")
+LEAVES = (
+    "shapes",
+    "types",
+    "errors",
+    "config",
+    "logs",
+    "schema_name",
+    "tracing",
+    "citus_placement",
+)
 # Calls that send SQL to a server. Opening a connection to hand to a reader
 # of `deploy/` (the CLI, the metrics, the test kit) is not one.
 SQL_CALLS = {"execute", "executemany", "copy", "cursor"}

@@ -51,6 +51,12 @@ DECLARE
     v_status_action text;
     v_failure   record;
     v_policy    text;
+    v_element   jsonb;
+    v_text      text;
+    v_id        bigint;
+    v_fire_at_ms bigint;
+    v_wakes     boolean := false;
+    v_listener_waits boolean;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -205,28 +211,26 @@ BEGIN
     -- \u0000, or long enough to nest too deep), and the failed call leaves
     -- nothing behind.
     IF v_history <> '[]' THEN
-        INSERT INTO __SCHEMA__.history
-               (instance_id, execution_id, event_id, event_type, event_data, created_at)
-        -- No LATERAL here: Citus cannot plan an INSERT ... SELECT with one.
-        SELECT v_instance, p_execution_id, (e ->> 'event_id')::bigint,
-               coalesce(e ->> 'event_type', 'Event'),
-               CASE WHEN strpos(e ->> 'event_data', '\u0000') > 0
-                         OR octet_length(e ->> 'event_data') >= __SCHEMA__.taskhub_max_json_depth()
-                    THEN __SCHEMA__.taskhub_storable_json(e ->> 'event_data',
-                                                          'event ' || (e ->> 'event_id'))
-                    ELSE e ->> 'event_data' END,
-               v_now_ts
-          FROM jsonb_array_elements(v_history) AS e
-         WHERE CASE
-                   WHEN pg_column_size(e) > __SCHEMA__.taskhub_max_payload_bytes()
-                   THEN __SCHEMA__.taskhub_refuse_turn_element(1)
-                   WHEN jsonb_typeof(e) <> 'object'
-                        OR jsonb_typeof(e -> 'event_id') IS DISTINCT FROM 'number'
-                        OR (e ->> 'event_id')::numeric < 1
-                        OR jsonb_typeof(e -> 'event_data') IS DISTINCT FROM 'string'
-                   THEN __SCHEMA__.taskhub_refuse_turn_element(2)
-                   ELSE true
-               END;
+        FOR v_element IN SELECT e FROM jsonb_array_elements(v_history) AS e LOOP
+            IF pg_column_size(v_element) > __SCHEMA__.taskhub_max_payload_bytes() THEN
+                PERFORM __SCHEMA__.taskhub_refuse_turn_element(1);
+            ELSIF jsonb_typeof(v_element) <> 'object'
+                  OR jsonb_typeof(v_element -> 'event_id') IS DISTINCT FROM 'number'
+                  OR (v_element ->> 'event_id')::numeric < 1
+                  OR jsonb_typeof(v_element -> 'event_data') IS DISTINCT FROM 'string' THEN
+                PERFORM __SCHEMA__.taskhub_refuse_turn_element(2);
+            END IF;
+            v_text := v_element ->> 'event_data';
+            IF strpos(v_text, '\u0000') > 0
+               OR octet_length(v_text) >= __SCHEMA__.taskhub_max_json_depth() THEN
+                v_text := __SCHEMA__.taskhub_storable_json(
+                    v_text, 'event ' || (v_element ->> 'event_id'));
+            END IF;
+            INSERT INTO __SCHEMA__.history
+                   (instance_id, execution_id, event_id, event_type, event_data, created_at)
+            VALUES (v_instance, p_execution_id, (v_element ->> 'event_id')::bigint,
+                    coalesce(v_element ->> 'event_type', 'Event'), v_text, v_now_ts);
+        END LOOP;
     END IF;
 
     IF v_terminal OR jsonb_array_length(coalesce(v_meta -> 'kv_mutations', '[]')) > 0 THEN
@@ -237,29 +241,32 @@ BEGIN
     -- New activities, then cancellations: an activity scheduled and cancelled
     -- in the same turn must end up gone.
     IF jsonb_array_length(v_workers) > 0 THEN
-        INSERT INTO __SCHEMA__.worker_queue
-               (work_item, visible_at, created_at, instance_id, execution_id, activity_id,
-                session_id, tag)
-        SELECT w::text, v_now_ts, v_now_ts,
-               w -> 'ActivityExecute' ->> 'instance',
-               (w -> 'ActivityExecute' ->> 'execution_id')::bigint,
-               (w -> 'ActivityExecute' ->> 'id')::bigint,
-               w -> 'ActivityExecute' ->> 'session_id',
-               w -> 'ActivityExecute' ->> 'tag'
-          FROM jsonb_array_elements(v_workers) WITH ORDINALITY AS item (w, pos)
-         WHERE CASE
-                   WHEN pg_column_size(w) > __SCHEMA__.taskhub_max_payload_bytes()
-                   THEN __SCHEMA__.taskhub_refuse_turn_element(1)
-                   WHEN jsonb_typeof(w) <> 'object'
-                        OR jsonb_typeof(w -> 'ActivityExecute') IS DISTINCT FROM 'object'
-                        OR w - 'ActivityExecute' <> '{}'::jsonb
-                   THEN __SCHEMA__.taskhub_refuse_turn_element(3)
-                   ELSE true
-               END
-         ORDER BY pos;
+        FOR v_element IN SELECT w FROM jsonb_array_elements(v_workers) AS w LOOP
+            IF pg_column_size(v_element) > __SCHEMA__.taskhub_max_payload_bytes() THEN
+                PERFORM __SCHEMA__.taskhub_refuse_turn_element(1);
+            ELSIF jsonb_typeof(v_element) <> 'object'
+                  OR jsonb_typeof(v_element -> 'ActivityExecute') IS DISTINCT FROM 'object'
+                  OR v_element - 'ActivityExecute' <> '{}'::jsonb THEN
+                PERFORM __SCHEMA__.taskhub_refuse_turn_element(3);
+            END IF;
+            -- The id is drawn first: no volatile call inside the INSERT.
+            v_id := nextval('__SCHEMA__.worker_queue_id_seq');
+            INSERT INTO __SCHEMA__.worker_queue
+                   (id, work_item, visible_at, created_at, instance_id, execution_id,
+                    activity_id, session_id, tag)
+            VALUES (v_id, v_element::text, v_now_ts, v_now_ts,
+                    v_element -> 'ActivityExecute' ->> 'instance',
+                    (v_element -> 'ActivityExecute' ->> 'execution_id')::bigint,
+                    (v_element -> 'ActivityExecute' ->> 'id')::bigint,
+                    v_element -> 'ActivityExecute' ->> 'session_id',
+                    v_element -> 'ActivityExecute' ->> 'tag');
+        END LOOP;
         -- Asked first: on a busy hub no worker waits, and the tags need no look.
-        IF EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
-                    WHERE l.queue = 'worker' AND l.waiting) THEN
+        SELECT true INTO v_listener_waits
+          FROM __SCHEMA__.taskhub_wakeup_listeners AS l
+         WHERE l.queue = 'worker' AND l.waiting
+         LIMIT 1;
+        IF FOUND THEN
             PERFORM __SCHEMA__.taskhub_wake('worker', tags.tag)
                FROM (SELECT DISTINCT w -> 'ActivityExecute' ->> 'tag' AS tag
                        FROM jsonb_array_elements(v_workers) AS w) AS tags;
@@ -267,40 +274,45 @@ BEGIN
     END IF;
 
     IF jsonb_array_length(v_cancelled) > 0 THEN
-        DELETE FROM __SCHEMA__.worker_queue AS wq
-         USING jsonb_array_elements(v_cancelled) AS c
-         WHERE wq.instance_id  = c ->> 'instance'
-           AND wq.execution_id = (c ->> 'execution_id')::bigint
-           AND wq.activity_id  = (c ->> 'activity_id')::bigint;
+        FOR v_element IN SELECT c FROM jsonb_array_elements(v_cancelled) AS c LOOP
+            DELETE FROM __SCHEMA__.worker_queue AS wq
+             WHERE wq.instance_id  = v_element ->> 'instance'
+               AND wq.execution_id = (v_element ->> 'execution_id')::bigint
+               AND wq.activity_id  = (v_element ->> 'activity_id')::bigint;
+        END LOOP;
     END IF;
 
     -- Messages to orchestrations; a timer becomes visible when it fires.
     IF jsonb_array_length(v_orch) > 0 THEN
-        INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, created_at)
-        SELECT coalesce(__SCHEMA__.taskhub_target_instance(o), v_instance),
-               -- Every level of a jsonb value takes at least 8 bytes.
-               CASE WHEN pg_column_size(o) >= 8 * __SCHEMA__.taskhub_max_json_depth()
-                    THEN __SCHEMA__.taskhub_storable_json(o::text, 'an orchestrator item')
-                    ELSE o::text END,
-               CASE WHEN (o -> 'TimerFired' ->> 'fire_at_ms')::bigint > 0
-                    THEN to_timestamp((o -> 'TimerFired' ->> 'fire_at_ms')::bigint / 1000.0)
-                    ELSE v_now_ts END,
-               v_now_ts
-          FROM jsonb_array_elements(v_orch) WITH ORDINALITY AS item (o, pos)
-         WHERE CASE
-                   WHEN pg_column_size(o) > __SCHEMA__.taskhub_max_payload_bytes()
-                   THEN __SCHEMA__.taskhub_refuse_turn_element(1)
-                   WHEN __SCHEMA__.taskhub_work_item_kind(o) IS NULL
-                   THEN __SCHEMA__.taskhub_refuse_turn_element(4)
-                   ELSE true
-               END
-         ORDER BY pos;
-        -- Timers that fire later wake nobody: the poll finds them.
-        IF EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
-                    WHERE l.queue = 'orchestrator' AND l.waiting) THEN
-            IF EXISTS (SELECT 1 FROM jsonb_array_elements(v_orch) AS o
-                        WHERE coalesce((o -> 'TimerFired' ->> 'fire_at_ms')::bigint, 0)
-                              <= v_now_ms) THEN
+        FOR v_element IN SELECT o FROM jsonb_array_elements(v_orch) AS o LOOP
+            IF pg_column_size(v_element) > __SCHEMA__.taskhub_max_payload_bytes() THEN
+                PERFORM __SCHEMA__.taskhub_refuse_turn_element(1);
+            ELSIF __SCHEMA__.taskhub_work_item_kind(v_element) IS NULL THEN
+                PERFORM __SCHEMA__.taskhub_refuse_turn_element(4);
+            END IF;
+            -- Every level of a jsonb value takes at least 8 bytes.
+            v_text := CASE WHEN pg_column_size(v_element) >= 8 * __SCHEMA__.taskhub_max_json_depth()
+                           THEN __SCHEMA__.taskhub_storable_json(v_element::text,
+                                                                 'an orchestrator item')
+                           ELSE v_element::text END;
+            v_fire_at_ms := (v_element -> 'TimerFired' ->> 'fire_at_ms')::bigint;
+            v_id := nextval('__SCHEMA__.orchestrator_queue_id_seq');
+            INSERT INTO __SCHEMA__.orchestrator_queue
+                   (id, instance_id, work_item, visible_at, created_at)
+            VALUES (v_id, coalesce(__SCHEMA__.taskhub_target_instance(v_element), v_instance),
+                    v_text,
+                    CASE WHEN v_fire_at_ms > 0 THEN to_timestamp(v_fire_at_ms / 1000.0)
+                         ELSE v_now_ts END,
+                    v_now_ts);
+            -- Timers that fire later wake nobody: the poll finds them.
+            v_wakes := v_wakes OR coalesce(v_fire_at_ms, 0) <= v_now_ms;
+        END LOOP;
+        IF v_wakes THEN
+            SELECT true INTO v_listener_waits
+              FROM __SCHEMA__.taskhub_wakeup_listeners AS l
+             WHERE l.queue = 'orchestrator' AND l.waiting
+             LIMIT 1;
+            IF FOUND THEN
                 PERFORM __SCHEMA__.taskhub_wake('orchestrator');
             END IF;
         END IF;

@@ -56,13 +56,23 @@ SET jit = off
 AS $$
 DECLARE
     c_max_candidates constant integer := 8;
-    c_scan_rows      constant integer := 16;   -- queue rows read to find the candidates
+    c_scan_rows      constant integer := 16;    -- queue rows of the first page
+    c_max_page_rows  constant integer := 1024;  -- pages double up to this
     v_filtered   boolean := p_min_version_packed IS NOT NULL OR p_max_version_packed IS NOT NULL;
     v_min        bigint  := coalesce(p_min_version_packed, 0);
     v_max        bigint  := coalesce(p_max_version_packed, 9223372036854775807);
     v_scan_ms    bigint;
+    v_scan_ts    timestamptz;
     v_candidates text[];
+    v_passed     text[];    -- leased or outside the version range: not read again
+    v_page       text[];
+    v_leased     text[];
+    v_after_ts   timestamptz;
+    v_after_id   bigint;
+    v_page_rows  integer;
+    v_read       integer;
     v_row        record;
+    v_message    record;
     v_count      integer;
     v_offset     integer;
     v_instance   text;
@@ -72,6 +82,7 @@ DECLARE
     v_visible    bigint;
     v_locked     bigint;
     v_live_ids   bigint[];
+    v_items      text[];    -- the live messages' work items, in id order
     v_buried_ids bigint[];
     v_cap        integer;
     v_messages_text text;
@@ -86,6 +97,7 @@ DECLARE
     v_kv         jsonb;
     v_token      text;
     v_locked_until bigint;
+    v_locked_at  bigint;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -106,39 +118,65 @@ BEGIN
     -- 1. Candidates: the instances of the oldest visible messages that have no
     --    live lease (and, with a version range, whose current execution is
     --    pinned inside it). Nothing is locked; everything is re-checked under
-    --    lock. The lease test is a per-row subquery, not a join, so the plan
-    --    walks the (visible_at, id) index from the oldest message and stops
-    --    after c_scan_rows rows instead of reading the whole queue.
+    --    lock. The queue is read in pages along the (visible_at, id) index,
+    --    from the oldest message; a page's instances are checked for leases in
+    --    one read, and leased ones are left out of the following pages. Pages
+    --    double in size, so a leased instance with a long backlog is walked
+    --    past in a few reads, and the walk ends at the end of the visible
+    --    queue: no stored row can keep a fetch from the work behind it.
+    --
+    --    Every statement of this function reads or writes one table and holds
+    --    no subquery and no volatile call: on a hub distributed by Citus such
+    --    a statement is planned on its node like a plain one (the fast path),
+    --    where a join or a subquery would cost a distributed plan on every
+    --    call (docs/scale-out.md, rule 5).
     v_scan_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+    v_scan_ts := to_timestamp(v_scan_ms / 1000.0);
     v_candidates := '{}';
-    FOR v_row IN
-        SELECT q.instance_id
-          FROM __SCHEMA__.orchestrator_queue AS q
-         WHERE q.visible_at <= to_timestamp(v_scan_ms / 1000.0)
-           AND (q.lock_token IS NULL OR q.locked_until <= v_scan_ms)
-           AND coalesce((SELECT il.locked_until
-                           FROM __SCHEMA__.instance_locks AS il
-                          WHERE il.instance_id = q.instance_id), 0) <= v_scan_ms
-           AND (NOT v_filtered OR NOT EXISTS (
-                   SELECT 1
-                     FROM __SCHEMA__.instances AS i
-                     JOIN __SCHEMA__.executions AS e
-                       ON e.instance_id = i.instance_id
-                      AND e.execution_id = i.current_execution_id
-                    WHERE i.instance_id = q.instance_id
-                      AND NOT __SCHEMA__.taskhub_version_in_range(
-                              e.duroxide_version_major, e.duroxide_version_minor,
-                              e.duroxide_version_patch, v_min, v_max)))
-         ORDER BY q.visible_at, q.id
-         LIMIT c_scan_rows
+    v_passed := '{}';
+    v_after_ts := '-infinity';
+    v_after_id := 0;
+    v_page_rows := c_scan_rows;
     LOOP
-        IF NOT v_row.instance_id = ANY (v_candidates) THEN
-            v_candidates := v_candidates || v_row.instance_id;
-            EXIT WHEN cardinality(v_candidates) >= c_max_candidates;
-        END IF;
+        v_page := '{}';
+        v_read := 0;
+        FOR v_row IN
+            SELECT q.instance_id, q.visible_at, q.id
+              FROM __SCHEMA__.orchestrator_queue AS q
+             WHERE q.visible_at <= v_scan_ts
+               AND (q.visible_at, q.id) > (v_after_ts, v_after_id)
+               AND (q.lock_token IS NULL OR q.locked_until <= v_scan_ms)
+               AND q.instance_id <> ALL (v_passed)
+             ORDER BY q.visible_at, q.id
+             LIMIT v_page_rows
+        LOOP
+            v_read := v_read + 1;
+            v_after_ts := v_row.visible_at;
+            v_after_id := v_row.id;
+            IF NOT v_row.instance_id = ANY (v_page) THEN
+                v_page := v_page || v_row.instance_id;
+            END IF;
+        END LOOP;
+        EXIT WHEN v_read = 0;
+
+        SELECT coalesce(array_agg(il.instance_id), '{}') INTO v_leased
+          FROM __SCHEMA__.instance_locks AS il
+         WHERE il.instance_id = ANY (v_page)
+           AND il.locked_until > v_scan_ms;
+        FOREACH v_instance IN ARRAY v_page LOOP
+            IF v_instance = ANY (v_leased)
+               OR (v_filtered AND __SCHEMA__.taskhub_outside_version_range(v_instance, v_min, v_max)) THEN
+                v_passed := v_passed || v_instance;
+            ELSIF NOT v_instance = ANY (v_candidates) THEN
+                v_candidates := v_candidates || v_instance;
+                EXIT WHEN cardinality(v_candidates) >= c_max_candidates;
+            END IF;
+        END LOOP;
+        EXIT WHEN cardinality(v_candidates) >= c_max_candidates OR v_read < v_page_rows;
+        v_page_rows := least(v_page_rows * 2, c_max_page_rows);
     END LOOP;
 
-    v_count := coalesce(cardinality(v_candidates), 0);
+    v_count := cardinality(v_candidates);
     IF v_count = 0 THEN
         RETURN;
     END IF;
@@ -180,61 +218,67 @@ BEGIN
         END IF;
 
         -- The current execution must still be inside the version range.
-        IF v_filtered THEN
-            CONTINUE WHEN EXISTS (
-                SELECT 1
-                  FROM __SCHEMA__.instances AS i
-                  JOIN __SCHEMA__.executions AS e
-                    ON e.instance_id = i.instance_id
-                   AND e.execution_id = i.current_execution_id
-                 WHERE i.instance_id = v_instance
-                   AND NOT __SCHEMA__.taskhub_version_in_range(
-                           e.duroxide_version_major, e.duroxide_version_minor,
-                           e.duroxide_version_patch, v_min, v_max));
-        END IF;
+        CONTINUE WHEN v_filtered
+                  AND __SCHEMA__.taskhub_outside_version_range(v_instance, v_min, v_max);
 
         -- 3. Lock every visible, unleased message of the instance without
-        --    waiting, and read them. A turn must see its messages in order,
-        --    none skipped: if any visible message could not be locked, the
-        --    instance is contended and skipped. Messages handed out v_cap
-        --    times without an ack are set apart for dead_letters.
-        SELECT (SELECT count(*)
-                  FROM __SCHEMA__.orchestrator_queue AS v
-                 WHERE v.instance_id = v_instance
-                   AND v.visible_at <= v_now_ts
-                   AND (v.lock_token IS NULL OR v.locked_until <= v_now_ms)),
-               count(*),
-               array_agg(m.id ORDER BY m.id) FILTER (WHERE m.attempt_count < v_cap),
-               array_agg(m.id ORDER BY m.id) FILTER (WHERE m.attempt_count >= v_cap),
-               '[' || string_agg(m.work_item, ',' ORDER BY m.id)
-                          FILTER (WHERE m.attempt_count < v_cap) || ']',
-               max(m.attempt_count) FILTER (WHERE m.attempt_count < v_cap)
-          INTO v_visible, v_locked, v_live_ids, v_buried_ids, v_messages_text, v_attempts
-          FROM (SELECT q.id, q.work_item, q.attempt_count
-                  FROM __SCHEMA__.orchestrator_queue AS q
-                 WHERE q.instance_id = v_instance
-                   AND q.visible_at <= v_now_ts
-                   AND (q.lock_token IS NULL OR q.locked_until <= v_now_ms)
-                   FOR UPDATE OF q SKIP LOCKED) AS m;
-        CONTINUE WHEN v_locked = 0 OR v_locked <> v_visible;
+        --    waiting. A turn must see its messages in order, none skipped: the
+        --    visible messages are counted after the locks are taken, and if
+        --    any could not be locked (or one arrived in between), the instance
+        --    is skipped. Messages handed out v_cap times without an ack are
+        --    set apart for dead_letters.
+        v_locked := 0;
+        v_live_ids := NULL;
+        v_buried_ids := NULL;
+        v_attempts := NULL;
+        v_items := '{}';
+        FOR v_message IN
+            SELECT q.id, q.attempt_count, q.work_item
+              FROM __SCHEMA__.orchestrator_queue AS q
+             WHERE q.instance_id = v_instance
+               AND q.visible_at <= v_now_ts
+               AND (q.lock_token IS NULL OR q.locked_until <= v_now_ms)
+             ORDER BY q.id
+               FOR UPDATE SKIP LOCKED
+        LOOP
+            v_locked := v_locked + 1;
+            IF v_message.attempt_count < v_cap THEN
+                v_live_ids := v_live_ids || v_message.id;
+                v_items := v_items || v_message.work_item;
+                v_attempts := greatest(v_attempts, v_message.attempt_count);
+            ELSE
+                v_buried_ids := v_buried_ids || v_message.id;
+            END IF;
+        END LOOP;
+        CONTINUE WHEN v_locked = 0;
+        SELECT count(*) INTO v_visible
+          FROM __SCHEMA__.orchestrator_queue AS v
+         WHERE v.instance_id = v_instance
+           AND v.visible_at <= v_now_ts
+           AND (v.lock_token IS NULL OR v.locked_until <= v_now_ms);
+        CONTINUE WHEN v_locked <> v_visible;
 
         IF v_buried_ids IS NOT NULL THEN
             PERFORM __SCHEMA__.taskhub_bury_orchestrator_messages(v_instance, v_buried_ids, v_cap);
         END IF;
         CONTINUE WHEN v_live_ids IS NULL;
 
+        v_messages_text := '[' || array_to_string(v_items, ',') || ']';
+
         -- 4. What the turn needs: instance metadata, the current execution's
         --    history (one parse, below) and the committed KV state.
-        SELECT i.orchestration_name,
-               coalesce(i.orchestration_version, 'unknown'),
-               coalesce(i.current_execution_id,
-                        (SELECT max(e.execution_id) FROM __SCHEMA__.executions AS e
-                          WHERE e.instance_id = v_instance),
-                        1),
-               i.instance_id IS NOT NULL
-          INTO v_name, v_version, v_execution, v_known
-          FROM (SELECT 1) AS one
-          LEFT JOIN __SCHEMA__.instances AS i ON i.instance_id = v_instance;
+        SELECT i.orchestration_name, coalesce(i.orchestration_version, 'unknown'),
+               i.current_execution_id
+          INTO v_name, v_version, v_execution
+          FROM __SCHEMA__.instances AS i
+         WHERE i.instance_id = v_instance;
+        v_known := FOUND;
+        IF v_execution IS NULL THEN
+            SELECT max(e.execution_id) INTO v_execution
+              FROM __SCHEMA__.executions AS e
+             WHERE e.instance_id = v_instance;
+            v_execution := coalesce(v_execution, 1);
+        END IF;
 
         -- One parse of the messages and one of the history. No row may make
         -- a fetch fail (it would fail for every instance behind it, forever,
@@ -296,8 +340,9 @@ BEGIN
         v_token := 'lock_' || gen_random_uuid();
         v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
         v_locked_until := v_now_ms + p_lock_timeout_ms;
+        v_locked_at := __SCHEMA__.taskhub_clock_ms(NULL);
         INSERT INTO __SCHEMA__.instance_locks AS il (instance_id, lock_token, locked_until, locked_at)
-        VALUES (v_instance, v_token, v_locked_until, __SCHEMA__.taskhub_clock_ms(NULL))
+        VALUES (v_instance, v_token, v_locked_until, v_locked_at)
         ON CONFLICT (instance_id) DO UPDATE
            SET lock_token   = EXCLUDED.lock_token,
                locked_until = EXCLUDED.locked_until,

@@ -30,6 +30,7 @@ DECLARE
     v_seen_until bigint;
     v_listener_waits boolean;
     v_item       bigint;
+    v_id         bigint;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -88,16 +89,11 @@ BEGIN
         SELECT q.id INTO v_item FROM __SCHEMA__.worker_queue AS q WHERE q.lock_token = p_lock_token;
     END IF;
     v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
-    -- With it, whether a listener waits for the completion: an index probe
-    -- (on a busy hub nobody waits, and taskhub_wake is not called).
     DELETE FROM __SCHEMA__.worker_queue AS q
      WHERE q.id = v_item
        AND q.lock_token = p_lock_token
        AND q.locked_until > v_now_ms
-    RETURNING q.session_id,
-              EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
-                       WHERE l.queue = 'orchestrator' AND l.waiting)
-         INTO v_session, v_listener_waits;
+    RETURNING q.session_id INTO v_session;
     IF NOT FOUND THEN
         SELECT q.locked_until INTO v_seen_until
           FROM __SCHEMA__.worker_queue AS q
@@ -110,9 +106,19 @@ BEGIN
     -- The completion, for the orchestration's next turn.
     IF p_completion_json IS NOT NULL THEN
         v_now_ts := to_timestamp(v_now_ms / 1000.0);
-        INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, created_at)
-        VALUES (p_instance_id, p_completion_json, v_now_ts, v_now_ts);
-        IF v_listener_waits THEN
+        -- The id is drawn first: no volatile call inside the INSERT.
+        v_id := nextval('__SCHEMA__.orchestrator_queue_id_seq');
+        INSERT INTO __SCHEMA__.orchestrator_queue (id, instance_id, work_item, visible_at, created_at)
+        VALUES (v_id, p_instance_id, p_completion_json, v_now_ts, v_now_ts);
+        -- Whether a listener waits for the completion: an index probe (on a
+        -- busy hub nobody waits, and taskhub_wake is not called). A statement
+        -- of its own: on Citus a subquery in the DELETE's RETURNING would cost
+        -- the DELETE a distributed plan on every call.
+        SELECT true INTO v_listener_waits
+          FROM __SCHEMA__.taskhub_wakeup_listeners AS l
+         WHERE l.queue = 'orchestrator' AND l.waiting
+         LIMIT 1;
+        IF FOUND THEN
             PERFORM __SCHEMA__.taskhub_wake('orchestrator');
         END IF;
     END IF;

@@ -11,6 +11,9 @@
 --   * Sessions: without p_owner_id only items outside sessions are eligible.
 --     With it, also items of sessions this owner holds, or that nobody holds
 --     live; claiming such an item claims (or extends) the session for the owner.
+--     The scan reads the queue alone; an item of a session held live by
+--     another owner is found out under lock, and then every session held so
+--     is read at once and left out of the next scans.
 --   * Never waits: queue rows are taken with SKIP LOCKED and a session is
 --     claimed with pg_try_advisory_xact_lock; a contended session is skipped
 --     and the next eligible item is tried, up to c_max_candidates items.
@@ -19,6 +22,9 @@
 --     decided, right before they are written.
 --   * An item handed out dead_letter_after_attempts times without an ack is
 --     moved to dead_letters instead of being handed out again.
+--   * Every statement reads or writes one table, with no subquery: on a hub
+--     distributed by Citus each is planned on its node like a plain one
+--     (docs/scale-out.md).
 CREATE FUNCTION __SCHEMA__.fetch_work_item(
     p_now_ms                  bigint,
     p_lock_timeout_ms         bigint,
@@ -51,6 +57,8 @@ DECLARE
     v_attempts      integer;
     v_cap           integer;
     v_token         text;
+    v_foreign       text[];
+    v_foreign_read  boolean := false;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -91,13 +99,7 @@ BEGIN
                     ELSE v_mode <> 'default_only' AND (v_mode = 'any' OR q.tag = ANY (p_tag_filter))
                END
            AND (q.session_id IS NULL
-                OR (p_owner_id IS NOT NULL
-                    AND NOT q.session_id = ANY (v_skip_sessions)
-                    AND NOT EXISTS (SELECT 1
-                                      FROM __SCHEMA__.sessions AS s
-                                     WHERE s.session_id = q.session_id
-                                       AND s.locked_until > v_scan_ms
-                                       AND s.worker_id <> p_owner_id)))
+                OR (p_owner_id IS NOT NULL AND NOT q.session_id = ANY (v_skip_sessions)))
          ORDER BY q.visible_at, q.id
          LIMIT 1
            FOR UPDATE OF q SKIP LOCKED;
@@ -129,13 +131,27 @@ BEGIN
                FOR UPDATE SKIP LOCKED;
             v_session_row := FOUND;
             IF v_session_row AND v_owner <> p_owner_id AND v_owner_until > v_now_ms THEN
+                -- Held live by another owner. The first time, every session
+                -- held so is read at once and left out of the next scans, so
+                -- that items of sessions held elsewhere cannot use up the
+                -- attempts while an eligible item waits behind them.
+                IF NOT v_foreign_read THEN
+                    SELECT coalesce(array_agg(s.session_id), '{}') INTO v_foreign
+                      FROM __SCHEMA__.sessions AS s
+                     WHERE s.locked_until > v_now_ms
+                       AND s.worker_id <> p_owner_id;
+                    v_skip_sessions := v_skip_sessions || v_foreign;
+                    v_foreign_read := true;
+                END IF;
                 v_skip_sessions := v_skip_sessions || v_session;
                 CONTINUE;
-            ELSIF NOT v_session_row
-                  AND EXISTS (SELECT 1 FROM __SCHEMA__.sessions AS s
-                               WHERE s.session_id = v_session) THEN
-                v_skip_sessions := v_skip_sessions || v_session;
-                CONTINUE;
+            ELSIF NOT v_session_row THEN
+                -- A session row another call is changing: skip the session.
+                PERFORM 1 FROM __SCHEMA__.sessions AS s WHERE s.session_id = v_session;
+                IF FOUND THEN
+                    v_skip_sessions := v_skip_sessions || v_session;
+                    CONTINUE;
+                END IF;
             END IF;
         END IF;
 
