@@ -23,7 +23,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-wakeups bench-dashboard bench-tracing bench-prune chaos deploy-drill soak revision clean
+.PHONY: venv run stop test test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-wakeups bench-dashboard bench-tracing bench-prune bench-citus bench-citus-hubs chaos deploy-drill soak revision clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -109,6 +109,16 @@ bench-tracing: venv
 PRUNE_INSTANCES ?= 50000
 bench-prune: venv
 	$(PY) -m bench.prune_under_load --instances $(PRUNE_INSTANCES)
+
+# Citus (CITUS_DATABASE_URL: a coordinator with two workers; docs/scale-out.md):
+# a distributed hub against the same hub on plain PostgreSQL (about 2 minutes,
+# also part of make bench), and 100 hubs migrated, rebalanced and checked.
+bench-citus: $(VENV)/.bench-installed
+	$(PY) -m bench.citus
+
+HUBS ?= 100
+bench-citus-hubs: $(VENV)/.bench-installed
+	$(PY) -m bench.citus_hubs --hubs $(HUBS)
 
 chaos: venv
 	$(PY) -m tests.support.chaos

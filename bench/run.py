@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 import uuid
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from typing import Any
 
 import psycopg
 
-from bench import ceiling, end_to_end, growth, uniform, wakeups, worker_queue
+from bench import ceiling, citus, end_to_end, growth, uniform, wakeups, worker_queue
 from bench.report import Comparison, Metrics, print_table, save_json, save_plot
 from bench.sides import compare, database_url, drop_schema, fresh_schema
 from devkit.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
@@ -176,6 +177,18 @@ def run_all(url: str, plan: Plan) -> tuple[list[Comparison], dict[str, Any]]:
     return comparisons, extras
 
 
+def citus_section(plain_url: str, quick: bool) -> dict[str, Any]:
+    """A distributed hub against the same hub on this run's plain server
+    (bench/citus.py), when CITUS_DATABASE_URL names a coordinator."""
+    coordinator = os.environ.get("CITUS_DATABASE_URL")
+    if not coordinator:
+        return {"skipped": "Citus: skipped (CITUS_DATABASE_URL is not set: docs/scale-out.md)"}
+    print("Citus: a distributed hub against the same hub on plain PostgreSQL", flush=True)
+    document = citus.run_all(citus.QUICK if quick else citus.Plan(), plain_url, coordinator)
+    document["reports"] = [w["report"] for w in document["workloads"].values()]
+    return document
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a one-minute smoke run")
@@ -190,6 +203,7 @@ def main() -> None:
     started = time.perf_counter()
     try:
         comparisons, extras = run_all(url, plan)
+        extras["citus"] = citus_section(url, args.quick)
     finally:
         if cluster is not None:
             cluster.stop()
@@ -198,6 +212,9 @@ def main() -> None:
     print_table(comparisons, extras["ceiling"]["claims_per_s"])
     print()
     print("\n".join(wakeups.report(extras["wakeups"])))
+    print()
+    for lines in extras["citus"].get("reports", [extras["citus"].get("skipped", "")]):
+        print("\n".join(lines) if isinstance(lines, list) else lines)
     RESULTS.mkdir(exist_ok=True)
     document = {
         "plan": asdict(plan),

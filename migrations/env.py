@@ -160,6 +160,24 @@ BEGIN
 END
 $citus$
 """
+# From revision 0022: on a distributed hub the runtime DDL guard goes on every
+# worker too, by run_command_on_workers, whose connections see only what is
+# committed: after the run's commit, the guard is rebuilt once more (a hub
+# the run created or distributed has its workers' guard from here).
+GUARD_THE_WORKERS = f"""
+DO $citus$
+BEGIN
+    IF to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL
+       AND to_regproc('{QUOTED}.taskhub_rebuild_runtime_ddl_guard') IS NOT NULL
+       AND to_regclass('{QUOTED}.taskhub_runtime_roles') IS NOT NULL THEN
+        IF EXISTS (SELECT 1 FROM pg_catalog.pg_dist_schema
+                    WHERE schemaid = to_regnamespace('{QUOTED}')) THEN
+            PERFORM {QUOTED}.taskhub_rebuild_runtime_ddl_guard();
+        END IF;
+    END IF;
+END
+$citus$
+"""
 
 # From revision 0012: what this run leaves, for the deploy gate to compare
 # with (`taskhub-pg check`). Only after a run that applied revisions.
@@ -333,6 +351,9 @@ def _run(connection: Connection | None, first: bool = True, final: bool = True) 
         if not PASS["per_revision"]:
             GUARD.before_commit()  # the pass's one transaction commits next
     GUARD.transaction_committed()
+    if final and (CITUS or applied_steps or GRANT_RUNTIME_ROLE):
+        with context.begin_transaction():
+            context.execute(GUARD_THE_WORKERS)
     # The session's migration lock goes with the connection, after the last commit.
 
 

@@ -23,7 +23,8 @@ checked as text, without a database, in milliseconds:
 5. `one table a statement`: in the hot path (the functions that plan with
    force_generic_plan), a statement that reads or writes a table of the hub
    names one table, with no join, no subquery, no INSERT ... SELECT and no
-   volatile call (read the clock or draw the id into a variable first). On a
+   volatile call (read the clock or draw the id into a variable first: an
+   INSERT that leaves a serial id to its default calls nextval). On a
    distributed hub such a statement takes Citus's fast path and is planned on
    its node like a plain one; any other costs a distributed plan, a deparse
    and a new parse and plan of the shard query on every call (revision 0022).
@@ -65,6 +66,21 @@ _HEADER = re.compile(
     r"^CREATE (?:OR REPLACE )?FUNCTION __SCHEMA__\.(\w+)\((.*?)\bAS \$\w*\$",
     flags=re.MULTILINE | re.DOTALL,
 )
+# Besides the hot path: what a runtime calls on every turn or while it waits
+# for an orchestration, held to rule 5 as well.
+ONE_TABLE_FUNCTIONS = frozenset(
+    {
+        "enqueue_orchestrator_work",
+        "enqueue_worker_work",
+        "fetch_history",
+        "fetch_history_with_execution",
+        "get_custom_status",
+        "renew_orchestration_item_lock",
+        "renew_work_item_lock",
+        "abandon_orchestration_item",
+        "abandon_work_item",
+    }
+)
 GENERIC_PLAN = re.compile(r"\bSET\s+plan_cache_mode\s*=\s*force_generic_plan\b", re.I)
 # The function whose list of helpers gets force_custom_plan on Citus (rule 6).
 DISTRIBUTE = "taskhub_distribute_on_citus"
@@ -76,6 +92,13 @@ VOLATILE_CALLS = re.compile(
 )
 _MORE_THAN_ONE_TABLE = re.compile(r"\(\s*SELECT\b|\bEXISTS\s*\(|\bJOIN\b", re.I)
 _CALL = re.compile(r"__SCHEMA__\.(\w+)\(")
+_SERIAL_TABLE = re.compile(
+    r"^CREATE (?:UNLOGGED )?TABLE __SCHEMA__\.(\w+) \((?:[^;]*?)\bid\s+bigserial\b",
+    flags=re.MULTILINE,
+)
+_INSERT_COLUMNS = re.compile(
+    r"\bINSERT\s+INTO\s+__SCHEMA__\.(\w+)\s*(?:AS\s+\w+\s*)?\(([^)]*)\)", re.I
+)
 _TABLE = re.compile(r"^CREATE (?:UNLOGGED )?TABLE __SCHEMA__\.(\w+)", flags=re.MULTILINE)
 _DML_IN_CTE = re.compile(
     r"\bAS\s*(?:NOT\s+)?(?:MATERIALIZED\s+)?\(\s*(INSERT|UPDATE|DELETE)\b", re.I
@@ -170,8 +193,9 @@ def check(files: dict[str, str]) -> list[Violation]:
         for match in _HEADER.finditer(text)
         if GENERIC_PLAN.search(match.group(2))
     }
+    serial = {name for text in files.values() for name in _SERIAL_TABLE.findall(text)}
     found: list[Violation] = []
-    for name in sorted(hot):
+    for name in sorted(hot | (ONE_TABLE_FUNCTIONS & functions.keys())):
         for statement in _statements(functions.get(name, "")):
             code = _code(statement)
             named = set(touches_table.findall(code))
@@ -180,6 +204,7 @@ def check(files: dict[str, str]) -> list[Violation]:
                 or _MORE_THAN_ONE_TABLE.search(code)
                 or _insert_select(code)
                 or VOLATILE_CALLS.search(code)
+                or _serial_by_default(code, serial)
             ):
                 found.append(Violation("one table a statement", name, statement))
     custom = _custom_plan_helpers(functions.get(DISTRIBUTE, ""))
@@ -208,6 +233,12 @@ def check(files: dict[str, str]) -> list[Violation]:
             ):
                 found.append(Violation("not by instance", name, statement))
     return found
+
+
+def _serial_by_default(code: str, serial: set[str]) -> bool:
+    """An INSERT into a table with a serial id that names no id column."""
+    insert = _INSERT_COLUMNS.search(code)
+    return bool(insert and insert.group(1) in serial and not re.search(r"\bid\b", insert.group(2)))
 
 
 def _insert_select(code: str) -> bool:

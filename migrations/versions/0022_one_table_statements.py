@@ -22,10 +22,18 @@ times their plain cost, and the turn at a third of plain PostgreSQL's speed.
   read at once and left out of the next scans.
 * ack_worker asks for waiting listeners in a statement of its own (it rode
   on the DELETE's RETURNING), and draws the completion's id first.
+* What a runtime calls besides, on every start or while it waits for an
+  orchestration, follows the same rule: enqueue_orchestrator_work and
+  enqueue_worker_work draw the id (and the clock) first and ask for
+  listeners in a statement of their own; fetch_history reads the latest
+  execution, then its events.
 * taskhub_distribute_on_citus keeps force_generic_plan on the hot path (it
   reset it since 0014, for the INSERT ... SELECT statements now gone) and
   sets it back on a hub distributed before; the helpers the hot path calls
-  that hold an INSERT ... SELECT get force_custom_plan on Citus.
+  that hold an INSERT ... SELECT get force_custom_plan on Citus; it rebuilds
+  the runtime DDL guard, which on a distributed hub is now put on every
+  worker too (taskhub_rebuild_runtime_ddl_guard): an event trigger is a
+  node's own, and a runtime role may connect to the hub's node.
 
 Bodies only: no signature, result type or table changes, so no running
 runtime notices.
@@ -59,6 +67,10 @@ FILES: list[str] = [
     "0022_one_table_statements/ack_orchestration_item.sql",
     "0022_one_table_statements/fetch_work_item.sql",
     "0022_one_table_statements/ack_worker.sql",
+    "0022_one_table_statements/enqueue_orchestrator_work.sql",
+    "0022_one_table_statements/enqueue_worker_work.sql",
+    "0022_one_table_statements/fetch_history.sql",
+    "0022_one_table_statements/taskhub_rebuild_runtime_ddl_guard.sql",
     "0022_one_table_statements/taskhub_distribute_on_citus.sql",
 ]
 # The fetch's __TURN_JSON__ is json or jsonb: it is replaced in the form the
@@ -71,6 +83,12 @@ REPLACED: dict[str, list[str]] = {
     "0018_lean_acks/ack_orchestration_item.sql": ["ack_orchestration_item"],
     "0021_queue_upkeep/fetch_work_item.sql": ["fetch_work_item"],
     "0021_queue_upkeep/ack_worker.sql": ["ack_worker"],
+    "0016_operator_surface/enqueue_orchestrator_work.sql": ["enqueue_orchestrator_work"],
+    "0015_call_gate/enqueue_worker_work.sql": ["enqueue_worker_work"],
+    "0015_call_gate/fetch_history.sql": ["fetch_history"],
+    "0016_operator_surface/taskhub_rebuild_runtime_ddl_guard.sql": [
+        "taskhub_rebuild_runtime_ddl_guard"
+    ],
     "0014_citus_schema_sharding/taskhub_distribute_on_citus.sql": ["taskhub_distribute_on_citus"],
 }
 # New in this revision: dropped by the downgrade.
@@ -86,6 +104,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    apply_sql_files(["0022_one_table_statements/down_worker_guards.sql"])
     replace_fetch_keeping_its_form(RELEASED_FETCH)
     replace_with_released(list(REPLACED), REPLACED)
     drop_functions(NEW_FUNCTIONS)

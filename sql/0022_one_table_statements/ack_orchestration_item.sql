@@ -198,11 +198,18 @@ BEGIN
                duroxide_version_patch = CASE WHEN v_pinned IS NULL THEN x.duroxide_version_patch
                                              ELSE EXCLUDED.duroxide_version_patch END;
     ELSIF v_history <> '[]' OR v_name IS NOT NULL OR FOUND THEN
-        -- Nothing of it changes: only make sure it exists (DO NOTHING leaves
-        -- an existing row unlocked and unwritten).
-        INSERT INTO __SCHEMA__.executions (instance_id, execution_id, status, started_at)
-        VALUES (v_instance, p_execution_id, 'Running', v_now_ts)
-        ON CONFLICT (instance_id, execution_id) DO NOTHING;
+        -- Nothing of it changes: only make sure it exists. A read first:
+        -- after the first turn of an execution it is there, and a read costs
+        -- less than an INSERT (on Citus, much less). DO NOTHING leaves an
+        -- existing row unlocked and unwritten.
+        PERFORM 1
+          FROM __SCHEMA__.executions AS x
+         WHERE x.instance_id = v_instance AND x.execution_id = p_execution_id;
+        IF NOT FOUND THEN
+            INSERT INTO __SCHEMA__.executions (instance_id, execution_id, status, started_at)
+            VALUES (v_instance, p_execution_id, 'Running', v_now_ts)
+            ON CONFLICT (instance_id, execution_id) DO NOTHING;
+        END IF;
     END IF;
 
     -- History is append-only: a duplicate event id fails the whole ack. An

@@ -23,6 +23,7 @@ from tests.citus.conftest import placement, workers
 from tests.citus.test_citus_hubs import exercise_the_contract, started_runtime
 from tests.runtime import test_duroxide_runtime as scenarios
 from tests.support.db import new_schema_name
+from tests.support.roles import login_role
 
 HOT_PATH = ("fetch_orchestration_item", "ack_orchestration_item", "fetch_work_item", "ack_worker")
 CUSTOM_PLAN_HELPERS = (
@@ -198,3 +199,39 @@ def test_move_refuses_an_unknown_worker_and_changes_nothing(
     assert "is not a worker that can hold hubs" in capsys.readouterr().err
     assert main([*args, "--to", "nowhere"]) == 2
     assert placement(citus_url, citus_hub) == before
+
+
+def test_the_ddl_guard_is_on_every_worker_under_the_runtime_on_the_node(citus_url: str) -> None:
+    """A guarded runtime role on the hub's node: its calls work, its DDL
+    there is refused as on the coordinator (an event trigger is a node's own)."""
+    schema = new_schema_name("cit")
+    with login_role(citus_url) as role:
+        migrate.upgrade(
+            citus_url, schema, runtime_role=role.name, runtime_ddl="guarded", citus="schema"
+        )
+        try:
+            with psycopg.connect(citus_url, autocommit=True) as conn:
+                row = conn.execute(f'SELECT "{schema}".taskhub_runtime_ddl_guard_name()').fetchone()
+            assert row is not None
+            for host, port in workers(citus_url):
+                with psycopg.connect(node_url(citus_url, Node(host, port))) as conn:
+                    found = conn.execute(
+                        "SELECT count(*) FROM pg_event_trigger WHERE evtname = %s", [row[0]]
+                    ).fetchone()
+                    assert found == (1,), f"no guard on {host}:{port}"
+            on_node = role.url_on(node_of(citus_url, schema))
+            runtime, client = started_runtime(on_node, schema)
+            try:
+                client.start_orchestration("guarded", "SumOfSquares", 3)
+                assert scenarios.completed_output(client, "guarded") == 5
+            finally:
+                runtime.shutdown(timeout_ms=2_000)
+            with (
+                psycopg.connect(on_node, autocommit=True) as conn,
+                pytest.raises(psycopg.errors.InsufficientPrivilege, match="may not run DDL"),
+            ):
+                conn.execute("CREATE TEMP TABLE mine (x int)")
+        finally:
+            with psycopg.connect(citus_url, autocommit=True) as conn:
+                conn.execute(f'SELECT "{schema}".taskhub_revoke_runtime_role(%s)', [role.name])
+            migrate.downgrade(citus_url, schema, "base")

@@ -189,3 +189,17 @@ def test_the_rules_catch_the_hot_path_revision_0021_shipped() -> None:
         old = (sql_dir() / released / name).read_text()
         found = {(v.function, v.rule) for v in check({**files, relative: old})}
         assert (name.removesuffix(".sql"), "one table a statement") in found
+
+
+def test_an_insert_that_leaves_a_serial_id_to_its_default_calls_nextval() -> None:
+    files = hot_path(
+        "INSERT INTO __SCHEMA__.jobs (instance_id) VALUES (p);\n"
+        "v := nextval('s');\nINSERT INTO __SCHEMA__.jobs AS j (id, instance_id) VALUES (v, p);"
+    )
+    files["j.sql"] = (
+        "CREATE TABLE __SCHEMA__.jobs (\n    id bigserial PRIMARY KEY,\n    instance_id text\n);\n"
+    )
+    found = [(v.rule, " ".join(v.statement.split())) for v in check(files)]
+    assert found == [
+        ("one table a statement", "INSERT INTO __SCHEMA__.jobs (instance_id) VALUES (p)")
+    ]

@@ -18,6 +18,8 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_listener_waits boolean;
+    v_id             bigint;
+    v_now_ts         timestamptz;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -52,16 +54,23 @@ BEGIN
             USING ERRCODE = '22023';
     END IF;
 
-    INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, created_at)
-    VALUES (p_instance_id, p_work_item, p_visible_at, clock_timestamp());
-    -- Whether a listener waits: an index probe; taskhub_wake runs only then
-    -- (on a busy hub nobody waits). A statement of its own: Citus refuses a
-    -- subquery inside an INSERT.
-    v_listener_waits := EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
-                                WHERE l.queue = 'orchestrator' AND l.waiting);
+    -- The id and the clock are drawn first: no volatile call inside the
+    -- INSERT (on Citus it would cost a distributed plan on every call).
+    v_id := nextval('__SCHEMA__.orchestrator_queue_id_seq');
+    v_now_ts := clock_timestamp();
+    INSERT INTO __SCHEMA__.orchestrator_queue (id, instance_id, work_item, visible_at, created_at)
+    VALUES (v_id, p_instance_id, p_work_item, p_visible_at, v_now_ts);
     -- A message for later (a delayed timer) wakes nobody: the poll finds it.
-    IF v_listener_waits AND p_visible_at <= clock_timestamp() THEN
-        PERFORM __SCHEMA__.taskhub_wake('orchestrator');
+    IF p_visible_at <= v_now_ts THEN
+        -- Whether a listener waits: an index probe; taskhub_wake runs only
+        -- then (on a busy hub nobody waits). A statement of its own.
+        SELECT true INTO v_listener_waits
+          FROM __SCHEMA__.taskhub_wakeup_listeners AS l
+         WHERE l.queue = 'orchestrator' AND l.waiting
+         LIMIT 1;
+        IF FOUND THEN
+            PERFORM __SCHEMA__.taskhub_wake('orchestrator');
+        END IF;
     END IF;
 END;
 $$;

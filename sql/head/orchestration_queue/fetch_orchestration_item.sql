@@ -181,9 +181,6 @@ BEGIN
         RETURN;
     END IF;
 
-    -- The dead-letter cap, read once per call (dead_letter_after_attempts).
-    v_cap := __SCHEMA__.taskhub_dead_letter_cap();
-
     -- 2. Try order: the oldest first, then the others from a random starting
     --    point, so that dispatchers who lost the oldest spread out.
     v_offset := floor(random() * greatest(v_count - 1, 1))::integer;
@@ -242,7 +239,13 @@ BEGIN
                FOR UPDATE SKIP LOCKED
         LOOP
             v_locked := v_locked + 1;
-            IF v_message.attempt_count < v_cap THEN
+            -- The dead-letter cap (dead_letter_after_attempts), read once, and
+            -- only for a message handed out before: a first delivery is never
+            -- set apart.
+            IF v_message.attempt_count > 0 AND v_cap IS NULL THEN
+                v_cap := __SCHEMA__.taskhub_dead_letter_cap();
+            END IF;
+            IF v_message.attempt_count = 0 OR v_message.attempt_count < v_cap THEN
                 v_live_ids := v_live_ids || v_message.id;
                 v_items := v_items || v_message.work_item;
                 v_attempts := greatest(v_attempts, v_message.attempt_count);

@@ -4,6 +4,12 @@
 -- The guard's list of roles is a grant's doing, not drift: the deploy gate's
 -- record of the guard follows it (its other SET clauses stay as recorded, so
 -- a hand edit of them is still named by taskhub_check_drift).
+--
+-- On a hub distributed by Citus the guard is put on every worker as well
+-- (an event trigger is a node's own; Citus carries the function and its
+-- roles, not the trigger): a runtime role connected to the hub's node, or
+-- moved there with the hub, meets the same refusal. A worker added later gets
+-- it at the next rebuild (taskhub_distribute_on_citus runs one).
 CREATE FUNCTION __SCHEMA__.taskhub_rebuild_runtime_ddl_guard()
 RETURNS void
 LANGUAGE plpgsql
@@ -14,6 +20,9 @@ DECLARE
     v_function regprocedure := '__SCHEMA__.taskhub_refuse_runtime_ddl()'::regprocedure;
     v_roles    text[];
     v_current  text;
+    v_distributed boolean := false;
+    v_command  text;
+    v_node     record;
 BEGIN
     SELECT coalesce(array_agg(r.role_name ORDER BY r.role_name), '{}') INTO v_roles
       FROM __SCHEMA__.taskhub_runtime_roles AS r
@@ -45,6 +54,32 @@ BEGIN
             EXECUTE format('CREATE EVENT TRIGGER %I ON ddl_command_end EXECUTE FUNCTION %s',
                            v_trigger, v_function);
         END IF;
+    END IF;
+
+    -- The workers' connections see only what is committed: a hub distributed
+    -- by this very transaction is not there yet (the migration runner calls
+    -- this again after its commit).
+    IF to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL THEN
+        EXECUTE 'SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_schema WHERE schemaid = $1'
+                '                 AND xmin::text <> (txid_current() % 4294967296)::text)'
+           INTO v_distributed USING '__SCHEMA__'::regnamespace;
+    END IF;
+    IF v_distributed THEN
+        v_command := CASE WHEN cardinality(v_roles) = 0
+                          THEN format('DROP EVENT TRIGGER IF EXISTS %I', v_trigger)
+                          ELSE format('DO $guard$ BEGIN IF NOT EXISTS (SELECT 1 FROM '
+                                      'pg_catalog.pg_event_trigger WHERE evtname = %L) THEN '
+                                      'CREATE EVENT TRIGGER %I ON ddl_command_end EXECUTE '
+                                      'FUNCTION %s; END IF; END $guard$',
+                                      v_trigger, v_trigger, v_function) END;
+        FOR v_node IN EXECUTE 'SELECT nodename || '':'' || nodeport AS node, success, result'
+                              '  FROM run_command_on_workers($1)' USING v_command LOOP
+            IF NOT v_node.success THEN
+                RAISE EXCEPTION 'the runtime DDL guard could not be set on worker %: %',
+                                v_node.node, v_node.result
+                      USING ERRCODE = '55000';
+            END IF;
+        END LOOP;
     END IF;
 
     UPDATE __SCHEMA__.taskhub_definitions AS d

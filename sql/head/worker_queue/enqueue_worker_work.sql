@@ -19,6 +19,7 @@ AS $$
 DECLARE
     v_now_ts         timestamptz := to_timestamp(__SCHEMA__.taskhub_clock_ms(NULL) / 1000.0);
     v_listener_waits boolean;
+    v_id             bigint;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -48,16 +49,21 @@ BEGIN
         RAISE EXCEPTION 'p_tag must be NULL or non-empty' USING ERRCODE = '22023';
     END IF;
 
+    -- The id is drawn first: no volatile call inside the INSERT (on Citus it
+    -- would cost a distributed plan on every call).
+    v_id := nextval('__SCHEMA__.worker_queue_id_seq');
     INSERT INTO __SCHEMA__.worker_queue
-           (work_item, visible_at, created_at, instance_id, execution_id, activity_id, session_id, tag)
-    VALUES (p_work_item, v_now_ts, v_now_ts, p_instance_id, p_execution_id, p_activity_id,
+           (id, work_item, visible_at, created_at, instance_id, execution_id, activity_id,
+            session_id, tag)
+    VALUES (v_id, p_work_item, v_now_ts, v_now_ts, p_instance_id, p_execution_id, p_activity_id,
             p_session_id, p_tag);
     -- Whether a listener waits: an index probe; taskhub_wake runs only then
-    -- (on a busy hub nobody waits). A statement of its own: Citus refuses a
-    -- subquery inside an INSERT.
-    v_listener_waits := EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
-                                WHERE l.queue = 'worker' AND l.waiting);
-    IF v_listener_waits THEN
+    -- (on a busy hub nobody waits). A statement of its own.
+    SELECT true INTO v_listener_waits
+      FROM __SCHEMA__.taskhub_wakeup_listeners AS l
+     WHERE l.queue = 'worker' AND l.waiting
+     LIMIT 1;
+    IF FOUND THEN
         PERFORM __SCHEMA__.taskhub_wake('worker', p_tag);
     END IF;
 END;

@@ -1,0 +1,182 @@
+"""Many hubs on one Citus cluster (issue 27): create and migrate N hubs
+(`--citus schema`), see where Citus put them, rebalance while runtimes run on
+some of them, and run `taskhub-pg check` over all of them.
+
+    python -m bench.citus_hubs --citus COORDINATOR_URL [--hubs 100] [--served 4]
+
+1. The hubs are made while one worker takes no new shards, so that all of
+   them start on the other: the rebalance then has work to do.
+2. The worker is let back in, a duroxide runtime is started on `--served` of
+   the hubs (through the coordinator) with orchestrations running, and
+   `citus_rebalance_start(shard_transfer_mode => 'block_writes')` spreads the
+   hubs; its runtimes' orchestrations must all complete.
+3. `taskhub-pg check --json` on every hub: each must report no drift.
+Every hub is dropped at the end (`--keep` leaves them). Results on stdout
+and in bench/results/citus_hubs.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import statistics
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from bench.end_to_end import EndToEndSettings
+from bench.end_to_end import run as run_end_to_end
+from provider.citus_placement import PLACEMENT_QUERY
+from provider.cli.app import main as taskhub_pg
+from provider.deploy import migrate
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def workers(conn: psycopg.Connection[Any]) -> list[tuple[str, int]]:
+    rows = conn.execute(
+        "SELECT nodename, nodeport FROM pg_dist_node"
+        " WHERE noderole = 'primary' AND groupid <> 0 ORDER BY nodeport"
+    ).fetchall()
+    return [(str(host), int(port)) for host, port in rows]
+
+
+@contextlib.contextmanager
+def taking_no_shards(conn: psycopg.Connection[Any], node: tuple[str, int]) -> Iterator[None]:
+    conn.execute(
+        "SELECT citus_set_node_property(%s, %s, 'shouldhaveshards', false)", [node[0], node[1]]
+    )
+    try:
+        yield
+    finally:
+        conn.execute(
+            "SELECT citus_set_node_property(%s, %s, 'shouldhaveshards', true)", [node[0], node[1]]
+        )
+
+
+def spread(conn: psycopg.Connection[Any], hubs: list[str]) -> dict[str, int]:
+    counts: Counter[str] = Counter()
+    for schema in hubs:
+        rows = conn.execute(PLACEMENT_QUERY, {"schema": schema}).fetchall()
+        counts[",".join(f"{host}:{port}" for host, port in rows) or "nowhere"] += 1
+    return dict(sorted(counts.items()))
+
+
+def create_hubs(url: str, hubs: list[str]) -> list[float]:
+    seconds = []
+    for number, schema in enumerate(hubs, start=1):
+        started = time.perf_counter()
+        migrate.upgrade(url, schema, citus="schema")
+        seconds.append(time.perf_counter() - started)
+        if number % 10 == 0:
+            print(f"  {number} hubs migrated, {seconds[-1]:.1f} s for the last", flush=True)
+    return seconds
+
+
+def serve_while(
+    url: str, hubs: list[str], settings: EndToEndSettings
+) -> tuple[dict[str, Any], list[threading.Thread]]:
+    """A runtime per hub running `settings`, in threads: what each did, once joined."""
+    results: dict[str, Any] = {}
+
+    def serve(schema: str) -> None:
+        try:
+            results[schema] = run_end_to_end(url, schema, settings)
+        except Exception as error:  # a failure is a result here, not a crash
+            results[schema] = {"error": repr(error)}
+
+    threads = [threading.Thread(target=serve, args=(schema,)) for schema in hubs]
+    for thread in threads:
+        thread.start()
+    return results, threads
+
+
+def check_all(url: str, hubs: list[str]) -> dict[str, Any]:
+    started = time.perf_counter()
+    drifted = {}
+    for schema in hubs:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = taskhub_pg(["check", "--url", url, "--schema", schema, "--json"])
+        if code != 0:
+            drifted[schema] = json.loads(out.getvalue() or "{}").get("problems", code)
+    return {"hubs": len(hubs), "drifted": drifted, "seconds": time.perf_counter() - started}
+
+
+def run(url: str, count: int, served: int, keep: bool) -> dict[str, Any]:
+    hubs = [f"many_{number:03d}" for number in range(count)]
+    document: dict[str, Any] = {"hubs": count}
+    with psycopg.connect(url, autocommit=True) as conn:
+        nodes = workers(conn)
+        if len(nodes) < 2:
+            raise SystemExit("the rebalance needs a coordinator with at least two workers")
+        print(f"1. creating and migrating {count} hubs (--citus schema), all on {nodes[0]}")
+        with taking_no_shards(conn, nodes[1]):
+            seconds = create_hubs(url, hubs)
+        document["migrate_s"] = {
+            "total": sum(seconds),
+            "median": statistics.median(seconds),
+            "p90": sorted(seconds)[int(0.9 * (len(seconds) - 1))],
+            "max": max(seconds),
+        }
+        document["spread_before"] = spread(conn, hubs)
+        print(f"   placement: {document['spread_before']}")
+
+        print(f"2. rebalancing with runtimes running on {served} hubs")
+        settings = EndToEndSettings(orchestrations=60, fan_out=3, concurrency=2)
+        serving, threads = serve_while(url, hubs[:served], settings)
+        time.sleep(2.0)  # the runtimes are under way
+        started = time.perf_counter()
+        conn.execute("SELECT citus_rebalance_start(shard_transfer_mode => 'block_writes')")
+        conn.execute("SELECT citus_rebalance_wait()")
+        document["rebalance_s"] = time.perf_counter() - started
+        for thread in threads:
+            thread.join(600)
+        document["served"] = serving
+        document["spread_after"] = spread(conn, hubs)
+        print(f"   rebalance took {document['rebalance_s']:.1f} s: {document['spread_after']}")
+        print(f"   runtimes: {serving}")
+
+    print("3. taskhub-pg check on every hub")
+    document["check"] = check_all(url, hubs)
+    print(f"   {document['check']}")
+    if not keep:
+        for schema in hubs:
+            migrate.downgrade(url, schema, "base")
+    return document
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--citus", default=os.environ.get("CITUS_DATABASE_URL"))
+    parser.add_argument("--hubs", type=int, default=100)
+    parser.add_argument("--served", type=int, default=4, help="hubs with a runtime running")
+    parser.add_argument("--keep", action="store_true", help="leave the hubs in place")
+    args = parser.parse_args()
+    if not args.citus:
+        raise SystemExit("no Citus coordinator: pass --citus URL or set CITUS_DATABASE_URL")
+    document = run(args.citus, args.hubs, args.served, args.keep)
+    m = document["migrate_s"]
+    failed = sum(int(r["failed"]) if "failed" in r else 1 for r in document["served"].values())
+    print(
+        f"\n{args.hubs} hubs: migrated in {m['total']:.0f} s ({m['median']:.2f} s median a hub,"
+        f" p90 {m['p90']:.2f} s); rebalance {document['rebalance_s']:.1f} s,"
+        f" {document['spread_before']} -> {document['spread_after']};"
+        f" orchestrations failed during it: {failed};"
+        f" check: {len(document['check']['drifted'])} of {args.hubs} drifted"
+        f" ({document['check']['seconds']:.0f} s)"
+    )
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "citus_hubs.json").write_text(json.dumps(document, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()
