@@ -14,14 +14,16 @@ times their plain cost, and the turn at a third of plain PostgreSQL's speed.
   the visible ones after, and reads the instance's metadata and current
   execution in one-table reads. A version range is checked by
   taskhub_outside_version_range (two one-table reads, new).
-* ack_orchestration_item inserts history events, activities and messages
-  one VALUES row at a time, with queue ids drawn before the INSERT, and asks
-  for waiting listeners with a one-table read.
+* ack_orchestration_item, on a server that runs Citus, inserts history
+  events, activities and messages one VALUES row at a time, with queue ids
+  drawn before the INSERT (elsewhere one INSERT ... SELECT an array, as
+  before), and asks for waiting listeners with a one-table read.
 * fetch_work_item scans the queue alone; an item of a session held live by
   another owner is found out under lock, and then every session held so is
   read at once and left out of the next scans.
-* ack_worker asks for waiting listeners in a statement of its own (it rode
-  on the DELETE's RETURNING), and draws the completion's id first.
+* ack_worker, on Citus, asks for waiting listeners in a statement of its
+  own (elsewhere it rides on the DELETE's RETURNING, as before), and draws
+  the completion's id first.
 * What a runtime calls besides, on every start or while it waits for an
   orchestration, follows the same rule: enqueue_orchestrator_work and
   enqueue_worker_work draw the id (and the clock) first and ask for
@@ -100,7 +102,14 @@ def upgrade() -> None:
     # executable by PUBLIC.
     apply_sql_files(FILES[:1])
     replace_fetch_keeping_its_form(FETCH)
-    apply_sql_files([*FILES[1:], "0006_hot_path/no_public_execute.sql"])
+    apply_sql_files(
+        [
+            *FILES[1:],
+            "0006_hot_path/no_public_execute.sql",
+            # Last: a distributed hub's settings in this very transaction.
+            "0022_one_table_statements/redistribute.sql",
+        ]
+    )
 
 
 def downgrade() -> None:

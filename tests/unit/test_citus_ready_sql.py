@@ -203,3 +203,17 @@ def test_an_insert_that_leaves_a_serial_id_to_its_default_calls_nextval() -> Non
     assert found == [
         ("one table a statement", "INSERT INTO __SCHEMA__.jobs (instance_id) VALUES (p)")
     ]
+
+
+def test_a_statement_only_plain_postgresql_runs_says_so_and_passes() -> None:
+    """The acks keep one INSERT ... SELECT an array on plain PostgreSQL, in a
+    branch a server that runs Citus never takes."""
+    assert (
+        hot_rules(
+            "IF v THEN NULL; ELSE\n"
+            "    -- plain PostgreSQL only: one INSERT ... SELECT for the array.\n"
+            "    INSERT INTO __SCHEMA__.orchestrator_queue (id, instance_id)"
+            " SELECT n, p FROM generate_series(1, 3) AS n;\nEND IF;"
+        )
+        == []
+    )

@@ -57,6 +57,10 @@ DECLARE
     v_fire_at_ms bigint;
     v_wakes     boolean := false;
     v_listener_waits boolean;
+    -- On a server that runs Citus, a VALUES row at a time (each planned on
+    -- the hub's node like a plain statement); elsewhere one INSERT ... SELECT
+    -- for a whole array (docs/scale-out.md).
+    v_one_table boolean := current_setting('citus.version', true) IS NOT NULL;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -217,7 +221,7 @@ BEGIN
     -- the exact check runs only for texts that could fail it: with a
     -- \u0000, or long enough to nest too deep), and the failed call leaves
     -- nothing behind.
-    IF v_history <> '[]' THEN
+    IF v_history <> '[]' AND v_one_table THEN
         FOR v_element IN SELECT e FROM jsonb_array_elements(v_history) AS e LOOP
             IF pg_column_size(v_element) > __SCHEMA__.taskhub_max_payload_bytes() THEN
                 PERFORM __SCHEMA__.taskhub_refuse_turn_element(1);
@@ -238,6 +242,31 @@ BEGIN
             VALUES (v_instance, p_execution_id, (v_element ->> 'event_id')::bigint,
                     coalesce(v_element ->> 'event_type', 'Event'), v_text, v_now_ts);
         END LOOP;
+    ELSIF v_history <> '[]' THEN
+        -- plain PostgreSQL only: one INSERT ... SELECT for the whole array (on a
+        -- server that runs Citus, the loop).
+        INSERT INTO __SCHEMA__.history
+               (instance_id, execution_id, event_id, event_type, event_data, created_at)
+        -- No LATERAL here: Citus cannot plan an INSERT ... SELECT with one.
+        SELECT v_instance, p_execution_id, (e ->> 'event_id')::bigint,
+               coalesce(e ->> 'event_type', 'Event'),
+               CASE WHEN strpos(e ->> 'event_data', '\u0000') > 0
+                         OR octet_length(e ->> 'event_data') >= __SCHEMA__.taskhub_max_json_depth()
+                    THEN __SCHEMA__.taskhub_storable_json(e ->> 'event_data',
+                                                          'event ' || (e ->> 'event_id'))
+                    ELSE e ->> 'event_data' END,
+               v_now_ts
+          FROM jsonb_array_elements(v_history) AS e
+         WHERE CASE
+                   WHEN pg_column_size(e) > __SCHEMA__.taskhub_max_payload_bytes()
+                   THEN __SCHEMA__.taskhub_refuse_turn_element(1)
+                   WHEN jsonb_typeof(e) <> 'object'
+                        OR jsonb_typeof(e -> 'event_id') IS DISTINCT FROM 'number'
+                        OR (e ->> 'event_id')::numeric < 1
+                        OR jsonb_typeof(e -> 'event_data') IS DISTINCT FROM 'string'
+                   THEN __SCHEMA__.taskhub_refuse_turn_element(2)
+                   ELSE true
+               END;
     END IF;
 
     IF v_terminal OR jsonb_array_length(coalesce(v_meta -> 'kv_mutations', '[]')) > 0 THEN
@@ -248,26 +277,51 @@ BEGIN
     -- New activities, then cancellations: an activity scheduled and cancelled
     -- in the same turn must end up gone.
     IF jsonb_array_length(v_workers) > 0 THEN
-        FOR v_element IN SELECT w FROM jsonb_array_elements(v_workers) AS w LOOP
-            IF pg_column_size(v_element) > __SCHEMA__.taskhub_max_payload_bytes() THEN
-                PERFORM __SCHEMA__.taskhub_refuse_turn_element(1);
-            ELSIF jsonb_typeof(v_element) <> 'object'
-                  OR jsonb_typeof(v_element -> 'ActivityExecute') IS DISTINCT FROM 'object'
-                  OR v_element - 'ActivityExecute' <> '{}'::jsonb THEN
-                PERFORM __SCHEMA__.taskhub_refuse_turn_element(3);
-            END IF;
-            -- The id is drawn first: no volatile call inside the INSERT.
-            v_id := nextval('__SCHEMA__.worker_queue_id_seq');
+        IF v_one_table THEN
+            FOR v_element IN SELECT w FROM jsonb_array_elements(v_workers) AS w LOOP
+                IF pg_column_size(v_element) > __SCHEMA__.taskhub_max_payload_bytes() THEN
+                    PERFORM __SCHEMA__.taskhub_refuse_turn_element(1);
+                ELSIF jsonb_typeof(v_element) <> 'object'
+                      OR jsonb_typeof(v_element -> 'ActivityExecute') IS DISTINCT FROM 'object'
+                      OR v_element - 'ActivityExecute' <> '{}'::jsonb THEN
+                    PERFORM __SCHEMA__.taskhub_refuse_turn_element(3);
+                END IF;
+                -- The id is drawn first: no volatile call inside the INSERT.
+                v_id := nextval('__SCHEMA__.worker_queue_id_seq');
+                INSERT INTO __SCHEMA__.worker_queue
+                       (id, work_item, visible_at, created_at, instance_id, execution_id,
+                        activity_id, session_id, tag)
+                VALUES (v_id, v_element::text, v_now_ts, v_now_ts,
+                        v_element -> 'ActivityExecute' ->> 'instance',
+                        (v_element -> 'ActivityExecute' ->> 'execution_id')::bigint,
+                        (v_element -> 'ActivityExecute' ->> 'id')::bigint,
+                        v_element -> 'ActivityExecute' ->> 'session_id',
+                        v_element -> 'ActivityExecute' ->> 'tag');
+            END LOOP;
+        ELSE
+            -- plain PostgreSQL only: one INSERT ... SELECT for the whole array (on a
+            -- server that runs Citus, the loop).
             INSERT INTO __SCHEMA__.worker_queue
-                   (id, work_item, visible_at, created_at, instance_id, execution_id,
-                    activity_id, session_id, tag)
-            VALUES (v_id, v_element::text, v_now_ts, v_now_ts,
-                    v_element -> 'ActivityExecute' ->> 'instance',
-                    (v_element -> 'ActivityExecute' ->> 'execution_id')::bigint,
-                    (v_element -> 'ActivityExecute' ->> 'id')::bigint,
-                    v_element -> 'ActivityExecute' ->> 'session_id',
-                    v_element -> 'ActivityExecute' ->> 'tag');
-        END LOOP;
+                   (work_item, visible_at, created_at, instance_id, execution_id, activity_id,
+                    session_id, tag)
+            SELECT w::text, v_now_ts, v_now_ts,
+                   w -> 'ActivityExecute' ->> 'instance',
+                   (w -> 'ActivityExecute' ->> 'execution_id')::bigint,
+                   (w -> 'ActivityExecute' ->> 'id')::bigint,
+                   w -> 'ActivityExecute' ->> 'session_id',
+                   w -> 'ActivityExecute' ->> 'tag'
+              FROM jsonb_array_elements(v_workers) WITH ORDINALITY AS item (w, pos)
+             WHERE CASE
+                       WHEN pg_column_size(w) > __SCHEMA__.taskhub_max_payload_bytes()
+                       THEN __SCHEMA__.taskhub_refuse_turn_element(1)
+                       WHEN jsonb_typeof(w) <> 'object'
+                            OR jsonb_typeof(w -> 'ActivityExecute') IS DISTINCT FROM 'object'
+                            OR w - 'ActivityExecute' <> '{}'::jsonb
+                       THEN __SCHEMA__.taskhub_refuse_turn_element(3)
+                       ELSE true
+                   END
+             ORDER BY pos;
+        END IF;
         -- Asked first: on a busy hub no worker waits, and the tags need no look.
         SELECT true INTO v_listener_waits
           FROM __SCHEMA__.taskhub_wakeup_listeners AS l
@@ -291,29 +345,56 @@ BEGIN
 
     -- Messages to orchestrations; a timer becomes visible when it fires.
     IF jsonb_array_length(v_orch) > 0 THEN
-        FOR v_element IN SELECT o FROM jsonb_array_elements(v_orch) AS o LOOP
-            IF pg_column_size(v_element) > __SCHEMA__.taskhub_max_payload_bytes() THEN
-                PERFORM __SCHEMA__.taskhub_refuse_turn_element(1);
-            ELSIF __SCHEMA__.taskhub_work_item_kind(v_element) IS NULL THEN
-                PERFORM __SCHEMA__.taskhub_refuse_turn_element(4);
-            END IF;
-            -- Every level of a jsonb value takes at least 8 bytes.
-            v_text := CASE WHEN pg_column_size(v_element) >= 8 * __SCHEMA__.taskhub_max_json_depth()
-                           THEN __SCHEMA__.taskhub_storable_json(v_element::text,
-                                                                 'an orchestrator item')
-                           ELSE v_element::text END;
-            v_fire_at_ms := (v_element -> 'TimerFired' ->> 'fire_at_ms')::bigint;
-            v_id := nextval('__SCHEMA__.orchestrator_queue_id_seq');
-            INSERT INTO __SCHEMA__.orchestrator_queue
-                   (id, instance_id, work_item, visible_at, created_at)
-            VALUES (v_id, coalesce(__SCHEMA__.taskhub_target_instance(v_element), v_instance),
-                    v_text,
-                    CASE WHEN v_fire_at_ms > 0 THEN to_timestamp(v_fire_at_ms / 1000.0)
-                         ELSE v_now_ts END,
-                    v_now_ts);
-            -- Timers that fire later wake nobody: the poll finds them.
-            v_wakes := v_wakes OR coalesce(v_fire_at_ms, 0) <= v_now_ms;
-        END LOOP;
+        IF v_one_table THEN
+            FOR v_element IN SELECT o FROM jsonb_array_elements(v_orch) AS o LOOP
+                IF pg_column_size(v_element) > __SCHEMA__.taskhub_max_payload_bytes() THEN
+                    PERFORM __SCHEMA__.taskhub_refuse_turn_element(1);
+                ELSIF __SCHEMA__.taskhub_work_item_kind(v_element) IS NULL THEN
+                    PERFORM __SCHEMA__.taskhub_refuse_turn_element(4);
+                END IF;
+                -- Every level of a jsonb value takes at least 8 bytes.
+                v_text := CASE WHEN pg_column_size(v_element) >= 8 * __SCHEMA__.taskhub_max_json_depth()
+                               THEN __SCHEMA__.taskhub_storable_json(v_element::text,
+                                                                     'an orchestrator item')
+                               ELSE v_element::text END;
+                v_fire_at_ms := (v_element -> 'TimerFired' ->> 'fire_at_ms')::bigint;
+                v_id := nextval('__SCHEMA__.orchestrator_queue_id_seq');
+                INSERT INTO __SCHEMA__.orchestrator_queue
+                       (id, instance_id, work_item, visible_at, created_at)
+                VALUES (v_id, coalesce(__SCHEMA__.taskhub_target_instance(v_element), v_instance),
+                        v_text,
+                        CASE WHEN v_fire_at_ms > 0 THEN to_timestamp(v_fire_at_ms / 1000.0)
+                             ELSE v_now_ts END,
+                        v_now_ts);
+                -- Timers that fire later wake nobody: the poll finds them.
+                v_wakes := v_wakes OR coalesce(v_fire_at_ms, 0) <= v_now_ms;
+            END LOOP;
+        ELSE
+            -- plain PostgreSQL only: one INSERT ... SELECT for the whole array (on a
+            -- server that runs Citus, the loop).
+            INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, created_at)
+            SELECT coalesce(__SCHEMA__.taskhub_target_instance(o), v_instance),
+                   -- Every level of a jsonb value takes at least 8 bytes.
+                   CASE WHEN pg_column_size(o) >= 8 * __SCHEMA__.taskhub_max_json_depth()
+                        THEN __SCHEMA__.taskhub_storable_json(o::text, 'an orchestrator item')
+                        ELSE o::text END,
+                   CASE WHEN (o -> 'TimerFired' ->> 'fire_at_ms')::bigint > 0
+                        THEN to_timestamp((o -> 'TimerFired' ->> 'fire_at_ms')::bigint / 1000.0)
+                        ELSE v_now_ts END,
+                   v_now_ts
+              FROM jsonb_array_elements(v_orch) WITH ORDINALITY AS item (o, pos)
+             WHERE CASE
+                       WHEN pg_column_size(o) > __SCHEMA__.taskhub_max_payload_bytes()
+                       THEN __SCHEMA__.taskhub_refuse_turn_element(1)
+                       WHEN __SCHEMA__.taskhub_work_item_kind(o) IS NULL
+                       THEN __SCHEMA__.taskhub_refuse_turn_element(4)
+                       ELSE true
+                   END
+             ORDER BY pos;
+            v_wakes := EXISTS (SELECT 1 FROM jsonb_array_elements(v_orch) AS o
+                                WHERE coalesce((o -> 'TimerFired' ->> 'fire_at_ms')::bigint, 0)
+                                      <= v_now_ms);
+        END IF;
         IF v_wakes THEN
             SELECT true INTO v_listener_waits
               FROM __SCHEMA__.taskhub_wakeup_listeners AS l

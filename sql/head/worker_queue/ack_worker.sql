@@ -30,6 +30,8 @@ DECLARE
     v_seen_until bigint;
     v_listener_waits boolean;
     v_item       bigint;
+    -- On a Citus node, statements on one table only (docs/scale-out.md).
+    v_one_table  boolean := current_setting('citus.version', true) IS NOT NULL;
     v_id         bigint;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
@@ -89,11 +91,24 @@ BEGIN
         SELECT q.id INTO v_item FROM __SCHEMA__.worker_queue AS q WHERE q.lock_token = p_lock_token;
     END IF;
     v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
-    DELETE FROM __SCHEMA__.worker_queue AS q
-     WHERE q.id = v_item
-       AND q.lock_token = p_lock_token
-       AND q.locked_until > v_now_ms
-    RETURNING q.session_id INTO v_session;
+    IF v_one_table THEN
+        DELETE FROM __SCHEMA__.worker_queue AS q
+         WHERE q.id = v_item
+           AND q.lock_token = p_lock_token
+           AND q.locked_until > v_now_ms
+        RETURNING q.session_id INTO v_session;
+    ELSE
+        -- plain PostgreSQL only: whether a listener waits for the completion
+        -- rides on the DELETE (an index probe; on a busy hub nobody waits).
+        DELETE FROM __SCHEMA__.worker_queue AS q
+         WHERE q.id = v_item
+           AND q.lock_token = p_lock_token
+           AND q.locked_until > v_now_ms
+        RETURNING q.session_id,
+                  EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
+                           WHERE l.queue = 'orchestrator' AND l.waiting)
+             INTO v_session, v_listener_waits;
+    END IF;
     IF NOT FOUND THEN
         SELECT q.locked_until INTO v_seen_until
           FROM __SCHEMA__.worker_queue AS q
@@ -110,15 +125,16 @@ BEGIN
         v_id := nextval('__SCHEMA__.orchestrator_queue_id_seq');
         INSERT INTO __SCHEMA__.orchestrator_queue (id, instance_id, work_item, visible_at, created_at)
         VALUES (v_id, p_instance_id, p_completion_json, v_now_ts, v_now_ts);
-        -- Whether a listener waits for the completion: an index probe (on a
-        -- busy hub nobody waits, and taskhub_wake is not called). A statement
-        -- of its own: on Citus a subquery in the DELETE's RETURNING would cost
-        -- the DELETE a distributed plan on every call.
-        SELECT true INTO v_listener_waits
-          FROM __SCHEMA__.taskhub_wakeup_listeners AS l
-         WHERE l.queue = 'orchestrator' AND l.waiting
-         LIMIT 1;
-        IF FOUND THEN
+        -- On Citus, whether a listener waits is a statement of its own: a
+        -- subquery in the DELETE's RETURNING would cost the DELETE a
+        -- distributed plan on every call.
+        IF v_one_table THEN
+            SELECT true INTO v_listener_waits
+              FROM __SCHEMA__.taskhub_wakeup_listeners AS l
+             WHERE l.queue = 'orchestrator' AND l.waiting
+             LIMIT 1;
+        END IF;
+        IF v_listener_waits THEN
             PERFORM __SCHEMA__.taskhub_wake('orchestrator');
         END IF;
     END IF;
