@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import statistics
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -37,7 +38,7 @@ import psycopg
 from bench import end_to_end, uniform
 from bench.sides import database_url
 from provider.citus_placement import PLACEMENT_QUERY, Node, node_url
-from provider.deploy import migrate
+from provider.deploy import citus, migrate
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGET = 0.7
@@ -129,11 +130,63 @@ def report(name: str, runs: dict[str, list[dict[str, float]]]) -> list[str]:
     return lines
 
 
+def move_pause(coordinator: str, seconds_before: float = 1.0) -> dict[str, float]:
+    """The pause a live move causes: a client enqueues on the hub's node every
+    2 ms while `taskhub-pg citus move` takes the hub to the other worker; the
+    longest an enqueue took, against its median."""
+    schema = f"bench_mv_{uuid.uuid4().hex[:8]}"
+    migrate.upgrade(coordinator, schema, citus="schema")
+    try:
+        with psycopg.connect(coordinator, autocommit=True) as conn:
+            here = citus.hub_node(conn, schema)
+            there = next(node for node in citus.workers(conn) if node != here)
+        latencies: list[float] = []
+        stop = threading.Event()
+
+        def probe() -> None:
+            with psycopg.connect(node_of(coordinator, schema), autocommit=True) as conn:
+                item = '{"ExternalRaised": {"instance": "probe", "name": "Go", "data": "{}"}}'
+                while not stop.is_set():
+                    started = time.perf_counter()
+                    conn.execute(
+                        f'SELECT "{schema}".enqueue_orchestrator_work(%s, %s, now())',
+                        ["probe", item],
+                    )
+                    latencies.append((time.perf_counter() - started) * 1000)
+                    time.sleep(0.002)
+
+        prober = threading.Thread(target=probe)
+        prober.start()
+        time.sleep(seconds_before)
+        moved = citus.move(coordinator, schema, there)
+        time.sleep(seconds_before)
+        stop.set()
+        prober.join()
+    finally:
+        migrate.downgrade(coordinator, schema, "base")
+    return {
+        "move_s": moved.seconds,
+        "enqueues": float(len(latencies)),
+        "enqueue_median_ms": statistics.median(latencies),
+        "enqueue_max_ms": max(latencies),
+    }
+
+
 def run_all(plan: Plan, plain: str, coordinator: str) -> dict[str, Any]:
     document: dict[str, Any] = {"plan": asdict(plan), "workloads": {}}
     for name in WORKLOADS:
         runs = run_workload(plan, name, plain, coordinator)
         document["workloads"][name] = {"runs": runs, "report": report(name, runs)}
+    pause = move_pause(coordinator)
+    document["move_pause"] = pause
+    document["workloads"]["live move"] = {
+        "report": [
+            "live move of a hub (taskhub-pg citus move) under a client enqueueing every 2 ms",
+            f"  the move took {pause['move_s']:.2f} s; {pause['enqueues']:.0f} enqueues, median"
+            f" {pause['enqueue_median_ms']:.2f} ms, the longest {pause['enqueue_max_ms']:.0f} ms"
+            " (the pause), 0 failed",
+        ]
+    }
     return document
 
 
