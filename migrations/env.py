@@ -147,37 +147,32 @@ BEGIN
 END
 $citus$
 """
-REDISTRIBUTE_IF_DISTRIBUTED = f"""
+
+
+def _on_a_distributed_hub(function: str) -> str:
+    """A DO block that calls the hub's `function` when the hub has it and is
+    distributed on Citus (and does nothing elsewhere)."""
+    return f"""
 DO $citus$
 BEGIN
     IF to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL
-       AND to_regproc('{QUOTED}.taskhub_distribute_on_citus') IS NOT NULL THEN
+       AND to_regproc('{QUOTED}.{function}') IS NOT NULL THEN
         IF EXISTS (SELECT 1 FROM pg_catalog.pg_dist_schema
                     WHERE schemaid = to_regnamespace('{QUOTED}')) THEN
-            PERFORM {QUOTED}.taskhub_distribute_on_citus();
+            PERFORM {QUOTED}.{function}();
         END IF;
     END IF;
 END
 $citus$
 """
+
+
+REDISTRIBUTE_IF_DISTRIBUTED = _on_a_distributed_hub("taskhub_distribute_on_citus")
 # From revision 0022: on a distributed hub the runtime DDL guard goes on every
 # worker too, by run_command_on_workers, whose connections see only what is
 # committed: after the run's commit, the guard is rebuilt once more (a hub
 # the run created or distributed has its workers' guard from here).
-GUARD_THE_WORKERS = f"""
-DO $citus$
-BEGIN
-    IF to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL
-       AND to_regproc('{QUOTED}.taskhub_rebuild_runtime_ddl_guard') IS NOT NULL
-       AND to_regclass('{QUOTED}.taskhub_runtime_roles') IS NOT NULL THEN
-        IF EXISTS (SELECT 1 FROM pg_catalog.pg_dist_schema
-                    WHERE schemaid = to_regnamespace('{QUOTED}')) THEN
-            PERFORM {QUOTED}.taskhub_rebuild_runtime_ddl_guard();
-        END IF;
-    END IF;
-END
-$citus$
-"""
+GUARD_THE_WORKERS = _on_a_distributed_hub("taskhub_rebuild_runtime_ddl_guard")
 
 # From revision 0012: what this run leaves, for the deploy gate to compare
 # with (`taskhub-pg check`). Only after a run that applied revisions.
