@@ -5,6 +5,7 @@ the node too, and a hub moves to another worker under its runtime."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -13,7 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from provider import TaskHub
+from provider import AsyncTaskHub, TaskHub
 from provider.citus_placement import Node, node_url
 from provider.cli.app import main
 from provider.deploy import migrate
@@ -113,6 +114,21 @@ def test_a_provider_with_citus_direct_calls_the_node(citus_url: str, citus_hub: 
         with hub._pool.connection() as pooled:
             assert pooled.execute("SELECT inet_server_port()").fetchone() == (port,)
         exercise_the_contract(hub, conn, citus_hub)
+
+
+def test_the_asyncio_provider_with_citus_direct_calls_the_node(
+    citus_url: str, citus_hub: str
+) -> None:
+    _, port = placement(citus_url, citus_hub)
+
+    async def use_it() -> None:
+        async with AsyncTaskHub.connect(citus_url, citus_hub, citus_direct=True) as hub:
+            async with hub._pool.connection() as pooled:
+                cursor = await pooled.execute("SELECT inet_server_port()")
+                assert await cursor.fetchone() == (port,)
+            assert await hub.list_instances() == []
+
+    asyncio.run(use_it())
 
 
 @pytest.mark.parametrize("scenario", [scenarios.test_many_concurrent_instances_all_complete])

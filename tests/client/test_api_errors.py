@@ -131,6 +131,22 @@ def test_a_lazy_hub_connects_only_when_opened(database_url: str, hub_schema: str
         hub.close()
 
 
+def test_citus_direct_without_citus_reaches_the_hub_at_the_url_given(
+    database_url: str, hub_schema: str
+) -> None:
+    """Plain PostgreSQL: nothing to look up, the URL as it is (both faces)."""
+    with TaskHub.connect(database_url, hub_schema, citus_direct=True) as hub:
+        assert hub._pool.conninfo == database_url
+        assert hub.list_instances() == []
+
+    async def open_it() -> None:
+        async with AsyncTaskHub.connect(database_url, hub_schema, citus_direct=True) as hub:
+            assert hub._pool.conninfo == database_url
+            assert await hub.list_instances() == []
+
+    asyncio.run(open_it())
+
+
 # -- the outbox: bad arguments never abort the caller's transaction ------------
 
 
