@@ -27,8 +27,13 @@ from provider.deploy.table_locks import (
     call_gate_statement,
 )
 
+# How the gate's session shows in the node's pg_stat_activity.
+APPLICATION_NAME = "taskhub-pg migration (call gate)"
+
 
 class NodeGate:
+    """The gate on the hub's node, held from close() until open()."""
+
     def __init__(self, url: str, schema: str) -> None:
         self.url = url  # the coordinator's, as the run was given it
         self.schema = schema
@@ -54,7 +59,9 @@ class NodeGate:
             return
         lock_timeout = str(connection.exec_driver_sql("SHOW lock_timeout").scalar())
         started = time.monotonic()
-        held: psycopg.Connection[Any] = psycopg.connect(node_url(self.url, node))
+        held: psycopg.Connection[Any] = psycopg.connect(
+            node_url(self.url, node), application_name=APPLICATION_NAME
+        )
         try:
             held.execute("SELECT pg_catalog.set_config('lock_timeout', %s, false)", [lock_timeout])
             held.execute(call_gate_statement(self.schema))
