@@ -14,6 +14,7 @@ from devkit.schema import revision_digest
 from provider.deploy import migration_steps, sql_files
 
 RELEASED = {
+    "0022_one_table_statements": "c10a1f7cf0e5e19a147487e63edc30501972d84cd176a4650b35e39cb43f9e71",
     "0021_queue_upkeep": "1f0264fdbbeac2c586b69ae84621bf2bf74566daf76367be040a0821ff258370",
     "0020_batched_retention": "a2253c8de43fb572ed81dc05d2ceefc29bfe9ae6ff5c404cba271db90a928f5e",
     "0019_trace_contexts": "b9fa1e80287c7ddb7ffdccfe302389ab3505e6bbc2153e8c8d371740aabe9650",
