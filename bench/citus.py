@@ -37,7 +37,6 @@ import psycopg
 
 from bench import end_to_end, uniform
 from bench.sides import database_url
-from provider.citus_placement import PLACEMENT_QUERY, Node, node_url
 from provider.deploy import citus, migrate
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -74,14 +73,6 @@ WORKLOADS: dict[str, Workload] = {
 }
 
 
-def node_of(coordinator: str, schema: str) -> str:
-    with psycopg.connect(coordinator, autocommit=True) as conn:
-        rows = conn.execute(PLACEMENT_QUERY, {"schema": schema}).fetchall()
-    if len(rows) != 1:
-        raise SystemExit(f"schema {schema} is on {len(rows)} nodes, not one")
-    return node_url(coordinator, Node(str(rows[0][0]), int(rows[0][1])))
-
-
 def side_hub(side: str, plain: str, coordinator: str) -> tuple[str, str, str]:
     """A fresh hub for the side: (the URL its clients use, schema, URL to drop it)."""
     schema = f"bench_cit_{uuid.uuid4().hex[:8]}"
@@ -92,7 +83,8 @@ def side_hub(side: str, plain: str, coordinator: str) -> tuple[str, str, str]:
         migrate.upgrade(coordinator, schema)
         return coordinator, schema, coordinator
     migrate.upgrade(coordinator, schema, citus="schema")
-    return (node_of(coordinator, schema) if side == ONE_HOP else coordinator), schema, coordinator
+    url = citus.placement(coordinator, schema).url if side == ONE_HOP else coordinator
+    return url, schema, coordinator
 
 
 def run_workload(
@@ -144,7 +136,7 @@ def move_pause(coordinator: str, seconds_before: float = 1.0) -> dict[str, float
         stop = threading.Event()
 
         def probe() -> None:
-            with psycopg.connect(node_of(coordinator, schema), autocommit=True) as conn:
+            with psycopg.connect(citus.placement(coordinator, schema).url, autocommit=True) as conn:
                 item = '{"ExternalRaised": {"instance": "probe", "name": "Go", "data": "{}"}}'
                 while not stop.is_set():
                     started = time.perf_counter()

@@ -37,32 +37,21 @@ import psycopg
 
 from bench.end_to_end import EndToEndSettings
 from bench.end_to_end import run as run_end_to_end
-from provider.citus_placement import PLACEMENT_QUERY
+from provider.citus_placement import PLACEMENT_QUERY, Node
 from provider.cli.app import main as taskhub_pg
-from provider.deploy import migrate
+from provider.deploy import citus, migrate
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def workers(conn: psycopg.Connection[Any]) -> list[tuple[str, int]]:
-    rows = conn.execute(
-        "SELECT nodename, nodeport FROM pg_dist_node"
-        " WHERE noderole = 'primary' AND groupid <> 0 ORDER BY nodeport"
-    ).fetchall()
-    return [(str(host), int(port)) for host, port in rows]
-
-
 @contextlib.contextmanager
-def taking_no_shards(conn: psycopg.Connection[Any], node: tuple[str, int]) -> Iterator[None]:
-    conn.execute(
-        "SELECT citus_set_node_property(%s, %s, 'shouldhaveshards', false)", [node[0], node[1]]
-    )
+def taking_no_shards(conn: psycopg.Connection[Any], node: Node) -> Iterator[None]:
+    setting = "SELECT citus_set_node_property(%s, %s, 'shouldhaveshards', %s)"
+    conn.execute(setting, [node.host, node.port, False])
     try:
         yield
     finally:
-        conn.execute(
-            "SELECT citus_set_node_property(%s, %s, 'shouldhaveshards', true)", [node[0], node[1]]
-        )
+        conn.execute(setting, [node.host, node.port, True])
 
 
 def spread(conn: psycopg.Connection[Any], hubs: list[str]) -> dict[str, int]:
@@ -89,7 +78,7 @@ def serve_while(
 ) -> tuple[ProcessPoolExecutor, dict[str, Future[dict[str, float]]]]:
     """A duroxide runtime per hub running `settings`, each in a process of its
     own (the runtime's binding wants its own process, as a deployment has)."""
-    pool = ProcessPoolExecutor(max_workers=len(hubs), mp_context=get_context("spawn"))
+    pool = ProcessPoolExecutor(max_workers=max(len(hubs), 1), mp_context=get_context("spawn"))
     return pool, {schema: pool.submit(run_end_to_end, url, schema, settings) for schema in hubs}
 
 
@@ -119,7 +108,7 @@ def run(url: str, count: int, served: int, keep: bool) -> dict[str, Any]:
     hubs = [f"many_{number:03d}" for number in range(count)]
     document: dict[str, Any] = {"hubs": count}
     with psycopg.connect(url, autocommit=True) as conn:
-        nodes = workers(conn)
+        nodes = citus.workers(conn)
         if len(nodes) < 2:
             raise SystemExit("the rebalance needs a coordinator with at least two workers")
         print(f"1. creating and migrating {count} hubs (--citus schema), all on {nodes[0]}")

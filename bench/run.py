@@ -182,10 +182,10 @@ def citus_section(plain_url: str, quick: bool) -> dict[str, Any]:
     (bench/citus.py), when CITUS_DATABASE_URL names a coordinator."""
     coordinator = os.environ.get("CITUS_DATABASE_URL")
     if not coordinator:
-        return {"skipped": "Citus: skipped (CITUS_DATABASE_URL is not set: docs/scale-out.md)"}
+        return {"lines": ["Citus: skipped (CITUS_DATABASE_URL is not set: docs/scale-out.md)"]}
     print("Citus: a distributed hub against the same hub on plain PostgreSQL", flush=True)
     document = citus.run_all(citus.QUICK if quick else citus.Plan(), plain_url, coordinator)
-    document["reports"] = [w["report"] for w in document["workloads"].values()]
+    document["lines"] = [line for w in document["workloads"].values() for line in w["report"]]
     return document
 
 
@@ -213,8 +213,7 @@ def main() -> None:
     print()
     print("\n".join(wakeups.report(extras["wakeups"])))
     print()
-    for lines in extras["citus"].get("reports", [extras["citus"].get("skipped", "")]):
-        print("\n".join(lines) if isinstance(lines, list) else lines)
+    print("\n".join(extras["citus"]["lines"]))
     RESULTS.mkdir(exist_ok=True)
     document = {
         "plan": asdict(plan),

@@ -93,7 +93,7 @@ VOLATILE_CALLS = re.compile(
     r"|gen_random_uuid|random|clock_timestamp)\s*\(",
     re.I,
 )
-_MORE_THAN_ONE_TABLE = re.compile(r"\(\s*SELECT\b|\bEXISTS\s*\(|\bJOIN\b", re.I)
+_SUBQUERY_OR_JOIN = re.compile(r"\(\s*SELECT\b|\bEXISTS\s*\(|\bJOIN\b", re.I)
 _CALL = re.compile(r"__SCHEMA__\.(\w+)\(")
 _SERIAL_TABLE = re.compile(
     r"^CREATE (?:UNLOGGED )?TABLE __SCHEMA__\.(\w+) \((?:[^;]*?)\bid\s+bigserial\b",
@@ -207,7 +207,7 @@ def check(files: dict[str, str]) -> list[Violation]:
                 and PLAIN_ONLY_MARK not in statement
                 and (
                     len(named) > 1
-                    or _MORE_THAN_ONE_TABLE.search(code)
+                    or _SUBQUERY_OR_JOIN.search(code)
                     or _insert_select(code)
                     or VOLATILE_CALLS.search(code)
                     or _serial_by_default(code, serial)

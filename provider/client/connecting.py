@@ -121,7 +121,8 @@ def _node_of(rows: list[Any], config: TaskHubConfig) -> str:
 
 def direct_url(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> str:
     """With citus_direct: the URL of the Citus node that holds the hub, found
-    on config.url (the coordinator), then probed like the hub's own URL."""
+    on config.url (the coordinator; connecting to it is the probe), and the
+    node probed in turn; config.url itself for a hub not distributed."""
     try:
         timeout = _connect_timeout(config)
         with psycopg.Connection.connect(config.url, **settings, connect_timeout=timeout) as conn:

@@ -145,9 +145,10 @@ class ProcedureClient(SyncRunner):
     def _open(self, operation: str) -> None:
         if self._pool.closed:
             settings = connection_settings(self.config)
-            probe(operation, self.config, settings)
-            if self.config.citus_direct:
+            if self.config.citus_direct:  # its look on the URL is the probe
                 self._pool.conninfo = direct_url(operation, self.config, settings)
+            else:
+                probe(operation, self.config, settings)
             self._pool.open()
 
     def close(self) -> None:
@@ -248,9 +249,10 @@ class AsyncProcedureClient(AsyncRunner):
         if self._pool.closed:
             operation = f"{type(self).__name__}.open"
             settings = connection_settings(self.config)
-            await probe_async(operation, self.config, settings)
-            if self.config.citus_direct:
+            if self.config.citus_direct:  # its look on the URL is the probe
                 self._pool.conninfo = await direct_url_async(operation, self.config, settings)
+            else:
+                await probe_async(operation, self.config, settings)
             await self._pool.open()
 
     async def close(self) -> None:

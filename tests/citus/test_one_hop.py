@@ -17,7 +17,7 @@ import pytest
 from provider import AsyncTaskHub, TaskHub
 from provider.citus_placement import Node, node_url
 from provider.cli.app import main
-from provider.deploy import migrate
+from provider.deploy import citus, migrate
 from provider.deploy.run_report import MigrationLocksNotTaken
 from provider.deploy.table_locks import call_gate_statement
 from tests.citus.conftest import placement, workers
@@ -35,8 +35,7 @@ CUSTOM_PLAN_HELPERS = (
 
 
 def node_of(citus_url: str, schema: str) -> str:
-    host, port = placement(citus_url, schema)
-    return node_url(citus_url, Node(host, port))
+    return citus.placement(citus_url, schema).url
 
 
 def plan_modes(url: str, schema: str) -> dict[str, str | None]:
