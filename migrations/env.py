@@ -50,10 +50,17 @@ from typing import Any
 
 from alembic import context
 from alembic.runtime.migration import MigrationContext, RevisionStep
-from sqlalchemy import create_engine, pool
+from sqlalchemy import create_engine, event, pool
 from sqlalchemy.engine import Connection
 
-from provider.deploy import migration_options, runtime_role, table_locks, turn_form
+from provider.deploy import (
+    citus,
+    migration_options,
+    privileged_fence,
+    runtime_role,
+    table_locks,
+    turn_form,
+)
 from provider.deploy.migration_options import InvalidMigrationOption, MigrationOptions
 from provider.deploy.migration_steps import execute_sql
 from provider.deploy.node_gate import NodeGate
@@ -149,30 +156,12 @@ $citus$
 """
 
 
-def _on_a_distributed_hub(function: str) -> str:
-    """A DO block that calls the hub's `function` when the hub has it and is
-    distributed on Citus (and does nothing elsewhere)."""
-    return f"""
-DO $citus$
-BEGIN
-    IF to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL
-       AND to_regproc('{QUOTED}.{function}') IS NOT NULL THEN
-        IF EXISTS (SELECT 1 FROM pg_catalog.pg_dist_schema
-                    WHERE schemaid = to_regnamespace('{QUOTED}')) THEN
-            PERFORM {QUOTED}.{function}();
-        END IF;
-    END IF;
-END
-$citus$
-"""
-
-
-REDISTRIBUTE_IF_DISTRIBUTED = _on_a_distributed_hub("taskhub_distribute_on_citus")
+REDISTRIBUTE_IF_DISTRIBUTED = citus.on_a_distributed_hub(SCHEMA, "taskhub_distribute_on_citus")
 # From revision 0022: on a distributed hub the runtime DDL guard goes on every
 # worker too, by run_command_on_workers, whose connections see only what is
 # committed: after the run's commit, the guard is rebuilt once more (a hub
 # the run created or distributed has its workers' guard from here).
-GUARD_THE_WORKERS = _on_a_distributed_hub("taskhub_rebuild_runtime_ddl_guard")
+GUARD_THE_WORKERS = citus.guard_the_workers(SCHEMA)
 
 # From revision 0012: what this run leaves, for the deploy gate to compare
 # with (`taskhub-pg check`). Only after a run that applied revisions.
@@ -185,6 +174,14 @@ BEGIN
 END
 $record$
 """
+
+# A session that can do more than the hub's owner runs only packaged code
+# (provider/deploy/privileged_fence.py): the fence first in each transaction,
+# the hand-back last. Every session resolves names in pg_catalog only: an
+# unqualified call must never find a function a lesser role created.
+FENCE = privileged_fence.fence_statement(SCHEMA)
+HAND_BACK = privileged_fence.hand_back_statement(SCHEMA)
+PINNED_SEARCH_PATH = privileged_fence.PINNED_SEARCH_PATH
 
 PRECHECK_RUNTIME_ROLE, GRANT_RUNTIME_ROLE = _grant_statements() or (None, None)
 REFRESH_RUNTIME_ROLES = runtime_role.refresh_statement(SCHEMA)
@@ -227,6 +224,7 @@ def _applied(**applied: Any) -> None:
     RUN.first_revision_done_at = RUN.first_revision_done_at or time.time()
     RUN.to_revision = ",".join(sorted(applied["heads"])) or None
     if PASS["per_revision"]:
+        _hand_back()
         GUARD.transaction_committed()
 
 
@@ -265,7 +263,27 @@ def _configure(per_revision: bool, limit: int | None, **connect: Any) -> None:
 
 LOCKS = OPTIONS.locks
 RUN: MigrationRun = config.attributes.setdefault("run_report", MigrationRun(SCHEMA))
-GUARD = RevisionGuard(SCHEMA, RUN, None, execute_sql)
+GUARD = RevisionGuard(SCHEMA, RUN, None, execute_sql, fence=FENCE)
+# Online the run asks once whether its session is privileged, and leaves the
+# fence out when it is not; a --sql script carries it (it checks itself).
+FENCED = {"on": True}
+
+
+def _fence() -> None:
+    if FENCED["on"]:
+        context.execute(FENCE)
+
+
+def _hand_back() -> None:
+    if FENCED["on"]:
+        context.execute(HAND_BACK)
+
+
+def _ask_if_privileged(connection: Connection) -> None:
+    row = connection.exec_driver_sql(privileged_fence.privileged_query(SCHEMA)).fetchone()
+    connection.rollback()  # the look ends its transaction: the run begins its own
+    FENCED["on"] = bool(row and row[0])
+    GUARD.fence = FENCE if FENCED["on"] else None
 # The migration's backend, as operators and the deploy drill see it in pg_stat_activity.
 APPLICATION_NAME = "taskhub-pg migration"
 
@@ -313,6 +331,7 @@ def _run(connection: Connection | None, first: bool = True, final: bool = True) 
             with _transaction():
                 # Queue behind other deploy jobs of this schema (no timeout),
                 # then give up quickly on every other lock.
+                context.execute(PINNED_SEARCH_PATH)
                 context.execute(MIGRATION_LOCK)
                 context.execute(f"SET lock_timeout = {LOCKS.timeout_ms(RUN.attempts or 1)}")
                 # Calls wait while a revision holds the gate: no compile-check
@@ -330,6 +349,7 @@ def _run(connection: Connection | None, first: bool = True, final: bool = True) 
         context.run_migrations()
         if final:
             with _transaction():
+                _fence()
                 # Grant when asked to; else re-grant the runtime roles after a
                 # run that changed the schema, never on a look (`alembic current`).
                 if GRANT_RUNTIME_ROLE:
@@ -343,12 +363,16 @@ def _run(connection: Connection | None, first: bool = True, final: bool = True) 
                 if applied_steps:
                     context.execute(RECORD_DEFINITIONS)
                 context.execute(CLEAN_UP_AT_BASE)
+                _hand_back()
         if not PASS["per_revision"]:
+            _hand_back()
             GUARD.before_commit()  # the pass's one transaction commits next
     GUARD.transaction_committed()
     if final and (CITUS or applied_steps or GRANT_RUNTIME_ROLE):
         with context.begin_transaction():
+            _fence()
             context.execute(GUARD_THE_WORKERS)
+            _hand_back()
     # The session's migration lock goes with the connection, after the last commit.
 
 
@@ -392,6 +416,7 @@ def _attempt_online(engine: Any, number: int) -> LockWait | None:
     with engine.connect() as connection:
         try:
             passes = _passes(new_hub=not _holds_a_hub(connection))
+            _ask_if_privileged(connection)
             for pass_number, (per_revision, limit) in enumerate(passes, start=1):
                 _configure(per_revision, limit, connection=connection)
                 _run(connection, first=pass_number == 1, final=pass_number == len(passes))
@@ -405,10 +430,18 @@ def _attempt_online(engine: Any, number: int) -> LockWait | None:
     return None
 
 
+def _pin_search_path(dbapi_connection: Any, _record: Any) -> None:
+    """Before the run's first look at the hub (online)."""
+    with dbapi_connection.cursor() as cursor:
+        cursor.execute(PINNED_SEARCH_PATH)
+    dbapi_connection.commit()
+
+
 def run_migrations_online() -> None:
     url = _database_url()
     connect_args = {} if "application_name=" in url else {"application_name": APPLICATION_NAME}
     engine = create_engine(url, poolclass=pool.NullPool, connect_args=connect_args)
+    event.listen(engine, "connect", _pin_search_path)
     # On a hub distributed by Citus the run closes the call gate on its node too.
     GUARD.node_gate = NodeGate(
         engine.url.set(drivername="postgresql").render_as_string(hide_password=False), SCHEMA

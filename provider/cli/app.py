@@ -17,6 +17,7 @@ from provider.cli import (
     deploy_commands,
     instance_commands,
     metrics_command,
+    role_commands,
     turn_form_command,
 )
 from provider.cli.failures import failure_of, one_line, report
@@ -77,6 +78,7 @@ def _root(
 
 
 deploy_commands.register(app)
+role_commands.register(app)
 app.add_typer(inspect_app, name="inspect")
 action_commands.register(app)
 instance_commands.register(app)

@@ -1,14 +1,24 @@
-"""The runtime role a migration grants (`-x runtime_role=R`, `--runtime-role R`).
+"""Runtime and operator roles: the grant a migration ends with (`-x
+runtime_role=R`, `--runtime-role R`), and the steps `taskhub-pg
+grant-runtime-role`, `revoke-runtime-role`, `grant-operator-role` and
+`revoke-operator-role` run.
 
 The SQL side is sql/head/privileges/ (taskhub_grant_runtime_role.sql and its
-siblings); this module validates the names and writes the statement the
-migrations end with.
+siblings). A step run by a session that can do more than the hub's owner (a
+superuser installing the DDL guard) runs behind the privileged fence
+(provider/deploy/privileged_fence.py): only code the package ships.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
+import psycopg
+from psycopg import sql
+
+from provider.deploy import citus
+from provider.deploy.privileged_fence import fenced_transaction, pin_search_path
 from provider.schema_name import quote_schema
 
 RUNTIME_DDL_MODES = ("guarded", "none")
@@ -86,3 +96,55 @@ BEGIN
     END IF;
 END
 $refresh$"""
+
+
+def _call(conn: psycopg.Connection[Any], schema: str, function: str, *args: str) -> Any:
+    """One call of the hub's role function, its arguments typed text."""
+    placeholders = sql.SQL(", ").join(sql.SQL("%s::text") for _ in args)
+    query = sql.SQL("SELECT {}.{}({})").format(
+        sql.Identifier(schema), sql.Identifier(function), placeholders
+    )
+    row = conn.execute(query, list(args)).fetchone()
+    return None if row is None else row[0]
+
+
+def _runs_citus(conn: psycopg.Connection[Any]) -> bool:
+    row = conn.execute("SELECT to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL").fetchone()
+    return bool(row and row[0])
+
+
+def _step(url: str, schema: str, function: str, *args: str, guard_changed: bool) -> Any:
+    """One role step in a fenced transaction; on a hub distributed by Citus,
+    the workers' DDL guard follows after the commit."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        pin_search_path(conn)
+        with fenced_transaction(conn, schema):
+            result = _call(conn, schema, function, *args)
+        if guard_changed and _runs_citus(conn):
+            with fenced_transaction(conn, schema):
+                conn.execute(citus.guard_the_workers(schema))
+    return result
+
+
+def grant(url: str, schema: str, role: str, runtime_ddl: str = "guarded") -> None:
+    """Make `role` a runtime role of the hub (again: a second grant replaces the first)."""
+    name, mode = validate_role_name(role), validate_runtime_ddl(runtime_ddl)
+    _step(url, schema, "taskhub_grant_runtime_role", name, mode, guard_changed=True)
+
+
+def revoke(url: str, schema: str, role: str) -> bool:
+    """Take back what a grant gave `role`; whether it was a runtime role."""
+    name = validate_role_name(role)
+    return bool(_step(url, schema, "taskhub_revoke_runtime_role", name, guard_changed=True))
+
+
+def grant_operator(url: str, schema: str, role: str) -> None:
+    """Make `role` an operator of the hub: the runbook, and nothing more."""
+    name = validate_role_name(role)
+    _step(url, schema, "taskhub_grant_operator_role", name, guard_changed=False)
+
+
+def revoke_operator(url: str, schema: str, role: str) -> bool:
+    """Take back what an operator grant gave `role`; whether it was an operator."""
+    name = validate_role_name(role)
+    return bool(_step(url, schema, "taskhub_revoke_operator_role", name, guard_changed=False))

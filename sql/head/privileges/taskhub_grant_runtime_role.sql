@@ -90,8 +90,13 @@ BEGIN
                      has_database_privilege(v_role.oid, current_database(), 'CREATE')
                      AND NOT __SCHEMA__.taskhub_database_create_needed_elsewhere(p_role)))
     RETURNING had_database_create INTO v_had_database_create;
+    -- The guard first: the CREATE a guarded role gets needs the guard to name it.
+    IF p_runtime_ddl = 'guarded' THEN
+        PERFORM __SCHEMA__.taskhub_rebuild_runtime_ddl_guard(p_add => p_role);
+    ELSE
+        PERFORM __SCHEMA__.taskhub_rebuild_runtime_ddl_guard(p_remove => p_role);
+    END IF;
     PERFORM __SCHEMA__.taskhub_set_runtime_privileges(p_role, p_runtime_ddl, v_had_database_create, true);
-    PERFORM __SCHEMA__.taskhub_rebuild_runtime_ddl_guard();
 END;
 $$;
 REVOKE EXECUTE ON FUNCTION __SCHEMA__.taskhub_grant_runtime_role(text, text) FROM PUBLIC;

@@ -1,4 +1,8 @@
--- Point the guard at the currently guarded roles; drop it when there are none.
+-- Point the guard at the guarded roles, with p_add added and p_remove taken
+-- out; drop it when there are none. The list is the guard's own (a SET clause
+-- of its function, which only the guard's superuser can change), never a
+-- table the schema's owner can write: a row that owner planted cannot make a
+-- superuser's grant guard, and lock out of DDL, a role it did not name.
 -- Changing the guard needs a superuser; a run that changes nothing (the
 -- owner's next migration, say) touches nothing, so it needs no superuser.
 -- The guard's list of roles is a grant's doing, not drift: the deploy gate's
@@ -10,7 +14,8 @@
 -- roles, not the trigger): a runtime role connected to the hub's node, or
 -- moved there with the hub, meets the same refusal. A worker added later gets
 -- it at the next rebuild (taskhub_distribute_on_citus runs one).
-CREATE FUNCTION __SCHEMA__.taskhub_rebuild_runtime_ddl_guard()
+CREATE FUNCTION __SCHEMA__.taskhub_rebuild_runtime_ddl_guard(
+    p_add text DEFAULT NULL, p_remove text DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -24,13 +29,19 @@ DECLARE
     v_command  text;
     v_node     record;
 BEGIN
-    SELECT coalesce(array_agg(r.role_name ORDER BY r.role_name), '{}') INTO v_roles
-      FROM __SCHEMA__.taskhub_runtime_roles AS r
-     WHERE r.runtime_ddl = 'guarded';
     SELECT c.setting INTO v_current
       FROM pg_proc AS p
      CROSS JOIN LATERAL unnest(p.proconfig) AS c(setting)
      WHERE p.oid = v_function AND c.setting LIKE 'taskhub.guarded_roles=%';
+    -- The roles it guards now that still exist, with the change asked for.
+    SELECT coalesce(array_agg(DISTINCT g.role_name ORDER BY g.role_name), '{}') INTO v_roles
+      FROM (SELECT listed.role_name
+              FROM unnest(coalesce(substr(v_current, length('taskhub.guarded_roles=') + 1),
+                                   '{}')::text[]) AS listed(role_name)
+             UNION ALL
+            SELECT p_add WHERE p_add IS NOT NULL) AS g
+     WHERE g.role_name IS DISTINCT FROM p_remove
+       AND EXISTS (SELECT 1 FROM pg_roles AS r WHERE r.rolname = g.role_name);
 
     IF cardinality(v_roles) = 0 THEN
         IF EXISTS (SELECT 1 FROM pg_event_trigger AS e WHERE e.evtname = v_trigger) THEN
@@ -93,4 +104,4 @@ BEGIN
            = __SCHEMA__.taskhub_settings_besides_guarded_roles(live.settings);
 END;
 $$;
-REVOKE EXECUTE ON FUNCTION __SCHEMA__.taskhub_rebuild_runtime_ddl_guard() FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION __SCHEMA__.taskhub_rebuild_runtime_ddl_guard(text, text) FROM PUBLIC;

@@ -11,6 +11,9 @@ BEGIN
     IF p_role IS NULL THEN
         RAISE EXCEPTION 'p_role must not be NULL' USING ERRCODE = '22004';
     END IF;
+    -- Off the guard whatever the owner's record says (a change only when
+    -- the guard names it: then, as to put it there, a superuser's step).
+    PERFORM __SCHEMA__.taskhub_rebuild_runtime_ddl_guard(p_remove => p_role);
     DELETE FROM __SCHEMA__.taskhub_runtime_roles AS r WHERE r.role_name = p_role
     RETURNING * INTO v_previous;
     IF NOT FOUND THEN
@@ -20,7 +23,6 @@ BEGIN
         PERFORM __SCHEMA__.taskhub_set_runtime_privileges(
             p_role, v_previous.runtime_ddl, v_previous.had_database_create, false);
     END IF;
-    PERFORM __SCHEMA__.taskhub_rebuild_runtime_ddl_guard();
     RETURN true;
 END;
 $$;

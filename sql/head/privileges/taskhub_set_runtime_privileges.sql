@@ -18,6 +18,12 @@ BEGIN
         SELECT rp.object_kind, rp.object_name, rp.privilege
           FROM __SCHEMA__.taskhub_runtime_privileges AS rp
     LOOP
+        -- The word goes into the statement: only the two a runtime needs.
+        IF v_needed.privilege NOT IN ('EXECUTE', 'SELECT') THEN
+            RAISE EXCEPTION 'taskhub_runtime_privileges names privilege % on %: a runtime role '
+                            'gets only EXECUTE and SELECT', v_needed.privilege, v_needed.object_name
+                  USING ERRCODE = '22023';
+        END IF;
         FOR v_target IN
             SELECT 'FUNCTION ' || p.oid::regprocedure::text
               FROM pg_proc AS p
@@ -35,7 +41,18 @@ BEGIN
         END LOOP;
     END LOOP;
 
-    IF p_runtime_ddl = 'guarded' THEN
+    -- CREATE only for a role the DDL guard names (its list is the guard's
+    -- own, which only its superuser changes): never DDL without the guard.
+    -- Taking it back needs no such check.
+    IF p_runtime_ddl = 'guarded'
+       AND (NOT p_grant
+            OR EXISTS (SELECT 1
+                         FROM pg_proc AS p
+                        CROSS JOIN LATERAL unnest(p.proconfig) AS c(setting)
+                        WHERE p.oid = '__SCHEMA__.taskhub_refuse_runtime_ddl()'::regprocedure
+                          AND c.setting LIKE 'taskhub.guarded_roles=%'
+                          AND p_role = ANY (substr(c.setting, length('taskhub.guarded_roles=') + 1)::text[])))
+    THEN
         EXECUTE format(v_statement, 'CREATE', 'SCHEMA __SCHEMA__', p_role);
         IF '__SCHEMA_NAME__' <> 'public'
            AND (p_grant OR NOT (p_had_database_create

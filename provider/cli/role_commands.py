@@ -1,0 +1,94 @@
+"""grant-runtime-role, revoke-runtime-role, grant-operator-role,
+revoke-operator-role: the runbook's role steps (docs/ops.md, "Who may do
+what"), the safe way for whoever runs them.
+
+Run by a superuser (the DDL guard needs one), each step runs only code the
+package ships (provider/deploy/privileged_fence.py): a function or table the
+hub's owner changed stops it, in one line naming it, before anything changes.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from provider.cli.hubs import require_hub
+from provider.cli.options import AsJson, Schema, Url, database_url, out, print_json
+from provider.deploy import runtime_role
+
+Role = Annotated[str, typer.Argument(help="the role (create it first: CREATE ROLE ... LOGIN)")]
+
+
+def _role(name: str) -> str:
+    try:
+        return runtime_role.validate_role_name(name)
+    except runtime_role.InvalidRuntimeRole as error:
+        raise typer.BadParameter(str(error)) from None
+
+
+def _done(as_json: bool, **result: object) -> None:
+    if as_json:
+        print_json(result)
+    else:
+        out().print(", ".join(f"{key.replace('_', ' ')}: {value}" for key, value in result.items()))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("grant-runtime-role")
+    def grant_runtime_role(
+        role: Role,
+        url: Url = None,
+        schema: Schema = "public",
+        runtime_ddl: Annotated[
+            str,
+            typer.Option(
+                help="guarded: CREATE behind the DDL guard (duroxide 0.2.2 needs it; a "
+                "superuser's step); none: no CREATE at all"
+            ),
+        ] = "guarded",
+        as_json: AsJson = False,
+    ) -> None:
+        """Make ROLE a runtime role of the hub: exactly what a runtime needs."""
+        name = _role(role)
+        try:
+            mode = runtime_role.validate_runtime_ddl(runtime_ddl)
+        except runtime_role.InvalidRuntimeRole as error:
+            raise typer.BadParameter(str(error), param_hint="--runtime-ddl") from None
+        target = database_url(url)
+        require_hub(target, schema)
+        runtime_role.grant(target, schema, name, mode)
+        _done(as_json, runtime_role=name, runtime_ddl=mode, schema=schema)
+
+    @app.command("revoke-runtime-role")
+    def revoke_runtime_role(
+        role: Role, url: Url = None, schema: Schema = "public", as_json: AsJson = False
+    ) -> None:
+        """Take back everything a runtime-role grant gave ROLE (before DROP ROLE)."""
+        name = _role(role)
+        target = database_url(url)
+        require_hub(target, schema)
+        was = runtime_role.revoke(target, schema, name)
+        _done(as_json, runtime_role=name, revoked=was, schema=schema)
+
+    @app.command("grant-operator-role")
+    def grant_operator_role(
+        role: Role, url: Url = None, schema: Schema = "public", as_json: AsJson = False
+    ) -> None:
+        """Make ROLE an operator of the hub: the runbook, and nothing more."""
+        name = _role(role)
+        target = database_url(url)
+        require_hub(target, schema)
+        runtime_role.grant_operator(target, schema, name)
+        _done(as_json, operator_role=name, schema=schema)
+
+    @app.command("revoke-operator-role")
+    def revoke_operator_role(
+        role: Role, url: Url = None, schema: Schema = "public", as_json: AsJson = False
+    ) -> None:
+        """Take back everything an operator grant gave ROLE."""
+        name = _role(role)
+        target = database_url(url)
+        require_hub(target, schema)
+        was = runtime_role.revoke_operator(target, schema, name)
+        _done(as_json, operator_role=name, revoked=was, schema=schema)
