@@ -32,18 +32,21 @@ INSECURE = (
     " outputs and errors%s"
 )
 
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
 log = logging.getLogger("provider.dashboard")
 
-dashboard_app = typer.Typer(
-    help="Serve the hub's dashboard (or, with hash-password, write a user's line).",
+# The group's --help is the callback's docstring; the root's list, this line.
+dashboard_cli = typer.Typer(
+    short_help="Serve the hub's dashboard (hash-password: write a user's line)."
 )
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(dashboard_app, name="dashboard")
+    app.add_typer(dashboard_cli, name="dashboard")
 
 
-@dashboard_app.callback(invoke_without_command=True)
+@dashboard_cli.callback(invoke_without_command=True)
 def dashboard(
     ctx: typer.Context,
     port: Annotated[int, typer.Option(min=1, max=65535, help="port to serve on")] = 8080,
@@ -102,9 +105,9 @@ def dashboard(
     history, dead letters; read-only unless --allow-actions. Users sign in
     with HTTP basic auth (--users-file) or through an authenticating proxy
     (--proxy-auth-header); on 127.0.0.1 without either, nobody is asked.
-    Ctrl-C stops it (exit 0). Exit 2 on a bad option, without the web extra,
-    or on a non-loopback --host without sign-in; exit 3 when --schema holds
-    no hub."""
+    `taskhub-pg dashboard hash-password NAME` writes a user's line. Ctrl-C
+    stops it (exit 0). Exit 2 on a bad option, without the web extra, or on
+    a non-loopback --host without sign-in; exit 3 when --schema holds no hub."""
     if ctx.invoked_subcommand is not None:
         return
     policy = _policy(
@@ -132,7 +135,7 @@ def dashboard(
         f"serving http://{host}:{port}/ for schema {schema} ({mode}; {_sign_in(policy)})",
         highlight=False,
     )
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     if insecure_no_auth:
         actions = ", and takes the actions" if allow_actions else ""
         log.warning(INSECURE, host, port, actions)
@@ -144,7 +147,7 @@ def dashboard(
     )
 
 
-@dashboard_app.command("hash-password")
+@dashboard_cli.command("hash-password")
 def hash_password(
     user: Annotated[str, typer.Argument(help="the user's name (no ':', no space)")],
     role: Annotated[

@@ -164,12 +164,16 @@ class Guard:
 def _cross_site(headers: Headers) -> PlainTextResponse | None:
     """A browser names where a POST comes from; from anywhere but this
     origin, it is refused. (A script without a browser sends neither header:
-    it still needs the user's credentials and both tokens.)"""
+    it still needs the user's credentials and both tokens.)
+
+    Under `Referrer-Policy: no-referrer` a browser sends `Origin: null` with
+    its forms, so a same-origin Sec-Fetch-Site (which no page can set) is
+    what vouches for those."""
     site = headers.get("sec-fetch-site")
     if site is not None and site != "same-origin":
         return _plain(403, f"refused a POST from another site (Sec-Fetch-Site: {site[:40]!r})")
     origin = headers.get("origin")
-    if origin is None:
+    if origin is None or (origin == "null" and site == "same-origin"):
         return None
     _, separator, netloc = origin.partition("://")
     host = (headers.get("host") or "").lower()

@@ -16,14 +16,10 @@ from starlette.testclient import TestClient
 from provider import TaskHub
 from provider.dashboard.app import dashboard_app
 from provider.deploy import migrate, runbook
+from tests.support.dashboard import LOCAL, act, ask, confirm, token_of
 from tests.support.db import new_schema_name
 from tests.support.roles import LoginRole, operator_of
 from tests.support.tracing_sdk import provider_traced_by_sdk
-
-
-# The dashboard answers to the loopback names only (a Host allowlist):
-# TestClient's own "testserver" would be refused.
-LOCAL = "http://127.0.0.1"
 
 
 @pytest.fixture
@@ -167,12 +163,6 @@ def with_actions(database_url: str, busy_hub: str) -> Iterator[TestClient]:
         yield client
 
 
-def token_of(html: str) -> str:
-    found = re.search(r'name="csrf_token" value="([^"]+)"', html)
-    assert found, "no CSRF token in the page"
-    return found.group(1)
-
-
 def dead_letter_count(sql: psycopg.Connection[Any], schema: str) -> int:
     row = sql.execute(f'SELECT count(*) FROM "{schema}".dead_letters').fetchone()
     assert row is not None
@@ -183,39 +173,6 @@ def the_dead_letter(sql: psycopg.Connection[Any], schema: str) -> int:
     row = sql.execute(f'SELECT id FROM "{schema}".dead_letters').fetchone()
     assert row is not None, "the busy hub has one dead letter"
     return int(row[0])
-
-
-def confirmation_of(html: str) -> str:
-    found = re.search(r'name="confirmation" value="([^"]+)"', html)
-    assert found, "no confirmation in the page"
-    return found.group(1)
-
-
-def ask(client: TestClient, name: str, fields: dict[str, str], page: str = "/") -> Any:
-    """The first POST, from the form of a page: the question (or a refusal)."""
-    token = token_of(client.get(page).text)
-    return client.post(f"/actions/{name}", data={**fields, "csrf_token": token})
-
-
-def confirm(client: TestClient, name: str, fields: dict[str, str], asked: str) -> Any:
-    """The second POST, from the question's page: the act (or a refusal)."""
-    return client.post(
-        f"/actions/{name}",
-        data={
-            **fields,
-            "csrf_token": token_of(asked),
-            "confirmation": confirmation_of(asked),
-        },
-    )
-
-
-def act(client: TestClient, name: str, fields: dict[str, str], page: str = "/") -> str:
-    """The action as a person takes it: the form of a page, then its question."""
-    asked = ask(client, name, fields, page)
-    assert asked.status_code == 200 and 'id="question"' in asked.text, asked.text
-    done = confirm(client, name, fields, asked.text)
-    assert done.status_code == 200, done.text
-    return done.text
 
 
 def test_without_allow_actions_there_is_no_form_and_a_post_is_refused(
