@@ -34,6 +34,7 @@ from provider.dashboard.access import AccessPolicy, Identity
 from provider.dashboard.actions import (
     ACTIONS,
     CONFIRMATION_FIELD,
+    CONTROL_FIELDS,
     CSRF_COOKIE,
     CSRF_FIELD,
     ActionRefused,
@@ -118,7 +119,8 @@ def dashboard_app(
         form: dict[str, str] = {}
 
         def refuse(status: int, message: str) -> Response:
-            audit.refused(name, form, who, client, message)
+            shown = {key: value for key, value in form.items() if key not in CONTROL_FIELDS}
+            audit.refused(name, shown, who, client, message)  # the tokens stay unlogged
             return render(request, "refused.html", status, message=message)
 
         action = ACTIONS.get(name)

@@ -125,11 +125,14 @@ class Guard:
         peer = scope["client"][0] if scope.get("client") else None
         client = client_address(self.policy, peer, headers.get("x-forwarded-for"))
         refusal = self._refusal_before_identity(scope, headers)
-        if refusal is None:
-            who = await self.authenticator.identify(headers, peer)
-            refusal = self._unauthenticated(headers, client) if who is None else None
-            if refusal is None and scope["method"] not in SAFE_METHODS:
-                refusal = _cross_site(headers)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        who = await self.authenticator.identify(headers, peer)
+        if who is None:
+            refusal = self._unauthenticated(headers, client)
+        elif scope["method"] not in SAFE_METHODS:
+            refusal = _cross_site(headers)
         if refusal is not None:
             await refusal(scope, receive, send)
             return

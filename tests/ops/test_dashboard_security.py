@@ -416,3 +416,4 @@ def test_the_audit_log_names_the_user_and_quotes_and_cuts_what_the_client_chose(
     assert all(len(line) < 1000 for line in lines), [len(line) for line in lines]
     assert "(1000 characters)" in lines[1]
     assert "203.0.113.9" not in lines[3]
+    assert all("forged" not in line for line in lines)  # the tokens are not logged
