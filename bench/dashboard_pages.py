@@ -128,7 +128,7 @@ def main() -> None:
             f" (filled in {time.perf_counter() - started:.0f} s)"
         )
         print(f"{'page':<26} {'median ms':>10} {'worst ms':>10}  mark {MARK_MS:.0f} ms")
-        with TestClient(dashboard_app(url, schema)) as client:
+        with TestClient(dashboard_app(url, schema), base_url="http://127.0.0.1") as client:
             for name, path in pages(args.instances).items():
                 times = measure(client, path, args.rounds)
                 median = statistics.median(times)

@@ -1,19 +1,17 @@
 """The dashboard's actions: requeue a dead letter, release a lease, cancel,
-delete, prune. Off unless the server starts with --allow-actions.
+delete, prune. Off unless the server starts with --allow-actions; taken only
+by a user who may act (an operator, or anyone when the dashboard asks nobody
+to sign in).
 
-Each is a POST to /actions/{name} carrying the CSRF token of its page (the
-token is also in a cookie: a form another site posts cannot read it), and
-asks first: the first POST renders the question, and only a second one with
-`confirmed=yes` acts. Every action taken or refused is logged (logger
-provider.dashboard.actions) with what it was asked to do and what it did.
+Each is two POSTs to /actions/{name} (app.py): the first, from a page's form
+with that page's CSRF token, gets the question and a confirmation bound to
+the action, its target and the user (tokens.py); only the second, carrying
+that confirmation, acts. Every action taken or refused is logged (audit.py).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import logging
-import secrets
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -23,10 +21,10 @@ from provider.dashboard.hub import Hub
 from provider.deploy import runbook
 from provider.types import PrunedBatch
 
-log = logging.getLogger("provider.dashboard.actions")
-
 CSRF_COOKIE = "taskhub_csrf"
 CSRF_FIELD = "csrf_token"
+CONFIRMATION_FIELD = "confirmation"
+CONTROL_FIELDS = (CSRF_FIELD, CONFIRMATION_FIELD)
 
 Form = Mapping[str, str]
 
@@ -40,35 +38,29 @@ class ActionRefused(Exception):
         self.message, self.status = message, status
 
 
-class CsrfTokens:
-    """Tokens of this server process: a nonce signed with a secret of its own,
-    so that only a page this server rendered can carry one."""
-
-    def __init__(self, secret: bytes | None = None) -> None:
-        self._secret = secret or secrets.token_bytes(32)
-
-    def issue(self) -> str:
-        nonce = secrets.token_urlsafe(16)
-        return f"{nonce}.{self._sign(nonce)}"
-
-    def valid(self, cookie: str | None, form: str | None) -> bool:
-        """The form's token is the cookie's, and this server signed it."""
-        if not cookie or not form or not hmac.compare_digest(cookie, form):
-            return False
-        nonce, _, signature = form.partition(".")
-        return bool(nonce) and hmac.compare_digest(signature, self._sign(nonce))
-
-    def _sign(self, nonce: str) -> str:
-        return hmac.new(self._secret, nonce.encode(), hashlib.sha256).hexdigest()
-
-
 @dataclass(frozen=True)
 class Action:
     name: str
-    fields: tuple[str, ...]  # the form fields it needs (others are optional)
+    fields: tuple[str, ...]  # the form fields it needs
     question: Callable[[Form], str]  # asked before acting
     run: Callable[[Hub, Form], str]  # what it did, in words
     needs: tuple[str, ...]  # the hub's functions it calls: a role may take it with all
+    optional: tuple[str, ...] = ()  # the fields it may take besides
+    check: Callable[[Form], object] = lambda form: None  # a bad field: ActionRefused
+
+    def target(self, form: Form) -> dict[str, str]:
+        """What the form asks this action to act on: its own fields, none
+        other (the confirmation is bound to exactly these)."""
+        known = (*self.fields, *self.optional)
+        for name in form:
+            if name not in known and name not in CONTROL_FIELDS:
+                raise ActionRefused(
+                    f"{self.name} takes no field {name[:40]!r} (it takes {', '.join(known)})"
+                )
+        for name in self.fields:
+            _required(form, name)
+        self.check(form)  # before the question: it asks only what can be done
+        return {name: form[name] for name in known if name in form}
 
 
 def _required(form: Form, name: str) -> str:
@@ -79,12 +71,10 @@ def _required(form: Form, name: str) -> str:
 
 
 def _requeue(hub: Hub, form: Form) -> str:
-    dead_letter = _required(form, "dead_letter_id")
-    if not dead_letter.isdigit():
-        raise ActionRefused(f"dead_letter_id must be a number, not {dead_letter!r}")
+    dead_letter = _number(form, "dead_letter_id", DEAD_LETTER_ID)
     with hub.connection() as conn:
         try:
-            new_id = runbook.requeue_dead_letter(conn, hub.schema, int(dead_letter))
+            new_id = runbook.requeue_dead_letter(conn, hub.schema, dead_letter)
         except runbook.RunbookError as error:
             raise ActionRefused(str(error), status=404) from None
     return f"dead letter {dead_letter} is back on its queue as message {new_id}"
@@ -121,13 +111,27 @@ def _delete(hub: Hub, form: Form) -> str:
     return f"instance {instance_id} deleted: {counts}"
 
 
+# Digits only (ASCII: str.isdigit also takes '²', which int() refuses), and
+# few enough for a bigint.
+NUMBER = re.compile(r"[0-9]{1,15}")
+DEAD_LETTER_ID = "a dead letter's id"
+
+
+def _number(form: Form, name: str, what: str) -> int:
+    value = _required(form, name)
+    if not NUMBER.fullmatch(value):
+        raise ActionRefused(f"{name} must be {what}, digits 0-9 only, not {value[:40]!r}")
+    return int(value)
+
+
 def _days(form: Form) -> int:
-    days = _required(form, "older_than_days")
-    if not days.isdigit():
-        raise ActionRefused(
-            f"older_than_days must be a whole number of days (0: all ended so far), not {days!r}"
-        )
-    return int(days)
+    days = _number(form, "older_than_days", "a whole number of days (0: all ended so far)")
+    if days > MAX_DAYS:
+        raise ActionRefused(f"older_than_days is at most {MAX_DAYS}")
+    return days
+
+
+MAX_DAYS = 100_000  # further back than any instance, and than time.time() reaches
 
 
 # What one prune from the dashboard deletes at most, in batches (each a short
@@ -153,6 +157,7 @@ ACTIONS: dict[str, Action] = {
             lambda f: f"Put dead letter {f.get('dead_letter_id')} back on its queue?",
             _requeue,
             ("taskhub_requeue_dead_letter",),
+            check=lambda f: _number(f, "dead_letter_id", DEAD_LETTER_ID),
         ),
         Action(
             "release-lease",
@@ -170,6 +175,7 @@ ACTIONS: dict[str, Action] = {
             lambda f: f"Cancel instance {f.get('instance_id')}?",
             _cancel,
             ("enqueue_orchestrator_work",),
+            optional=("reason",),
         ),
         Action(
             "delete",
@@ -180,6 +186,7 @@ ACTIONS: dict[str, Action] = {
             ),
             _delete,
             ("taskhub_find_instances", "list_children", "delete_instances_atomic"),
+            optional=("force",),
         ),
         Action(
             "prune",
@@ -190,6 +197,7 @@ ACTIONS: dict[str, Action] = {
             ),
             _prune,
             ("taskhub_prune_ended",),
+            check=_days,
         ),
     )
 }

@@ -1,14 +1,16 @@
 """The dashboard's Starlette application: one route per page, each a read
-on a pooled autocommit connection, rendered by a Jinja2 template.
+on a pooled autocommit connection, rendered by a Jinja2 template, behind
+the guard (guard.py: headers, Host, sign-in, same-origin POSTs).
 
-    app = dashboard_app(url, schema)      # serve with uvicorn (taskhub-pg dashboard)
+    app = dashboard_app(url, schema, access=policy)   # serve with uvicorn (taskhub-pg dashboard)
 
 Pages, at URLs that links and scripts can rely on:
     /                       overview (its panel refreshes itself: /panels/overview)
     /instances              filter by status, name and time; pages by the last ID
     /instances/{id}         executions, history timeline, queued messages, KV, lease
     /dead-letters           dead letters and shielded transient failures
-    POST /actions/{name}    requeue, release-lease, cancel, delete, prune (--allow-actions)
+    POST /actions/{name}    requeue, release-lease, cancel, delete, prune (--allow-actions):
+                            the question first, then the act (actions.py)
 """
 
 from __future__ import annotations
@@ -25,18 +27,23 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
+from starlette.types import ASGIApp
 
-from provider.dashboard import pages
+from provider.dashboard import audit, pages
+from provider.dashboard.access import AccessPolicy, Identity
 from provider.dashboard.actions import (
     ACTIONS,
+    CONFIRMATION_FIELD,
+    CONTROL_FIELDS,
     CSRF_COOKIE,
     CSRF_FIELD,
     ActionRefused,
-    CsrfTokens,
-    log,
     permitted,
 )
+from provider.dashboard.forms import FormRefused, check_headers, read_form
+from provider.dashboard.guard import Guard
 from provider.dashboard.hub import Hub
+from provider.dashboard.tokens import Confirmations, CsrfTokens, TokenRefused
 from provider.deploy import runbook
 from provider.errors import TaskHubError
 from provider.types import INSTANCE_STATUSES
@@ -46,19 +53,32 @@ PAGE_SIZE = 100
 REFRESH_S = 5
 ACTIONS_OFF = "actions are off: start the dashboard with --allow-actions to take them"
 NOT_PERMITTED = "the dashboard's database role may not {}: grant it the operator role"
+VIEWER_ONLY = "{} may only read: actions are for the users listed as operators"
+NO_COOKIE = "no session cookie: open the page the form is on, and try again"
 BAD_TOKEN = "no valid CSRF token: reload the page the form is on, and try again"
+NOBODY = Identity("nobody", False, "none")
 
 
 def dashboard_app(
-    url: str, schema: str, *, allow_actions: bool = False, refresh_s: float = REFRESH_S
-) -> Starlette:
-    """The dashboard of one hub; with allow_actions, its pages carry the
-    actions' forms and /actions/{name} takes them (provider/dashboard/actions.py)."""
+    url: str,
+    schema: str,
+    *,
+    allow_actions: bool = False,
+    refresh_s: float = REFRESH_S,
+    access: AccessPolicy | None = None,
+    confirmations: Confirmations | None = None,
+) -> ASGIApp:
+    """The dashboard of one hub, behind its guard. Without `access`, it asks
+    nobody to sign in and answers to the loopback names only. With
+    allow_actions, its pages carry the actions' forms for the users who may
+    act, and /actions/{name} takes them."""
+    policy = access or AccessPolicy()
     hub = Hub(url, schema)
-    tokens = CsrfTokens()
+    csrf = CsrfTokens()
+    confirming = confirmations or Confirmations()
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["moment"] = pages.moment_text
-    templates.env.globals.update(schema=schema, refresh_s=REFRESH_S, actions_allowed=allow_actions)
+    templates.env.globals.update(schema=schema, refresh_s=REFRESH_S)
 
     may_take: set[str] = set()  # what the role may do: read when the app starts
 
@@ -67,51 +87,84 @@ def dashboard_app(
     ) -> HTMLResponse:
         """The page; with actions on, the CSRF token its forms carry, in a
         cookie too (kept while it is one of ours, else a new one)."""
+        who = user_of(request)
+        acting = allow_actions and who.may_act
         token = request.cookies.get(CSRF_COOKIE)
-        if allow_actions and not tokens.valid(token, token):
-            token = tokens.issue()
+        if acting and not csrf.valid(token, token):
+            token = csrf.issue()
         page = templates.TemplateResponse(
             request,
             template,
-            {**values, "csrf": token, "permitted": may_take},
+            {
+                **values,
+                "csrf": token,
+                "permitted": may_take,
+                "actions_allowed": acting,
+                "actions_on": allow_actions,
+                "user": who,
+            },
             status_code=status_code,
         )
-        if allow_actions and token is not None:
+        if acting and token is not None:
             page.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict")
         return page
 
     async def act(request: Request) -> Response:
-        """A POST of an action's form: refused without --allow-actions or a
-        valid token; asks first; then acts and logs what it did."""
+        """A POST of an action. Everything the headers can refuse is refused
+        before the body is read; then the form's CSRF token; then either the
+        question (with a confirmation) or, given a good confirmation, the act."""
         name = request.path_params["name"]
-        form = {key: str(value) for key, value in (await request.form()).items()}
-        shown = {key: value for key, value in form.items() if key != CSRF_FIELD}
-        client = request.client.host if request.client else "?"
-        if not allow_actions:
-            log.warning("refused %s %s from %s: actions are off", name, shown, client)
-            return render(request, "refused.html", 403, message=ACTIONS_OFF)
-        if not tokens.valid(request.cookies.get(CSRF_COOKIE), form.get(CSRF_FIELD)):
-            log.warning("refused %s %s from %s: no valid CSRF token", name, shown, client)
-            return render(request, "refused.html", 403, message=BAD_TOKEN)
+        who = user_of(request)
+        client = str(request.scope.get("taskhub.client", "?"))
+        form: dict[str, str] = {}
+
+        def refuse(status: int, message: str) -> Response:
+            shown = {key: value for key, value in form.items() if key not in CONTROL_FIELDS}
+            audit.refused(name, shown, who, client, message)  # the tokens stay unlogged
+            return render(request, "refused.html", status, message=message)
+
         action = ACTIONS.get(name)
+        if not allow_actions:
+            return refuse(403, ACTIONS_OFF)
+        if not who.may_act:
+            return refuse(403, VIEWER_ONLY.format(who.name))
         if action is None:
-            return render(request, "refused.html", 404, message=f"no action {name}")
+            return refuse(404, f"no action {name[:40]!r}")
         if name not in may_take:
-            log.warning("refused %s %s from %s: the role may not", name, shown, client)
-            return render(request, "refused.html", 403, message=NOT_PERMITTED.format(name))
-        if form.get("confirmed") != "yes":
+            return refuse(403, NOT_PERMITTED.format(name))
+        if not request.cookies.get(CSRF_COOKIE):
+            return refuse(403, NO_COOKIE)
+        try:
+            check_headers(request.headers)
+            form = await read_form(request)
+        except FormRefused as error:
+            return refuse(error.status, error.message)
+        if not csrf.valid(request.cookies.get(CSRF_COOKIE), form.get(CSRF_FIELD)):
+            return refuse(403, BAD_TOKEN)
+        try:
+            target = action.target(form)
+        except ActionRefused as error:
+            return refuse(error.status, error.message)
+        confirmation = form.get(CONFIRMATION_FIELD)
+        if confirmation is None:
             return render(
-                request, "confirm.html", action=name, question=action.question(form), form=shown
+                request,
+                "confirm.html",
+                action=name,
+                question=action.question(target),
+                target=target,
+                confirmation=confirming.issue(name, target, who.name),
             )
         try:
-            done = await run_in_threadpool(action.run, hub, form)
+            confirming.redeem(confirmation, name, target, who.name)
+            done = await run_in_threadpool(action.run, hub, target)
+        except TokenRefused as error:
+            return refuse(403, f"{error}: ask again from the page")
         except ActionRefused as error:
-            log.warning("refused %s %s from %s: %s", name, shown, client, error.message)
-            return render(request, "refused.html", error.status, message=error.message)
+            return refuse(error.status, error.message)
         except TaskHubError as error:
-            log.warning("refused %s %s from %s: %s", name, shown, client, error.message)
-            return render(request, "refused.html", 409, message=error.message)
-        log.info("%s %s from %s: %s", name, shown, client, done)
+            return refuse(409, error.message)
+        audit.taken(name, target, who, client, done)
         return render(request, "done.html", message=done)
 
     def overview(request: Request) -> HTMLResponse:
@@ -127,19 +180,22 @@ def dashboard_app(
         status = query.get("status") or None
         try:
             if status not in (None, *INSTANCE_STATUSES):
-                raise ValueError(f"status {status!r} is none of {', '.join(INSTANCE_STATUSES)}")
+                raise ValueError(
+                    f"status {status[:40]!r} is none of {', '.join(INSTANCE_STATUSES)}"
+                )
             moments = {name: pages.moment(name, query.get(name)) for name in pages.TIME_FILTERS}
         except ValueError as error:  # a filter read wrongly would list the wrong instances
             return render(request, "refused.html", 400, message=str(error))
-        found = hub.calls.find_instances(
+        after = query.get("after") or None
+        found = _instance_page(
+            hub,
+            after,
             status=status,
             orchestration_name=query.get("name") or None,
             started_after=moments["started_after"],
             started_before=moments["started_before"],
             updated_after=moments["updated_after"],
             updated_before=moments["updated_before"],
-            after=query.get("after") or None,
-            limit=PAGE_SIZE,
         )
         next_after = found[-1].instance_id if len(found) == PAGE_SIZE else None
         return render(
@@ -180,7 +236,7 @@ def dashboard_app(
         finally:
             hub.close()
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/", overview),
             Route("/panels/overview", overview_panel),
@@ -192,6 +248,34 @@ def dashboard_app(
         ],
         lifespan=lifespan,
     )
+    # No redirects: Starlette's "add the slash" one is built on the request's Host.
+    app.router.redirect_slashes = False
+    return Guard(app, policy)
+
+
+def user_of(request: Request) -> Identity:
+    """Who the guard signed in (ANONYMOUS when nobody is asked to); a request
+    that did not pass the guard is nobody, and may not act."""
+    found = request.scope.get("user")
+    return found if isinstance(found, Identity) else NOBODY
+
+
+def _instance_page(hub: Hub, after: str | None, **filters: Any) -> list[Any]:
+    """One page of instances after `after`; when `after` names no instance (a
+    stale next-page link: it was deleted or pruned), the list has ended."""
+    if after is not None:
+        with hub.connection() as conn:
+            if not runbook.instance_exists(conn, hub.schema, after):
+                return []
+    try:
+        return list(hub.calls.find_instances(after=after, limit=PAGE_SIZE, **filters))
+    except TaskHubError:
+        if after is None:
+            raise
+        with hub.connection() as conn:  # deleted since the check above
+            if runbook.instance_exists(conn, hub.schema, after):
+                raise
+        return []
 
 
 def _overview(hub: Hub) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 from provider import TaskHub
 from provider.dashboard.app import dashboard_app
 from provider.deploy import migrate, runbook
+from tests.support.dashboard import LOCAL, act, ask, confirm, token_of
 from tests.support.db import new_schema_name
 from tests.support.roles import LoginRole, operator_of
 from tests.support.tracing_sdk import provider_traced_by_sdk
@@ -23,7 +24,7 @@ from tests.support.tracing_sdk import provider_traced_by_sdk
 
 @pytest.fixture
 def dashboard(database_url: str, busy_hub: str) -> Iterator[TestClient]:
-    with TestClient(dashboard_app(database_url, busy_hub)) as client:
+    with TestClient(dashboard_app(database_url, busy_hub), base_url=LOCAL) as client:
         yield client
 
 
@@ -157,14 +158,9 @@ def test_the_pages_link_to_each_other(dashboard: TestClient) -> None:
 
 @pytest.fixture
 def with_actions(database_url: str, busy_hub: str) -> Iterator[TestClient]:
-    with TestClient(dashboard_app(database_url, busy_hub, allow_actions=True)) as client:
+    app = dashboard_app(database_url, busy_hub, allow_actions=True)
+    with TestClient(app, base_url=LOCAL) as client:
         yield client
-
-
-def token_of(html: str) -> str:
-    found = re.search(r'name="csrf_token" value="([^"]+)"', html)
-    assert found, "no CSRF token in the page"
-    return found.group(1)
 
 
 def dead_letter_count(sql: psycopg.Connection[Any], schema: str) -> int:
@@ -177,18 +173,6 @@ def the_dead_letter(sql: psycopg.Connection[Any], schema: str) -> int:
     row = sql.execute(f'SELECT id FROM "{schema}".dead_letters').fetchone()
     assert row is not None, "the busy hub has one dead letter"
     return int(row[0])
-
-
-def act(client: TestClient, name: str, fields: dict[str, str], page: str = "/") -> str:
-    """The action as a person takes it: the form of a page, then its question."""
-    token = token_of(client.get(page).text)
-    asked = client.post(f"/actions/{name}", data={**fields, "csrf_token": token})
-    assert asked.status_code == 200 and 'id="question"' in asked.text, asked.text
-    done = client.post(
-        f"/actions/{name}", data={**fields, "csrf_token": token_of(asked.text), "confirmed": "yes"}
-    )
-    assert done.status_code == 200, done.text
-    return done.text
 
 
 def test_without_allow_actions_there_is_no_form_and_a_post_is_refused(
@@ -211,6 +195,8 @@ def test_a_post_without_the_pages_token_is_refused_and_changes_nothing(
     assert with_actions.post("/actions/requeue", data=fields).status_code == 403
     forged = {**fields, "csrf_token": "made.up"}
     assert with_actions.post("/actions/requeue", data=forged).status_code == 403
+    unicode = {**fields, "csrf_token": "n\u00e9.sig"}  # compare_digest takes ASCII only
+    assert with_actions.post("/actions/requeue", data=unicode).status_code == 403
     assert dead_letter_count(sql, busy_hub) == 1
 
 
@@ -273,17 +259,26 @@ def test_release_cancel_and_delete_act_on_the_instance(
 def test_bad_fields_and_missing_instances_are_refused_with_nothing_changed(
     with_actions: TestClient, sql: psycopg.Connection[Any], busy_hub: str
 ) -> None:
-    token = token_of(with_actions.get("/").text)
-    for name, fields, status in (
+    for name, fields, status in (  # refused at the question
         ("requeue", {"dead_letter_id": "abc"}, 400),
-        ("requeue", {"dead_letter_id": "999999"}, 404),
-        ("cancel", {"instance_id": "no-such-instance"}, 404),
+        ("requeue", {"dead_letter_id": "\u00b2"}, 400),  # '²'.isdigit(), and int() refuses it
+        ("requeue", {"dead_letter_id": "9" * 40}, 400),  # more than a bigint
+        ("requeue", {"dead_letter_id": " "}, 400),
+        ("requeue", {"dead_letter_id": "1", "confirmed": "yes"}, 400),  # no such field
         ("prune", {"older_than_days": "-1"}, 400),
+        ("prune", {"older_than_days": "\u00b2"}, 400),
         ("nothing", {}, 404),
     ):
-        done = with_actions.post(
-            f"/actions/{name}", data={**fields, "csrf_token": token, "confirmed": "yes"}
-        )
+        asked = ask(with_actions, name, fields)
+        assert asked.status_code == status, (name, fields, asked.text)
+        assert "Nothing changed" in asked.text and 'id="question"' not in asked.text
+    for name, fields, status in (  # asked, then refused when it would act
+        ("requeue", {"dead_letter_id": "999999"}, 404),
+        ("cancel", {"instance_id": "no-such-instance"}, 404),
+    ):
+        asked = ask(with_actions, name, fields)
+        assert asked.status_code == 200 and 'id="question"' in asked.text, asked.text
+        done = confirm(with_actions, name, fields, asked.text)
         assert done.status_code == status, (name, fields, done.text)
         assert "Nothing changed" in done.text
     assert dead_letter_count(sql, busy_hub) == 1
@@ -310,7 +305,8 @@ def operator(database_url: str, busy_hub: str) -> Iterator[LoginRole]:
 def test_under_the_operator_role_every_page_serves_and_every_action_is_offered(
     operator: LoginRole, busy_hub: str
 ) -> None:
-    with TestClient(dashboard_app(operator.url, busy_hub, allow_actions=True)) as client:
+    app = dashboard_app(operator.url, busy_hub, allow_actions=True)
+    with TestClient(app, base_url=LOCAL) as client:
         for path in ("/", "/instances", "/instances/quiet", "/dead-letters"):
             page = client.get(path)
             assert page.status_code == 200 and "Nothing changed" not in page.text, path
@@ -325,7 +321,8 @@ def test_an_action_the_role_may_not_take_is_neither_offered_nor_taken(
         f'REVOKE EXECUTE ON FUNCTION "{busy_hub}".taskhub_requeue_dead_letter(bigint)'
         f" FROM {operator.name}"
     )
-    with TestClient(dashboard_app(operator.url, busy_hub, allow_actions=True)) as client:
+    app = dashboard_app(operator.url, busy_hub, allow_actions=True)
+    with TestClient(app, base_url=LOCAL) as client:
         page = client.get("/dead-letters").text
         assert 'data-action="requeue"' not in page
         refused = client.post(
@@ -333,7 +330,6 @@ def test_an_action_the_role_may_not_take_is_neither_offered_nor_taken(
             data={
                 "dead_letter_id": str(the_dead_letter(sql, busy_hub)),
                 "csrf_token": token_of(client.get("/").text),  # the prune form's
-                "confirmed": "yes",
             },
         )
         assert refused.status_code == 403 and "may not requeue" in refused.text

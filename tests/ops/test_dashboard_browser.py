@@ -1,18 +1,21 @@
 """The dashboard in a real browser: Debian's headless Chromium, driven by
 Selenium through Debian's chromium-driver (no browser download; .ci/run
-installs both). It follows links from the overview to an instance, checks
-what each page shows against the database, takes an action through its
-confirmation, and sees the overview refresh itself.
+installs both). Signed in with HTTP basic auth, it follows links from the
+overview to an instance, checks what each page shows against the database,
+takes an action through its confirmation, and sees the overview refresh
+itself; a page of another origin that frames the dashboard gets nothing.
 
 Screenshots of each page go to TASKHUB_SCREENSHOTS when it is set (how
 docs/dashboard/ was made), else to the test's own folder."""
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,9 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
+from provider.dashboard.access import AccessPolicy
 from provider.dashboard.app import dashboard_app
+from provider.dashboard.passwords import hash_line, read_accounts
 from provider.testing.embedded_pg import free_port
 from tests.support.waiting import wait_until
 
@@ -79,6 +84,32 @@ def browser() -> Iterator[WebDriver]:
         driver.quit()
 
 
+OPERATOR, PASSWORD = "alice", "alice's password"
+
+
+@pytest.fixture(scope="module")
+def users() -> AccessPolicy:
+    """The dashboard's sign-in: one operator, by HTTP basic auth."""
+    return AccessPolicy(
+        accounts=read_accounts(hash_line(OPERATOR, "operator", PASSWORD), "the test's users")
+    )
+
+
+@pytest.fixture
+def signed_in(browser: WebDriver) -> Iterator[WebDriver]:
+    """The browser sending the operator's credentials with every request
+    (what it does once a person has typed them into its sign-in prompt)."""
+    encoded = base64.b64encode(f"{OPERATOR}:{PASSWORD}".encode()).decode()
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd(
+        "Network.setExtraHTTPHeaders", {"headers": {"Authorization": f"Basic {encoded}"}}
+    )
+    try:
+        yield browser
+    finally:
+        browser.execute_cdp_cmd("Network.setExtraHTTPHeaders", {"headers": {}})
+
+
 @pytest.fixture
 def screenshots(tmp_path: Path) -> Path:
     folder = Path(os.environ.get("TASKHUB_SCREENSHOTS") or tmp_path)
@@ -97,15 +128,18 @@ def count(sql: psycopg.Connection[Any], query: str) -> int:
 
 
 def test_from_the_overview_to_an_instance_each_page_shows_the_database(
-    browser: WebDriver,
+    signed_in: WebDriver,
+    users: AccessPolicy,
     database_url: str,
     live_hub: str,
     sql: psycopg.Connection[Any],
     screenshots: Path,
 ) -> None:
+    browser = signed_in
     q = f'"{live_hub}"'
-    with Served(dashboard_app(database_url, live_hub, refresh_s=1)) as served:
+    with Served(dashboard_app(database_url, live_hub, refresh_s=1, access=users)) as served:
         browser.get(served.base + "/")
+        assert text_of(browser, "#user") == OPERATOR
         dead = count(sql, f"SELECT count(*) FROM {q}.dead_letters")
         assert text_of(browser, '[data-field="dead_letters"]') == str(dead)
         ready = count(
@@ -174,11 +208,16 @@ def act(browser: WebDriver, page: str, action: str) -> str:
 
 
 def test_each_action_is_taken_through_its_question_and_refused_without_the_token(
-    browser: WebDriver, database_url: str, live_hub: str, sql: psycopg.Connection[Any]
+    signed_in: WebDriver,
+    users: AccessPolicy,
+    database_url: str,
+    live_hub: str,
+    sql: psycopg.Connection[Any],
 ) -> None:
+    browser = signed_in
     q = f'"{live_hub}"'
     letters = f"SELECT count(*) FROM {q}.dead_letters"
-    with Served(dashboard_app(database_url, live_hub)) as read_only:
+    with Served(dashboard_app(database_url, live_hub, access=users)) as read_only:
         browser.get(read_only.base + "/dead-letters")
         assert not browser.find_elements(By.CSS_SELECTOR, "form.action")
         assert (
@@ -186,7 +225,7 @@ def test_each_action_is_taken_through_its_question_and_refused_without_the_token
         )
     assert count(sql, letters) == 1
 
-    with Served(dashboard_app(database_url, live_hub, allow_actions=True)) as served:
+    with Served(dashboard_app(database_url, live_hub, allow_actions=True, access=users)) as served:
         base = served.base
         browser.get(base + "/dead-letters")
         assert (
@@ -234,3 +273,77 @@ def test_each_action_is_taken_through_its_question_and_refused_without_the_token
         wait_until(lambda: browser.find_elements(By.ID, "outcome"), timeout_s=10)
         assert "pruned" in text_of(browser, "#outcome")
         assert count(sql, ended) == 0
+
+
+class FramingPage:
+    """A page of another origin (another port of the same host) that frames
+    the dashboard, as the issue's attacker did: served until the block ends."""
+
+    def __init__(self, framed: str) -> None:
+        page = (
+            "<!doctype html><title>elsewhere</title>"
+            f'<iframe id="victim" src="{framed}" width="1000" height="700"'
+            " onload=\"document.body.dataset.framed = 'loaded'\"></iframe>"
+        ).encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/"
+
+    def __enter__(self) -> FramingPage:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(10)
+
+
+def test_a_page_of_another_origin_that_frames_the_dashboard_gets_nothing_to_click(
+    browser: WebDriver, database_url: str, live_hub: str, sql: psycopg.Connection[Any]
+) -> None:
+    """The issue's attack: a page on another port framed the dashboard and
+    deleted an instance in two clicks. With X-Frame-Options and CSP
+    frame-ancestors the browser renders no dashboard in the frame. (No
+    sign-in here: the dashboard on loopback asks nobody, so only the headers
+    stand in the way.)"""
+    q = f'"{live_hub}"'
+    instance = f"SELECT count(*) FROM {q}.instances WHERE instance_id = 'checkout-2'"
+    with (
+        Served(dashboard_app(database_url, live_hub, allow_actions=True)) as served,
+        FramingPage(served.base + "/instances/checkout-2") as framing,
+    ):
+        browser.get(served.base + "/instances/checkout-2")  # the dashboard itself renders
+        assert browser.find_elements(By.CSS_SELECTOR, 'form[data-action="delete"] button')
+        browser.get(framing.url)
+        wait_until(
+            lambda: browser.find_element(By.TAG_NAME, "body").get_attribute("data-framed"),
+            timeout_s=10,
+            message="the frame to load (or to be refused)",
+        )
+        browser.switch_to.frame(browser.find_element(By.ID, "victim"))
+        try:
+            rendered = browser.find_elements(By.CSS_SELECTOR, "header, main, form, button")
+            if rendered:  # what the attacker wanted: click through to the deletion
+                browser.find_element(By.CSS_SELECTOR, 'form[data-action="delete"] button').click()
+                wait_until(lambda: browser.find_elements(By.ID, "question"), timeout_s=10)
+                browser.find_element(By.CSS_SELECTOR, "#confirm button").click()
+                wait_until(lambda: browser.find_elements(By.ID, "outcome"), timeout_s=10)
+        finally:
+            browser.switch_to.default_content()
+    assert count(sql, instance) == 1, "the framed dashboard deleted checkout-2"
+    assert not rendered, "the dashboard rendered inside another origin's frame"
