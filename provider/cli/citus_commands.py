@@ -49,7 +49,7 @@ def placement(url: Url = None, schema: Schema = "public", as_json: AsJson = Fals
     given that URL makes each call in one hop; given the coordinator's, each
     statement of a call is a round trip to the worker."""
     target = database_url(url)
-    with hub_connection(target, schema):
+    with hub_connection(target, schema, privileged_ok=True):
         pass
     try:
         found = citus.placement(target, schema)
@@ -77,7 +77,7 @@ def move(
     unless --yes; without a terminal it refuses (exit 5)."""
     target = database_url(url)
     node = _node(to)
-    with hub_connection(target, schema):
+    with hub_connection(target, schema, privileged_ok=True):
         pass
     confirm(f"Move schema {schema} to {node}? Its writes wait while it is copied.", yes)
     try:

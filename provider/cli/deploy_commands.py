@@ -18,7 +18,7 @@ from alembic.util import CommandError
 from rich.markup import escape
 
 from provider.cli.failures import database_failure, report
-from provider.cli.hubs import no_hub, require_hub
+from provider.cli.hubs import no_hub, require_hub, too_privileged
 from provider.cli.options import (
     OK,
     PROBLEMS,
@@ -38,6 +38,7 @@ from provider.deploy import gate, migrate
 from provider.deploy.gate import Problem
 from provider.deploy.hub_status import HubStatus, read_hub_status, schema_exists
 from provider.deploy.migration_options import InvalidMigrationOption, MigrationOptions
+from provider.deploy.privileged_fence import pin_search_path
 from provider.deploy.run_report import (
     MigrationLocksNotTaken,
     MigrationRun,
@@ -260,7 +261,8 @@ def register(app: typer.Typer) -> None:
         """Migrate back to REVISION (base: remove the task hub and its data).
         Asks first unless --yes; without a terminal it refuses (exit 5)."""
         target = database_url(url)
-        require_hub(target, schema)  # before asking: exit 3 if there is none to downgrade
+        # Before asking: exit 3 if there is none to downgrade (it runs fenced).
+        require_hub(target, schema, privileged_ok=True)
         removes = " This removes the task hub and every row in it." if revision == "base" else ""
         removes += downgrade_warning(target, schema, revision)
         options = _options(
@@ -287,6 +289,11 @@ def register(app: typer.Typer) -> None:
         A schema that exists but holds no hub is "not migrated" (exit 0, with
         a note naming the hubs); one that does not exist is exit 3."""
         target = database_url(url)
+        with psycopg.connect(target, autocommit=True) as conn:
+            pin_search_path(conn)
+            refused = too_privileged(conn, schema)  # it reads the hub's views
+        if refused is not None:
+            raise refused
         note = _status_note(target, schema)
         found = read_hub_status(target, schema)
         head = migrate.head_revision()

@@ -10,9 +10,10 @@ from typing import Any
 
 import psycopg
 
-from provider.cli.options import NOT_FOUND, Failure
+from provider.cli.options import NOT_FOUND, PROBLEMS, Failure
 from provider.cli.urls import InvalidUrl, libpq_url
 from provider.deploy.hub_status import HubSchema, hub_schemas, schema_exists
+from provider.deploy.privileged_fence import is_privileged, pin_search_path
 
 LISTED = 10  # a database of many hubs: name the first few
 
@@ -75,17 +76,38 @@ def explain_missing(url: str | None, schema: str | None, error: Exception) -> Fa
     )
 
 
+def too_privileged(conn: psycopg.Connection[Any], schema: str) -> Failure | None:
+    """A runbook verb's refusal of a session that can do more than the hub's
+    owner (a superuser's, say): the hub's functions and views are the owner's
+    code, and would run with this session's rights. None: the session may."""
+    owner = is_privileged(conn, schema)
+    if owner is None:
+        return None
+    return Failure(
+        PROBLEMS,
+        f"this session can do more than {owner}, the owner of the hub in schema {schema}:"
+        f" a runbook verb would run code {owner} can change with its rights",
+        "connect as an operator role (taskhub-pg grant-operator-role) or as the hub's owner",
+    )
+
+
 @contextmanager
-def hub_connection(url: str, schema: str) -> Iterator[psycopg.Connection[Any]]:
-    """An autocommit connection, once --schema is known to hold a hub."""
+def hub_connection(
+    url: str, schema: str, *, privileged_ok: bool = False
+) -> Iterator[psycopg.Connection[Any]]:
+    """An autocommit connection, once --schema is known to hold a hub and,
+    unless the verb runs behind the privileged fence (privileged_ok), the
+    session is known to gain nothing by running the hub's code."""
     with psycopg.connect(url, autocommit=True) as conn:
-        failure = no_hub(conn, schema)
+        pin_search_path(conn)
+        failure = no_hub(conn, schema) or (None if privileged_ok else too_privileged(conn, schema))
         if failure is not None:
             raise failure
         yield conn
 
 
-def require_hub(url: str, schema: str) -> None:
-    """Exit 3 unless --schema holds a hub (a verb that connects otherwise)."""
-    with hub_connection(url, schema):
+def require_hub(url: str, schema: str, *, privileged_ok: bool = False) -> None:
+    """Exit 3 unless --schema holds a hub (a verb that connects otherwise);
+    exit 1 for a privileged session unless the verb is fenced (privileged_ok)."""
+    with hub_connection(url, schema, privileged_ok=privileged_ok):
         pass

@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
         except runtime_role.InvalidRuntimeRole as error:
             raise typer.BadParameter(str(error), param_hint="--runtime-ddl") from None
         target = database_url(url)
-        require_hub(target, schema)
+        require_hub(target, schema, privileged_ok=True)
         runtime_role.grant(target, schema, name, mode)
         _done(as_json, runtime_role=name, runtime_ddl=mode, schema=schema)
 
@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
         """Take back everything a runtime-role grant gave ROLE (before DROP ROLE)."""
         name = _role(role)
         target = database_url(url)
-        require_hub(target, schema)
+        require_hub(target, schema, privileged_ok=True)
         was = runtime_role.revoke(target, schema, name)
         _done(as_json, runtime_role=name, revoked=was, schema=schema)
 
@@ -78,7 +78,7 @@ def register(app: typer.Typer) -> None:
         """Make ROLE an operator of the hub: the runbook, and nothing more."""
         name = _role(role)
         target = database_url(url)
-        require_hub(target, schema)
+        require_hub(target, schema, privileged_ok=True)
         runtime_role.grant_operator(target, schema, name)
         _done(as_json, operator_role=name, schema=schema)
 
@@ -89,6 +89,6 @@ def register(app: typer.Typer) -> None:
         """Take back everything an operator grant gave ROLE."""
         name = _role(role)
         target = database_url(url)
-        require_hub(target, schema)
+        require_hub(target, schema, privileged_ok=True)
         was = runtime_role.revoke_operator(target, schema, name)
         _done(as_json, operator_role=name, revoked=was, schema=schema)

@@ -49,7 +49,8 @@ def register(app: typer.Typer) -> None:
         stopped: they have the result type prepared. Refused (exit 1) while a
         session that looks like a runtime is connected, unless --force."""
         target = database_url(url)
-        with hub_connection(target, schema) as conn:
+        # A catalogue read, and a switch behind the privileged fence.
+        with hub_connection(target, schema, privileged_ok=True) as conn:
             current = turn_form.current_form(conn, schema)
         if form is None:
             if as_json:

@@ -8,6 +8,13 @@ taskhub_check_drift() names (sql/head/deploy_gate/): functions and views
 that differ from the record the last migration run left, grants, the
 _duroxide_migrations ledger and settings.
 
+Besides the record, every function with a name the package uses is compared
+with the bodies the package ships (provider/deploy/packaged_code.py): a
+change that a later `taskhub_record_definitions()` re-blessed is still named
+(`unpackaged`). A session that can do more than the hub's owner checks and
+repairs behind the privileged fence (provider/deploy/privileged_fence.py):
+it runs nothing the owner could have changed, and a check rolls back.
+
 `repair` re-applies, in one transaction, each drifted function and view from
 the newest released SQL file at or below the installed revision that defines
 it, with SECURITY DEFINER and the SET clauses the record holds; re-grants the
@@ -25,14 +32,20 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from provider.deploy import migrate
+from provider.deploy import migrate, packaged_code, vouched_duroxide
+from provider.deploy.privileged_fence import (
+    fence_statement,
+    hand_back_statement,
+    is_privileged,
+    pin_search_path,
+)
 from provider.deploy.sql_files import released_folders, render_text
 from provider.deploy.version_table import installed_revision
 from provider.schema_name import quote_schema
 
 # The drift a repair puts back; `setting` (an operator's row) and `pending`
 # (run `upgrade`) it only reports.
-DEFINITION_PROBLEMS = ("missing", "changed", "security_definer", "settings")
+DEFINITION_PROBLEMS = ("missing", "changed", "security_definer", "settings", "unpackaged")
 
 _STATEMENTS = {
     "function": re.compile(
@@ -49,7 +62,7 @@ _STATEMENTS = {
 @dataclass(frozen=True)
 class Problem:
     kind: str  # pending, not_migrated, missing, changed, security_definer, settings,
-    #            grant, duroxide_ledger, setting, unrecorded
+    #            unpackaged, grant, duroxide_ledger, setting, unrecorded
     object: str
     detail: str
 
@@ -114,13 +127,61 @@ def _check_on(conn: psycopg.Connection[Any], schema: str) -> CheckReport:
         report.problems.append(
             Problem("unrecorded", schema, "revisions before 0012 record no definitions")
         )
+    recorded = {problem.object for problem in report.problems}
+    report.problems += [p for p in _unpackaged(conn, schema) if p.object not in recorded]
     return report
+
+
+_LIVE_FUNCTIONS = """
+SELECT format('function %%s(%%s)', p.proname, pg_get_function_identity_arguments(p.oid)),
+       p.proname, l.lanname, md5(p.prosrc),
+       md5(replace(p.prosrc, quote_ident(%(schema)s) || '.', '__SCHEMA__.')),
+       coalesce(p.proconfig, '{}'), p.prokind
+  FROM pg_catalog.pg_proc AS p
+  JOIN pg_catalog.pg_language AS l ON l.oid = p.prolang
+ WHERE p.pronamespace = to_regnamespace(%(quoted)s) AND p.proname = ANY (%(names)s)
+ ORDER BY 1
+"""
+
+
+def _unpackaged(conn: psycopg.Connection[Any], schema: str) -> list[Problem]:
+    """Functions with a packaged name whose code the package does not ship
+    (a catalogue read: it runs nothing of the hub's)."""
+    shipped = packaged_code.functions(schema)
+    rows = conn.execute(
+        _LIVE_FUNCTIONS,
+        {"schema": schema, "quoted": quote_schema(schema), "names": sorted(shipped)},
+    ).fetchall()
+    problems = []
+    for obj, name, language, body, normalized, settings, kind in rows:
+        ours = packaged_code.Body(language, body) in shipped[name]
+        duroxides = f"{name} {language} {normalized}" in vouched_duroxide.BODIES
+        foreign = [s for s in settings if not packaged_code.is_packaged_setting(s)]
+        if kind != "f" or not (ours or duroxides):
+            problems.append(Problem("unpackaged", obj, "its code is not what the package ships"))
+        elif foreign:
+            problems.append(
+                Problem("unpackaged", obj, f"SET {', '.join(foreign)}: not what the package ships")
+            )
+    return problems
 
 
 def check(url: str, schema: str) -> CheckReport:
     """Everything that differs from what the installed revision shipped."""
     with psycopg.connect(url, autocommit=True) as conn:
-        return _check_on(conn, schema)
+        pin_search_path(conn)
+        if is_privileged(conn, schema) is None:
+            return _check_on(conn, schema)
+        # Behind the fence, then rolled back: the functions it took go back.
+        try:
+            with conn.transaction(force_rollback=True):
+                conn.execute(fence_statement(schema))
+                return _check_on(conn, schema)
+        except psycopg.errors.InsufficientPrivilege as refused:
+            problems = _unpackaged(conn, schema) or [
+                Problem("unpackaged", schema, str(refused.diag.message_primary))
+            ]
+            return CheckReport(schema, None, migrate.head_revision(), problems)
 
 
 def released_statements(kind: str, name: str, revision: str) -> list[str]:
@@ -144,6 +205,8 @@ def render(statement: str, schema: str) -> str:
 def repair(url: str, schema: str) -> RepairReport:
     """Put back what check found, in one transaction (see the module's doc)."""
     with psycopg.connect(url) as conn:
+        pin_search_path(conn)
+        conn.execute(fence_statement(schema))  # refuses in a privileged session: see above
         before = _check_on(conn, schema)
         revision = before.revision
         if revision is None or not _has_drift_check(conn, schema):
@@ -159,6 +222,7 @@ def repair(url: str, schema: str) -> RepairReport:
                 _restore_attributes(conn, schema, obj, definition)
         _restore_grants_and_ledger(conn, schema)
         after = _check_on(conn, schema)
+        conn.execute(hand_back_statement(schema))
         conn.commit()
     remaining = set(after.problems)
     return RepairReport(
@@ -232,7 +296,8 @@ def _restore_attributes(
     security = "SECURITY DEFINER" if definition.security_definer else "SECURITY INVOKER"
     conn.execute(sql.SQL("ALTER FUNCTION {} {}").format(function, sql.SQL(security)))
     conn.execute(sql.SQL("ALTER FUNCTION {} RESET ALL").format(function))
-    for setting in definition.settings:
+    # Only what the package sets: a recorded row is the owner's to write.
+    for setting in filter(packaged_code.is_packaged_setting, definition.settings):
         name, _, value = setting.partition("=")
         # The value as the catalogue lists it: a list such as search_path must
         # not be quoted as one string.

@@ -35,6 +35,11 @@ PACKAGED_SETTING_NAMES = frozenset(
     {"jit", "plan_cache_mode", "enable_seqscan", "taskhub.guarded_roles"}
 )
 
+def is_packaged_setting(setting: str) -> bool:
+    """Whether a SET clause (as pg_proc.proconfig lists it) is one the package puts."""
+    return setting == PINNED_SEARCH_PATH or setting.split("=", 1)[0] in PACKAGED_SETTING_NAMES
+
+
 _FUNCTION = re.compile(
     r"^CREATE (?:OR REPLACE )?FUNCTION __SCHEMA__\.(?P<name>\w+)\((?P<header>.*?)"
     r"\bAS \$\$(?P<body>.*?)\$\$(?P<trailer>[^;]*);",

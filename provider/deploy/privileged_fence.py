@@ -78,11 +78,11 @@ def hub_owner_expression(quoted_schema: str) -> str:
     """The hub's owner: its version table's, else its instances', else the schema's."""
     return f"""coalesce(
         (SELECT c.relowner FROM pg_catalog.pg_class AS c
-          WHERE c.oid = to_regclass('{quoted_schema}.{VERSION_TABLE}')),
+          WHERE c.oid = pg_catalog.to_regclass('{quoted_schema}.{VERSION_TABLE}'::text)),
         (SELECT c.relowner FROM pg_catalog.pg_class AS c
-          WHERE c.oid = to_regclass('{quoted_schema}.instances')),
+          WHERE c.oid = pg_catalog.to_regclass('{quoted_schema}.instances'::text)),
         (SELECT n.nspowner FROM pg_catalog.pg_namespace AS n
-          WHERE n.oid = to_regnamespace('{quoted_schema}')))"""
+          WHERE n.oid = pg_catalog.to_regnamespace('{quoted_schema}'::text)))"""
 
 
 def privileged_expression(quoted_schema: str) -> str:

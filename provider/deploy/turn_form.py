@@ -24,6 +24,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from provider.deploy.privileged_fence import fenced_transaction, pin_search_path
 from provider.deploy.sql_files import TURN_FORMS, render_sql
 from provider.deploy.table_locks import call_gate_statement
 from provider.deploy.version_table import installed_revision
@@ -190,23 +191,25 @@ def switch(url: str, schema: str, form: str, *, force: bool = False) -> Switched
     call gate; refused while a runtime seems connected, unless `force`."""
     if form not in TURN_FORMS:
         raise SwitchRefused(f"the form must be one of {', '.join(TURN_FORMS)}, not {form}")
-    with psycopg.connect(url) as conn:
-        was = current_form(conn, schema)
-        if was is None:
-            raise SwitchRefused(f"schema {schema} has no fetch_orchestration_item to switch")
-        if was == form:
-            return Switched(schema, was, form)
-        if int(installed_revision(conn, schema) or 0) < 17:
-            raise SwitchRefused(f"schema {schema} is below revision 0017: run upgrade first")
-        runtimes = likely_runtimes(conn, schema)
-        if runtimes and not force:
-            raise SwitchRefused(
-                f"{len(runtimes)} session(s) look like runtimes of schema {schema}"
-                f" ({'; '.join(c.describe() for c in runtimes[:3])}): a runtime has the"
-                " fetch's result type prepared and would fail every fetch until it"
-                " reconnects. Stop the runtimes, switch, start them again (or --force)."
-            )
-        with conn.transaction():
+    with psycopg.connect(url, autocommit=True) as conn:
+        pin_search_path(conn)
+        # A superuser's switch runs only packaged code (privileged_fence.py).
+        with fenced_transaction(conn, schema):
+            was = current_form(conn, schema)
+            if was is None:
+                raise SwitchRefused(f"schema {schema} has no fetch_orchestration_item to switch")
+            if was == form:
+                return Switched(schema, was, form)
+            if int(installed_revision(conn, schema) or 0) < 17:
+                raise SwitchRefused(f"schema {schema} is below revision 0017: run upgrade first")
+            runtimes = likely_runtimes(conn, schema)
+            if runtimes and not force:
+                raise SwitchRefused(
+                    f"{len(runtimes)} session(s) look like runtimes of schema {schema}"
+                    f" ({'; '.join(c.describe() for c in runtimes[:3])}): a runtime has the"
+                    " fetch's result type prepared and would fail every fetch until it"
+                    " reconnects. Stop the runtimes, switch, start them again (or --force)."
+                )
             conn.execute("SET LOCAL lock_timeout = '5s'")
             # The call gate: no call is half-way through the fetch we replace.
             conn.execute(call_gate_statement(schema))
