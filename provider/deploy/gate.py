@@ -40,7 +40,7 @@ from provider.deploy.privileged_fence import (
     pin_search_path,
 )
 from provider.deploy.sql_files import released_folders, render_text
-from provider.deploy.version_table import installed_revision
+from provider.deploy.version_table import VERSION_TABLE, installed_revision
 from provider.schema_name import quote_schema
 
 # The drift a repair puts back; `setting` (an operator's row) and `pending`
@@ -83,6 +83,8 @@ class CheckReport:
     revision: str | None
     head: str
     problems: list[Problem] = field(default_factory=list)
+    # Where the hub stands that is not drift (exit 0): who else can reach it.
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -95,6 +97,7 @@ class CheckReport:
             "head": self.head,
             "ok": self.ok,
             "problems": [asdict(problem) for problem in self.problems],
+            "warnings": self.warnings,
         }
 
 
@@ -129,7 +132,39 @@ def _check_on(conn: psycopg.Connection[Any], schema: str) -> CheckReport:
         )
     recorded = {problem.object for problem in report.problems}
     report.problems += [p for p in _unpackaged(conn, schema) if p.object not in recorded]
+    report.warnings = shared_database_warnings(conn, schema)
     return report
+
+
+_SHARED = """
+SELECT has_database_privilege('public', current_database(), 'CONNECT'),
+       (SELECT count(*) FROM pg_catalog.pg_class AS c
+         WHERE c.relnamespace = to_regnamespace(%(quoted)s)
+           AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+           AND c.relname <> ALL (%(ours)s))
+"""
+
+
+def shared_database_warnings(conn: psycopg.Connection[Any], schema: str) -> list[str]:
+    """Who besides the hub's roles can reach it (docs/ops.md, "Shared
+    databases"): every role that may connect can hold the hub's advisory
+    keys, and a hub in `public` shares its schema with the application."""
+    ours = sorted({*packaged_code.relations(), VERSION_TABLE})
+    row = conn.execute(_SHARED, {"quoted": quote_schema(schema), "ours": ours}).fetchone()
+    public_connect, others = (bool(row[0]), int(row[1])) if row else (False, 0)
+    warnings = []
+    if public_connect:
+        warnings.append(
+            "PUBLIC may CONNECT to this database: any role can hold the hub's advisory keys"
+            " (its call gate, migration lock, instance locks) and notify its wakeup channel;"
+            " REVOKE CONNECT ON DATABASE ... FROM PUBLIC and grant it to the roles that need it"
+        )
+    if schema == "public" and others:
+        warnings.append(
+            f"the hub lives in schema public beside {others} other table(s) or view(s):"
+            " give it a schema of its own (--schema)"
+        )
+    return warnings
 
 
 _LIVE_FUNCTIONS = """

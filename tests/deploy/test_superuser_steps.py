@@ -19,10 +19,12 @@ from dataclasses import dataclass
 import psycopg
 import pytest
 
+from devkit.schema import duroxide_digests
 from provider.cli import main
-from provider.deploy import migrate, privileged_fence, runtime_role
+from provider.deploy import migrate, privileged_fence, runtime_role, vouched_duroxide
 from provider.deploy.version_table import installed_revision
 from tests.support.db import new_schema_name
+from tests.support.flavours import DUROXIDE_0_2_2
 from tests.support.roles import LoginRole, login_role
 
 pytestmark = pytest.mark.slow
@@ -376,3 +378,31 @@ def test_a_runbook_verb_run_by_a_superuser_on_an_owners_hub_refuses_in_one_line(
     assert code == 1, stderr
     assert len(stderr.splitlines()) == 1
     assert f"can do more than {owned_hub.owner.name}" in stderr
+
+
+def test_the_vouched_digests_are_those_of_the_installed_duroxide(database_url: str) -> None:
+    """provider/deploy/vouched_duroxide.py is what duroxide 0.2.2 creates
+    (rewrite it with `python -m devkit.schema.duroxide_digests URL`)."""
+    bodies, definitions = duroxide_digests.duroxide_schema_digests(database_url)
+    assert set(bodies) == vouched_duroxide.BODIES
+    assert set(definitions) == vouched_duroxide.DEFINITIONS
+
+
+def test_a_superusers_downgrade_gives_an_owners_adopted_schema_back_to_duroxide(
+    database_url: str,
+) -> None:
+    """Every set-aside definition is duroxide's own: the fence vouches for it."""
+    with login_role(database_url, prefix="owner") as owner:
+        with psycopg.connect(database_url, autocommit=True) as admin:
+            database = admin.execute("SELECT current_database()").fetchone()
+            assert database is not None
+            admin.execute(f'GRANT CREATE ON DATABASE "{database[0]}" TO {owner.name}')
+        schema = DUROXIDE_0_2_2.create_schema(owner.url, new_schema_name("dxo"))
+        try:
+            made = function_owners(database_url, schema)
+            migrate.upgrade(owner.url, schema)
+            migrate.downgrade(database_url, schema, "base")
+            assert function_owners(database_url, schema) == made
+        finally:
+            with psycopg.connect(database_url, autocommit=True) as admin:
+                admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
