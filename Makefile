@@ -4,7 +4,7 @@
 #   make test-fast  the unit tier (tests/unit): no database, seconds
 #   make test-quick the parallel part without the tests marked slow or timing (a minute)
 #   make stop   stop the development Postgres that `make run` left up
-#               (one per checkout: its data and port in /tmp/taskhub-pg-dev-<hash of
+#               (one per checkout: its data and socket in /tmp/taskhub-pg-dev-<hash of
 #               the checkout's path>; `make run DEV_DIR=/some/dir` and `make stop
 #               DEV_DIR=/some/dir`, or DEV_DIR in the environment, use that folder)
 #   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG)

@@ -11,12 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from provider.testing.embedded_pg import (
-    SERVICE_USER,
-    EmbeddedPostgres,
-    EmbeddedPostgresError,
-    listen_addresses_of,
-)
+from provider.testing.embedded_pg import SERVICE_USER, EmbeddedPostgres, EmbeddedPostgresError
 from tests.support.local_users import psql, psql_as, run_as, stranger  # noqa: F401  (fixture)
 
 WHO = "SELECT current_user || ' superuser=' || rolsuper FROM pg_roles WHERE rolname = current_user"
@@ -70,12 +65,3 @@ def test_a_socket_path_too_long_is_refused_in_one_line_before_anything_is_made(
         cluster.start()
     assert "longer than 107 bytes" in str(refused.value) and "\n" not in str(refused.value)
     assert not folder.exists()
-
-
-def test_what_a_running_server_listens_on_is_read_from_its_command_line() -> None:
-    started_before = '/usr/lib/postgresql/15/bin/postgres "-D" "/tmp/x/data" "-p" "41234" '
-    assert listen_addresses_of(started_before) == "localhost"  # the server's default
-    assert listen_addresses_of(started_before + '"-c" "listen_addresses=127.0.0.1"') == (
-        "127.0.0.1"
-    )
-    assert listen_addresses_of(started_before + '"-c" "listen_addresses="') == ""
