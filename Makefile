@@ -4,7 +4,7 @@
 #   make test-fast  the unit tier (tests/unit): no database, seconds
 #   make test-quick the parallel part without the tests marked slow or timing (a minute)
 #   make stop   stop the development Postgres that `make run` left up
-#               (one per checkout: its data and port in /tmp/taskhub-pg-dev-<hash of
+#               (one per checkout: its data and socket in /tmp/taskhub-pg-dev-<hash of
 #               the checkout's path>; `make run DEV_DIR=/some/dir` and `make stop
 #               DEV_DIR=/some/dir`, or DEV_DIR in the environment, use that folder)
 #   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG)
@@ -25,10 +25,25 @@ PY     := $(VENV)/bin/python
 
 .PHONY: venv run stop test test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-wakeups bench-dashboard bench-tracing bench-prune bench-citus bench-citus-hubs chaos deploy-drill soak revision clean
 
-$(VENV)/.installed: pyproject.toml
+# With requirements/ci.txt (as in a checkout, so on CI) the venv gets exactly
+# that set: every package pinned, each file checked against its sha256
+# (--require-hashes), the build backend among them; then devkit/pins.py refuses
+# a file that no longer satisfies pyproject.toml (regenerate it with
+# `sh requirements/compile.sh`); then the project itself, which has no hash to
+# check: editable, without dependencies or a build environment of its own.
+# Without that file, the unpinned way: pip install -e '.[dev,binary]'.
+PINNED := $(wildcard requirements/ci.txt)
+
+$(VENV)/.installed: pyproject.toml $(PINNED)
 	$(PYTHON) -m venv $(VENV)
+ifneq ($(PINNED),)
+	$(PY) -m pip install --quiet --require-hashes -r $(PINNED)
+	$(PY) -m devkit.pins $(PINNED)
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+else
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,binary]'
+endif
 	touch $@
 
 venv: $(VENV)/.installed
@@ -70,8 +85,11 @@ test-quick: venv
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not slow and not timing and not alone" -q
 
 # Side-by-side benchmarks against duroxide 0.2.2 (a few minutes); bench-quick is a smoke run.
+# requirements/ci.txt holds the bench extra too: `make venv` installed it.
 $(VENV)/.bench-installed: $(VENV)/.installed
+ifeq ($(PINNED),)
 	$(PY) -m pip install --quiet -e '.[dev,binary,bench]'
+endif
 	touch $@
 
 bench: $(VENV)/.bench-installed

@@ -3,10 +3,11 @@ between runs, so that psql can connect after the demo.
 
     python -m scripts.devdb start|stop|url
 
-Each checkout has a cluster of its own: its folder (data, log, socket and the
-port it listens on) is `DEV_DIR` when set, else
-/tmp/taskhub-pg-dev-<hash of the checkout's path>. So two checkouts on one
-machine never share a cluster, and `make stop` in one leaves the other up.
+Each checkout has a cluster of its own: its folder (data, log and the unix
+socket it listens on, mode 0700: no TCP port, no other local user) is
+`DEV_DIR` when set, else /tmp/taskhub-pg-dev-<hash of the checkout's path>.
+So two checkouts on one machine never share a cluster, and `make stop` in one
+leaves the other up. `url` prints the URL for psql; it carries no password.
 """
 
 from __future__ import annotations

@@ -36,10 +36,16 @@ HubFactory = Callable[..., TaskHub]
 SECRET = "s3cret-pw"
 
 
-def with_netloc(url: str, *, user: str, host: str, port: int, database: str) -> str:
-    """`url` as `user` (password SECRET) on another host, port or database."""
+def with_netloc(url: str, *, user: str, database: str) -> str:
+    """`url` as `user` (password SECRET) on another database of the same server."""
     parts = urlsplit(url)
-    return urlunsplit(parts._replace(netloc=f"{user}:{SECRET}@{host}:{port}", path=f"/{database}"))
+    server = parts.netloc.rsplit("@", 1)[-1]  # with any `host=` (a socket) in the query
+    return urlunsplit(parts._replace(netloc=f"{user}:{SECRET}@{server}", path=f"/{database}"))
+
+
+def elsewhere(*, user: str, host: str, port: int, database: str) -> str:
+    """A URL of another server, as `user` (password SECRET)."""
+    return f"postgresql://{user}:{SECRET}@{host}:{port}/{database}"
 
 
 @pytest.fixture
@@ -53,23 +59,20 @@ def silent_server() -> Iterator[int]:
 
 def unusable_urls(database_url: str) -> dict[str, str]:
     here = urlsplit(database_url)
-    host, port, user = here.hostname or "127.0.0.1", here.port or 5432, here.username or "postgres"
+    port, user = here.port or 5432, here.username or "postgres"
     database = here.path.lstrip("/")
     return {
-        "unknown host": with_netloc(
-            database_url, user=user, host="no-such-host.invalid", port=port, database=database
+        "unknown host": elsewhere(
+            user=user, host="no-such-host.invalid", port=port, database=database
         ),
-        "nobody listening": with_netloc(
-            database_url, user=user, host="127.0.0.1", port=free_port(), database=database
+        "nobody listening": elsewhere(
+            user=user, host="127.0.0.1", port=free_port(), database=database
         ),
-        "missing database": with_netloc(
-            database_url, user=user, host=host, port=port, database="no_such_database"
-        ),
-        # The test cluster trusts every login: a role it does not know is the
-        # refused login it can show (a wrong password fails the same way).
-        "unknown login": with_netloc(
-            database_url, user="no_such_role", host=host, port=port, database=database
-        ),
+        "missing database": with_netloc(database_url, user=user, database="no_such_database"),
+        # The test cluster trusts every login (on its private socket): a role
+        # it does not know is the refused login it can show (a wrong password
+        # fails the same way).
+        "unknown login": with_netloc(database_url, user="no_such_role", database=database),
     }
 
 

@@ -339,7 +339,8 @@ def test_a_non_superuser_migrator_cannot_install_the_guard_but_can_grant_without
     database_url: str, role: LoginRole, sql: psycopg.Connection[Any]
 ) -> None:
     with login_role(database_url, prefix="owner") as owner:
-        sql.execute(f"GRANT CREATE ON DATABASE {database_url.rsplit('/', 1)[1]} TO {owner.name}")
+        database = sql.execute("SELECT current_database()").fetchone()
+        sql.execute(f'GRANT CREATE ON DATABASE "{database[0] if database else ""}" TO {owner.name}')
         schema = new_schema_name("lp")
         with pytest.raises(Exception, match="only a superuser can create"):
             migrate.upgrade(owner.url, schema, runtime_role=role.name)

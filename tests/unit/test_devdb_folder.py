@@ -3,7 +3,6 @@ DEV_DIR instead when set. No database."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
@@ -28,17 +27,8 @@ def test_dev_dir_overrides_the_checkouts_folder(
     assert devdb.dev_dir() == devdb.default_dev_dir(devdb.CHECKOUT)
 
 
-def test_a_port_is_remembered_in_the_folder(tmp_path: Path) -> None:
-    assert devdb.remembered_port(tmp_path) is None
-    devdb.port_file(tmp_path).write_text("54321")
-    assert devdb.remembered_port(tmp_path) == 54321
-    assert devdb.dev_cluster(tmp_path).port == 54321
-
-
-def test_a_port_someone_listens_on_is_not_free() -> None:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
-        port = int(listener.getsockname()[1])
-        assert not devdb.port_is_free(port)
-    assert devdb.port_is_free(port)
+def test_the_cluster_listens_on_a_socket_in_its_folder(tmp_path: Path) -> None:
+    cluster = devdb.dev_cluster(tmp_path)
+    assert cluster.base_dir == tmp_path and cluster.keep_data
+    assert cluster.socket_path.parent == tmp_path
+    assert cluster.url.endswith(f"?host={tmp_path}")  # no TCP address: the socket's folder

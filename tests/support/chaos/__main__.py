@@ -16,6 +16,7 @@ import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
@@ -58,7 +59,8 @@ def fresh_database(server_url: str) -> str:
     with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {CHAOS_DATABASE} WITH (FORCE)")
         conn.execute(f"CREATE DATABASE {CHAOS_DATABASE}")
-    return server_url.rsplit("/", 1)[0] + f"/{CHAOS_DATABASE}"
+    # The path alone: the query may name a socket folder, slashes and all.
+    return urlunsplit(urlsplit(server_url)._replace(path=f"/{CHAOS_DATABASE}"))
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,42 @@
+#!/bin/sh
+# Regenerates requirements/ci.txt from pyproject.toml and requirements/ci.in:
+#
+#     sh requirements/compile.sh             # keeps the current pins where it can
+#     sh requirements/compile.sh --upgrade   # every package at its newest release
+#
+# Run it after changing a dependency in pyproject.toml: `make venv` refuses a
+# file that no longer satisfies pyproject.toml. uv resolves for CPython 3.11 on
+# Linux x86_64 (CI's machine) from PyPI alone, whatever pip.conf says, and
+# writes the sha256 of every file PyPI serves for each pinned release.
+set -eu
+cd "$(dirname "$0")/.."
+
+UV_VERSION=0.13.9
+tools=$(mktemp -d)
+trap 'rm -rf "$tools"' EXIT
+python3 -m venv "$tools/venv"
+"$tools/venv/bin/pip" install --quiet "uv==$UV_VERSION"
+
+# uv keeps the pins of the file it writes to as preferences: start from ours.
+[ -f requirements/ci.txt ] && cp requirements/ci.txt "$tools/ci.txt"
+"$tools/venv/bin/uv" pip compile --quiet --no-header \
+    --index-url https://pypi.org/simple \
+    --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
+    --extra dev --extra binary --extra bench \
+    --generate-hashes "$@" \
+    -o "$tools/ci.txt" pyproject.toml requirements/ci.in
+
+{
+    cat <<'HEADER'
+# Every package CI installs, pinned, with the sha256 of each file PyPI serves
+# for it: `make venv` installs exactly this set with pip --require-hashes, then
+# the project itself (pip install --no-deps --no-build-isolation -e .), and
+# fails when this file no longer satisfies pyproject.toml (devkit/pins.py).
+# Covers pyproject.toml's dependencies with the extras dev, binary and bench,
+# and requirements/ci.in (pip, setuptools, wheel), for CPython 3.11 on Linux
+# x86_64. Do not edit: regenerate with `sh requirements/compile.sh`
+# (`--upgrade` to move every pin to its newest release).
+HEADER
+    cat "$tools/ci.txt"
+} > requirements/ci.txt
+echo "wrote requirements/ci.txt"

@@ -1,0 +1,59 @@
+"""Another local OS user, for tests of what such a user can reach: created
+with useradd for one test, removed after it (root only: the test skips
+otherwise)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from provider.testing.embedded_pg import find_bin_dir
+
+# useradd refuses while another process (a parallel test) holds /etc/passwd's lock.
+LOCK_RETRIES = 50
+
+
+def _user_command(command: list[str]) -> None:
+    for _ in range(LOCK_RETRIES):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        if done.returncode == 0:
+            return
+        if "lock" not in done.stderr.lower():
+            break
+        time.sleep(0.1)  # the lock holder is another process: no condition to wait on
+    raise AssertionError(f"{' '.join(command)}: {done.stderr.strip()}")
+
+
+@pytest.fixture
+def stranger() -> Iterator[str]:
+    """The name of a fresh OS user with no home, no group of ours, no password."""
+    if os.geteuid() != 0 or not shutil.which("useradd"):
+        pytest.skip("creating another OS user needs root and useradd")
+    name = f"thpg{secrets.token_hex(4)}"
+    _user_command(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name])
+    try:
+        yield name
+    finally:
+        _user_command(["userdel", name])
+
+
+def psql() -> str:
+    return shutil.which("psql") or str(find_bin_dir() / "psql")
+
+
+def run_as(user: str, command: list[str]) -> subprocess.CompletedProcess[str]:
+    """`command` run as OS user `user` (from a folder every user may enter)."""
+    return subprocess.run(
+        ["runuser", "-u", user, "--", *command], cwd="/", capture_output=True, text=True, timeout=60
+    )
+
+
+def psql_as(user: str, url: str, sql: str) -> subprocess.CompletedProcess[str]:
+    """`sql` run by psql as OS user `user` on `url`, never prompting for a password."""
+    return run_as(user, [psql(), "-X", "-w", "-At", "-d", url, "-c", sql])
