@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import re
+import shlex
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +15,7 @@ import psycopg
 import pytest
 
 from provider import ActivityWorker, TagFilter, TaskHub
+from provider.cli import main
 from tests.support.busy_hub import set_cap
 from tests.support.paths import REPO
 from tests.support.work_items import (
@@ -69,8 +71,19 @@ def test_a_worker_item_never_acked_ends_in_dead_letters_and_can_be_requeued(
     assert dead_letters(sql, hub_schema) == []
 
 
-def runbook_queries() -> list[str]:
-    return re.findall(r"```sql\n(.*?)```", RUNBOOK.read_text(), flags=re.S)
+# The runbook's role steps are taskhub-pg verbs in its sh blocks.
+ROLE_VERB = re.compile(r"^taskhub-pg (?:grant|revoke)-(?:runtime|operator)-role .*$", flags=re.M)
+
+
+def runbook_steps() -> list[tuple[str, str]]:
+    """The runbook's psql queries ("sql") and role verbs ("verb"), in its order."""
+    steps = []
+    for language, body in re.findall(r"```(sql|sh)\n(.*?)```", RUNBOOK.read_text(), flags=re.S):
+        if language == "sql":
+            steps.append(("sql", body))
+        else:
+            steps += [("verb", line) for line in ROLE_VERB.findall(body)]
+    return steps
 
 
 @pytest.fixture
@@ -84,14 +97,18 @@ def runbook_roles(sql: psycopg.Connection[Any]) -> Iterator[None]:
 
 
 def test_every_runbook_query_runs_and_answers(
-    busy_hub: str, sql: psycopg.Connection[Any], runbook_roles: None
+    busy_hub: str, sql: psycopg.Connection[Any], runbook_roles: None, database_url: str
 ) -> None:
-    queries = runbook_queries()
-    assert len(queries) >= 15
+    steps = runbook_steps()
+    assert len([step for step in steps if step[0] == "sql"]) >= 15
     answers: dict[str, list[tuple[Any, ...]]] = {}
-    for query in queries:
-        cur = sql.execute(re.sub(r"\borders\b", f'"{busy_hub}"', query))
-        answers[query] = cur.fetchall() if cur.description else []
+    for kind, step in steps:
+        if kind == "verb":
+            argv = shlex.split(step.split("#")[0].replace("orders", busy_hub))[1:]
+            answers[step] = [(main([*argv, "--url", database_url]),)]
+            continue
+        cur = sql.execute(re.sub(r"\borders\b", f'"{busy_hub}"', step))
+        answers[step] = cur.fetchall() if cur.description else []
 
     def answer(fragment: str) -> list[tuple[Any, ...]]:
         (rows,) = [rows for query, rows in answers.items() if fragment in query]
@@ -123,12 +140,12 @@ def test_every_runbook_query_runs_and_answers(
         "executions",
         "_duroxide_migrations",
     }
-    assert answer("taskhub_revoke_runtime_role") == [(True,)]
+    assert answer("grant-runtime-role") == answer("revoke-runtime-role") == [(0,)]
     assert [row[0] for row in answer("FROM orders.taskhub_operator_roles")] == ["hub_operator"]
     granted = answer("FROM orders.taskhub_operator_privileges")
     assert ("table", "taskhub_settings", "UPDATE", ["value"]) in [row[:4] for row in granted]
     # The runbook's last step takes it all back.
-    assert answer("taskhub_revoke_operator_role") == [(True,)]
+    assert answer("grant-operator-role") == answer("revoke-operator-role") == [(0,)]
     operator = sql.execute(
         "SELECT has_table_privilege('hub_operator', %s, 'SELECT'),"
         " has_table_privilege('hub_operator', %s, 'DELETE')",
