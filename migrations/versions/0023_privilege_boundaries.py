@@ -1,4 +1,5 @@
-"""Privilege boundaries: what a superuser's step runs is the package's code.
+"""Privilege boundaries: what a superuser's step runs is the package's code,
+and an operator role does what the runbook says, and nothing more.
 
 * The runtime DDL guard's list of roles is the guard's own (a SET clause of
   its function, which only the superuser that installed it can change):
@@ -10,7 +11,27 @@
 * taskhub_revoke_runtime_role takes the role off the guard even when the
   owner's record no longer names it.
 
-No function the runtime calls changes.
+* The operator loses EXECUTE on enqueue_orchestrator_work and
+  taskhub_enqueue_traced_orchestrator_work (they take any work item: any
+  start, a forged ActivityCompleted) and on abandon_work_item (any delay: an
+  activity held back for a century). It gets three SECURITY DEFINER
+  functions instead: taskhub_cancel_instance and taskhub_raise_event build
+  the CancelInstance and ExternalRaised the duroxide client writes (with the
+  caller's W3C trace context when given), and refuse an instance that does
+  not exist (P0002) or has ended (55000); taskhub_release_work_item_lease
+  gives an activity back at once, with no delay to ask for.
+* The operator's SELECT is granted on the hub's own tables and views, by
+  name (rows of taskhub_operator_privileges), never ON ALL TABLES IN SCHEMA:
+  a hub in `public` sits beside an application's tables. The upgrade takes
+  back the SELECT that revisions 0016-0022 gave every operator role on the
+  schema's other tables. taskhub_set_operator_privileges puts only
+  whitelisted privilege words into its statements.
+* dead_letter_after_attempts is checked: a whole number of at least 2. A hub
+  holding another value (every fetch that redelivered failed on it) gets
+  the default, 50, back, with a warning naming the value.
+
+The runtime's functions keep their signatures and bodies; its roles keep
+their grants.
 
 Revision ID: 0023
 Revises: 0022
@@ -29,16 +50,21 @@ depends_on = None
 # The tables this revision alters, drops or indexes: every run that applies it
 # locks them up front, in the hot path's order (provider/deploy/table_locks.py).
 # A run that takes a strong lock on a table not named here is refused.
-LOCKS_ON_UPGRADE: list[str] = []
-LOCKS_ON_DOWNGRADE: list[str] = []
+# taskhub_settings gets a check; the operators' list gets SELECT rows.
+LOCKS_ON_UPGRADE: list[str] = ["taskhub_settings", "taskhub_operator_privileges"]
+LOCKS_ON_DOWNGRADE: list[str] = ["taskhub_settings", "taskhub_operator_privileges"]
 
 # This revision's files (sql/0023_.../, copied from sql/head/), applied in order.
 FILES: list[str] = [
-    "0023_privilege_boundaries/drop_rebuild_without_arguments.sql",
     "0023_privilege_boundaries/taskhub_grant_runtime_role.sql",
     "0023_privilege_boundaries/taskhub_rebuild_runtime_ddl_guard.sql",
     "0023_privilege_boundaries/taskhub_revoke_runtime_role.sql",
     "0023_privilege_boundaries/taskhub_set_runtime_privileges.sql",
+    "0023_privilege_boundaries/taskhub_set_operator_privileges.sql",
+    "0023_privilege_boundaries/taskhub_cancel_instance.sql",
+    "0023_privilege_boundaries/taskhub_raise_event.sql",
+    "0023_privilege_boundaries/taskhub_release_work_item_lease.sql",
+    "0023_privilege_boundaries/taskhub_status_unless_ended.sql",
 ]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
@@ -51,18 +77,49 @@ REPLACED: dict[str, list[str]] = {
         "taskhub_rebuild_runtime_ddl_guard"
     ],
     "0016_operator_surface/taskhub_set_runtime_privileges.sql": ["taskhub_set_runtime_privileges"],
+    "0016_operator_surface/taskhub_set_operator_privileges.sql": [
+        "taskhub_set_operator_privileges"
+    ],
 }
 # New in this revision: dropped by the downgrade.
-NEW_FUNCTIONS: list[str] = []
+NEW_FUNCTIONS: list[str] = [
+    "taskhub_cancel_instance",
+    "taskhub_raise_event",
+    "taskhub_release_work_item_lease",
+    "taskhub_status_unless_ended",
+]
 
 
 def upgrade() -> None:
-    # Last: like every function of the schema, the new ones are not
-    # executable by PUBLIC.
-    apply_sql_files([*FILES, "0006_hot_path/no_public_execute.sql"])
+    apply_sql_files(
+        [
+            # DDL one statement a file: Citus forwards a distributed table's DDL whole.
+            "0023_privilege_boundaries/operator_privileges_check.sql",
+            "0023_privilege_boundaries/settings_reset.sql",
+            "0023_privilege_boundaries/settings_check.sql",
+            # The guard's rebuild takes arguments now: its old form goes first.
+            "0023_privilege_boundaries/drop_rebuild_without_arguments.sql",
+            *FILES,
+            "0023_privilege_boundaries/operator_privileges.sql",
+            # Like every function of the schema, the new ones are not
+            # executable by PUBLIC.
+            "0006_hot_path/no_public_execute.sql",
+            # Last: the operators get the list above and lose what it no longer names.
+            "0023_privilege_boundaries/operator_roles.sql",
+        ]
+    )
 
 
 def downgrade() -> None:
-    apply_sql_files(["0023_privilege_boundaries/down.sql"])
+    apply_sql_files(
+        [
+            "0023_privilege_boundaries/down_settings.sql",
+            "0023_privilege_boundaries/down_operator_privileges.sql",
+            "0023_privilege_boundaries/down_operator_privileges_check.sql",
+            "0023_privilege_boundaries/down.sql",
+        ]
+    )
+    # 0022's functions; its taskhub_set_operator_privileges: the run's refresh
+    # (migrations/env.py) gives the operators 0022's grants back.
     replace_with_released(list(REPLACED), REPLACED)
     drop_functions(NEW_FUNCTIONS)

@@ -106,16 +106,32 @@ def register(app: typer.Typer) -> None:
         instance_id: Annotated[str, typer.Argument(metavar="INSTANCE")],
         url: Url = None,
         schema: Schema = "public",
+        activities: Annotated[
+            bool,
+            typer.Option(
+                "--activities", help="release the instance's activity leases instead, each at once"
+            ),
+        ] = False,
         as_json: AsJson = False,
     ) -> None:
         """Release an orchestration lease whose holder is gone: its messages are
-        ready again at once, the holder's late ack is refused."""
+        ready again at once, the holder's late ack is refused. With
+        --activities, the leases of the instance's activities whose worker is
+        gone: each item is ready again at once."""
         with hub_connection(database_url(url), schema) as conn:
             try:
-                runbook.release_lease(conn, schema, instance_id)
+                if activities:
+                    released = runbook.release_activity_leases(conn, schema, instance_id)
+                else:
+                    runbook.release_lease(conn, schema, instance_id)
             except runbook.RunbookError as error:
                 fail(error.code, str(error))
-        if as_json:
+        if activities:
+            if as_json:
+                print_json({"instance_id": instance_id, "activity_leases_released": released})
+            else:
+                console.print(f"released {released} activity lease(s) of {instance_id}")
+        elif as_json:
             print_json({"instance_id": instance_id, "released": True})
         else:
             console.print(f"released the orchestration lease of {instance_id}")

@@ -7,10 +7,11 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Annotated, Any
 
+import psycopg
 import typer
 
 from provider.cli.action_commands import cutoff_ms
-from provider.cli.hubs import require_hub
+from provider.cli.hubs import hub_connection, require_hub
 from provider.cli.inspect_commands import inspect_app
 from provider.cli.options import (
     NOT_FOUND,
@@ -28,6 +29,7 @@ from provider.cli.options import (
     print_rows,
 )
 from provider.client.task_hub import TaskHub
+from provider.deploy import runbook
 from provider.types import INSTANCE_STATUSES, InstanceSummary
 
 Status = Enum("Status", {status: status for status in INSTANCE_STATUSES}, type=str)  # type: ignore[misc]
@@ -112,13 +114,14 @@ def instances(
         console.print(f"more: --after {next_after}", highlight=False)
 
 
-def _status_unless_ended(hub: TaskHub, instance_id: str, if_ended: str) -> str:
+def _status_unless_ended(
+    conn: psycopg.Connection[Any], schema: str, instance_id: str, if_ended: str
+) -> str:
     """The instance's status (Pending: known only by its messages); exit 3 if
     there is no such instance, exit 1 (saying `if_ended`) if it has ended."""
-    found = hub.find_instances(instance_id=instance_id, limit=1)
-    if not found:
+    status = runbook.instance_status(conn, schema, instance_id)
+    if status is None:
         fail(NOT_FOUND, f"instance {instance_id} not found")
-    status = found[0].status or "Running"  # its execution row is not written yet
     if status in ENDED:
         fail(PROBLEMS, f"instance {instance_id} already ended ({status}): {if_ended}")
     return status
@@ -139,12 +142,15 @@ def register(app: typer.Typer) -> None:
         """Cancel a running (or not yet started) instance, as the duroxide
         client does: it ends as Failed (cancelled) at its next turn, and its
         sub-orchestrations with it."""
-        target = database_url(url)
-        require_hub(target, schema)
-        with TaskHub.connect(target, schema, pool_min_size=1) as hub:
-            status = _status_unless_ended(hub, instance_id, "nothing to cancel")
+        # The hub builds the CancelInstance and refuses an instance that ended
+        # meanwhile (taskhub_cancel_instance): the operator writes no message.
+        with hub_connection(database_url(url), schema) as conn:
+            status = _status_unless_ended(conn, schema, instance_id, "nothing to cancel")
             confirm(f"Cancel instance {instance_id} ({status})?", yes)
-            hub.cancel_instance(instance_id, reason)
+            try:
+                status = runbook.cancel_instance(conn, schema, instance_id, reason)
+            except runbook.RunbookError as error:
+                fail(error.code, str(error))
         if as_json:
             print_json({"instance_id": instance_id, "cancel_requested": True, "status": status})
         else:
@@ -167,11 +173,13 @@ def register(app: typer.Typer) -> None:
             value = json.loads(data)
         except ValueError:
             fail(USAGE, f"DATA must be JSON (a text is quoted: '\"{data}\"')")
-        target = database_url(url)
-        require_hub(target, schema)
-        with TaskHub.connect(target, schema, pool_min_size=1) as hub:
-            _status_unless_ended(hub, instance_id, "nobody waits for it")
-            hub.raise_event(instance_id, name, value)
+        # The hub builds the ExternalRaised, and refuses an instance that does
+        # not exist or has ended (taskhub_raise_event).
+        with hub_connection(database_url(url), schema) as conn:
+            try:
+                runbook.raise_event(conn, schema, instance_id, name, value)
+            except runbook.RunbookError as error:
+                fail(error.code, str(error))
         if as_json:
             print_json({"instance_id": instance_id, "event": name, "raised": True})
         else:

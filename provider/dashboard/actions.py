@@ -98,8 +98,14 @@ def _existing(hub: Hub, instance_id: str) -> None:
 
 def _cancel(hub: Hub, form: Form) -> str:
     instance_id = _required(form, "instance_id")
-    _existing(hub, instance_id)
-    hub.calls.cancel_instance(instance_id, form.get("reason") or "cancelled from the dashboard")
+    reason = form.get("reason") or "cancelled from the dashboard"
+    # The hub builds the CancelInstance (taskhub_cancel_instance): no raw message.
+    with hub.connection() as conn:
+        try:
+            runbook.cancel_instance(conn, hub.schema, instance_id, reason)
+        except runbook.RunbookError as error:
+            status = {3: 404, 2: 400}.get(error.code, 409)
+            raise ActionRefused(str(error), status=status) from None
     return f"instance {instance_id} is asked to cancel (its runtime ends it at its next turn)"
 
 
@@ -174,7 +180,7 @@ ACTIONS: dict[str, Action] = {
             ("instance_id",),
             lambda f: f"Cancel instance {f.get('instance_id')}?",
             _cancel,
-            ("enqueue_orchestrator_work",),
+            ("taskhub_cancel_instance",),
             optional=("reason",),
         ),
         Action(

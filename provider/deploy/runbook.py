@@ -18,6 +18,8 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from provider.schema_name import quote_schema
+from provider.shapes import json_dumps
+from provider.tracing import current_trace_context
 
 Row = dict[str, Any]
 
@@ -248,6 +250,84 @@ def release_lease(conn: psycopg.Connection[Any], schema: str, instance_id: str) 
         raise RunbookError(f"instance {instance_id} holds no orchestration lease", code=3)
 
 
+def release_activity_leases(conn: psycopg.Connection[Any], schema: str, instance_id: str) -> int:
+    """Give back at once every activity the instance's workers hold
+    (taskhub_release_work_item_lease: no delay to ask for): how many."""
+    row = conn.execute(
+        sql.SQL(
+            "SELECT count(*) FILTER (WHERE released)"
+            "  FROM (SELECT {0}.taskhub_release_work_item_lease(q.lock_token) AS released"
+            "          FROM {0}.worker_queue AS q"
+            "         WHERE q.instance_id = %s AND q.lock_token IS NOT NULL) AS releases"
+        ).format(sql.Identifier(schema)),
+        [instance_id],
+    ).fetchone()
+    released = int(row[0]) if row else 0
+    if released == 0:
+        raise RunbookError(f"instance {instance_id} holds no activity lease", code=3)
+    return released
+
+
+# What the hub's refusal of a message for an instance means on the command
+# line: no such instance (P0002), ended (55000), bad input (22023).
+_REFUSALS: dict[type[psycopg.Error], int] = {
+    psycopg.errors.NoDataFound: 3,
+    psycopg.errors.ObjectNotInPrerequisiteState: 1,
+    psycopg.errors.InvalidParameterValue: 2,
+}
+
+
+def _send(conn: psycopg.Connection[Any], query: sql.Composed, params: dict[str, Any]) -> str:
+    """Run one of the hub's message builders with the caller's W3C trace
+    context, if any (as the provider's start and raise_event carry it): the
+    status the instance had."""
+    context = current_trace_context()
+    params = {
+        **params,
+        "traceparent": context.traceparent if context else None,
+        "tracestate": context.tracestate if context else None,
+    }
+    try:
+        row = conn.execute(query, params).fetchone()
+    except tuple(_REFUSALS) as error:
+        message = error.diag.message_primary or str(error)
+        raise RunbookError(message, code=_REFUSALS[type(error)]) from None
+    assert row is not None
+    return str(row[0])
+
+
+def cancel_instance(
+    conn: psycopg.Connection[Any], schema: str, instance_id: str, reason: str
+) -> str:
+    """Ask the instance to end as cancelled: taskhub_cancel_instance writes
+    the CancelInstance the duroxide client writes. Its status (Running, or
+    Pending before its start is taken); RunbookError when it does not exist
+    (code 3) or has ended (code 1)."""
+    return _send(
+        conn,
+        sql.SQL(
+            "SELECT {}.taskhub_cancel_instance(%(id)s, %(reason)s, %(traceparent)s, %(tracestate)s)"
+        ).format(sql.Identifier(schema)),
+        {"id": instance_id, "reason": reason},
+    )
+
+
+def raise_event(
+    conn: psycopg.Connection[Any], schema: str, instance_id: str, name: str, data: Any
+) -> str:
+    """Raise an external event: taskhub_raise_event writes the ExternalRaised
+    the duroxide client's raise_event writes, with `data` as its JSON text.
+    Its status, or RunbookError as cancel_instance."""
+    return _send(
+        conn,
+        sql.SQL(
+            "SELECT {}.taskhub_raise_event("
+            "%(id)s, %(name)s, %(data)s, %(traceparent)s, %(tracestate)s)"
+        ).format(sql.Identifier(schema)),
+        {"id": instance_id, "name": name, "data": json_dumps("raise_event", "data", data)},
+    )
+
+
 def pending_instance(conn: psycopg.Connection[Any], schema: str, instance_id: str) -> Row | None:
     """An instance known only by its messages (queued, or moved to the dead
     letters): what they say of it, and why it may not have started. None: no
@@ -305,6 +385,20 @@ def _why_not_started(name: str | None, found: Row) -> str:
         f"not started: its start was handed out {deliveries} times and given back;"
         f" is orchestration {name!r} registered with a runtime on this hub?"
     )
+
+
+def instance_status(conn: psycopg.Connection[Any], schema: str, instance_id: str) -> str | None:
+    """The instance's status as `inspect instances` shows it (Pending: known
+    only by its queued messages; Running until its execution row is
+    written); None when there is no such instance."""
+    rows = _rows(
+        conn,
+        sql.SQL("SELECT status FROM {}.taskhub_find_instances(p_instance_id => %s)").format(
+            sql.Identifier(schema)
+        ),
+        [instance_id],
+    )
+    return str(rows[0]["status"] or "Running") if rows else None
 
 
 def instance_exists(conn: psycopg.Connection[Any], schema: str, instance_id: str) -> bool:

@@ -35,6 +35,10 @@ OPERATOR_FUNCTIONS = {
     "taskhub_release_orchestration_lease",
     "taskhub_find_instances",
     "taskhub_prune_ended",
+    # 0023: the messages an operator may send, built by the hub; a release without a delay.
+    "taskhub_cancel_instance",
+    "taskhub_raise_event",
+    "taskhub_release_work_item_lease",
 }
 
 

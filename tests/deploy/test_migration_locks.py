@@ -85,7 +85,8 @@ def test_a_table_held_for_a_moment_costs_a_retry_not_the_deploy(
         "instances",  # 0016's index
         "history",
         "worker_queue",
-        "taskhub_settings",
+        "taskhub_settings",  # 0007's policy check, 0023's threshold check
+        "taskhub_operator_privileges",  # 0023's SELECT rows
     ]
     assert run.locks_held_ms is not None
 

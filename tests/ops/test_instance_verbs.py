@@ -15,6 +15,7 @@ import pytest
 
 from provider import AsyncTaskHub, InvalidInput, TaskHub
 from provider.cli import main
+from tests.support.tracing_sdk import provider_traced_by_sdk
 from tests.support.work_items import start_orchestration
 from tests.validation.harness import create_instance, finish_instance
 
@@ -189,6 +190,29 @@ def test_the_items_are_the_ones_the_duroxide_client_writes(
     assert cli(capsys, database_url, populated, *event)[0] == 0
     theirs = [item.replace("busy-0", "busy-1") for item in queued(sql, populated, "busy-0")]
     assert queued(sql, populated, "busy-1") == theirs
+
+
+def test_a_traced_operators_cancel_and_event_carry_its_trace_context(
+    capsys: pytest.CaptureFixture[str],
+    database_url: str,
+    populated: str,
+    sql: psycopg.Connection[Any],
+) -> None:
+    """As TaskHub's raise_event does: the instance's work continues the
+    caller's W3C trace (taskhub_raise_event and taskhub_cancel_instance record
+    its context with the instance)."""
+    with (
+        provider_traced_by_sdk() as (provider, _),
+        provider.get_tracer("incident-script").start_as_current_span("incident 42") as span,
+    ):
+        assert cli(capsys, database_url, populated, "raise-event", "busy-0", "Go")[0] == 0
+        assert cli(capsys, database_url, populated, "cancel", "busy-1", "--yes")[0] == 0
+    trace_id = f"{span.get_span_context().trace_id:032x}"
+    rows = sql.execute(
+        f"SELECT instance_id, split_part(traceparent, '-', 2)"
+        f' FROM "{populated}".taskhub_trace_contexts ORDER BY instance_id'
+    ).fetchall()
+    assert rows == [("busy-0", trace_id), ("busy-1", trace_id)]
 
 
 def test_prune_works_the_backlog_off_in_batches_saying_how_far_it_got(

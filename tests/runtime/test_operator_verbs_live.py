@@ -109,3 +109,41 @@ def test_raise_event_reaches_the_waiting_orchestration(
     operator_cli(capsys, live, "raise-event", "approve-1", "Approve", '{"by": "ops"}')
     result = live.client.wait_for_orchestration("approve-1", WAIT_MS)
     assert (result.status, result.output) == ("Completed", {"by": "ops"})
+
+
+def operator_exit(capsys: pytest.CaptureFixture[str], live: LiveHub, *argv: str) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main([*argv, "--url", live.operator.url, "--schema", live.schema])
+    out, err = capsys.readouterr()
+    return code, " ".join((out + err).split())
+
+
+def queued_for(live: LiveHub, database_url: str, instance_id: str) -> int:
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            f'SELECT count(*) FROM "{live.schema}".orchestrator_queue WHERE instance_id = %s',
+            [instance_id],
+        ).fetchone()
+    return int(row[0]) if row else -1
+
+
+def test_the_hub_refuses_a_message_for_an_unknown_or_ended_instance(
+    capsys: pytest.CaptureFixture[str], live: LiveHub, database_url: str
+) -> None:
+    """As the command line refused before the hub built the messages: no such
+    instance is exit 3, an ended one exit 1, and nothing is queued."""
+    code, said = operator_exit(capsys, live, "cancel", "nobody-1", "--yes")
+    assert (code, said) == (3, "taskhub-pg: instance nobody-1 not found")
+    code, said = operator_exit(capsys, live, "raise-event", "nobody-1", "Approve")
+    assert (code, said) == (3, "taskhub-pg: instance nobody-1 not found")
+
+    live.client.start_orchestration("approved-1", "WaitForApproval", None)
+    live.client.wait_for_status_change("approved-1", 0, poll_interval_ms=10, timeout_ms=WAIT_MS)
+    operator_cli(capsys, live, "raise-event", "approved-1", "Approve", "true")
+    assert live.client.wait_for_orchestration("approved-1", WAIT_MS).status == "Completed"
+    code, said = operator_exit(capsys, live, "raise-event", "approved-1", "Approve", "true")
+    assert code == 1 and "instance approved-1 already ended (Completed)" in said, said
+    code, said = operator_exit(capsys, live, "cancel", "approved-1", "--yes")
+    assert code == 1 and "instance approved-1 already ended (Completed)" in said, said
+    assert queued_for(live, database_url, "approved-1") == 0
+    assert queued_for(live, database_url, "nobody-1") == 0

@@ -55,11 +55,12 @@ def make_busy(hub: TaskHub, hub_schema: str, sql: psycopg.Connection[Any]) -> st
         item.lock_token, 1, history_delta=[orchestration_started("quiet")], metadata=metadata()
     )
 
-    set_cap(sql, hub_schema, 1)
+    set_cap(sql, hub_schema, 2)  # the lowest threshold a hub accepts
     hub.enqueue_orchestrator_work("stuck-instance", start_orchestration("stuck-instance"))
-    item = hub.fetch_orchestration_item(60_000)
-    assert item is not None and item.instance_id == "stuck-instance"
-    hub.abandon_orchestration_item(item.lock_token)
+    for _ in range(2):
+        item = hub.fetch_orchestration_item(60_000)
+        assert item is not None and item.instance_id == "stuck-instance"
+        hub.abandon_orchestration_item(item.lock_token)
     assert hub.fetch_orchestration_item(60_000) is None  # moved to dead_letters
     set_cap(sql, hub_schema, 50)
 

@@ -1,10 +1,17 @@
--- taskhub-pg settings an operator may change with plain SQL.
+-- taskhub-pg settings an operator may change with plain SQL; a value out of
+-- range is refused by a check named for its rule (SQLSTATE 23514), nothing changed.
 CREATE TABLE __SCHEMA__.taskhub_settings (
     name        text PRIMARY KEY,
     value       text NOT NULL,
     description text NOT NULL,
     CONSTRAINT taskhub_settings_transient_failure_policy_check
-        CHECK (name <> 'transient_failure_policy' OR value IN ('retry', 'record'))
+        CHECK (name <> 'transient_failure_policy' OR value IN ('retry', 'record')),
+    -- A whole number, read as an integer by every fetch that redelivers; at
+    -- least 2: with 1, a message given back once (a runtime restarting) would
+    -- be dead-lettered.
+    CONSTRAINT dead_letter_after_attempts_is_a_whole_number_of_2_or_more
+        CHECK (name <> 'dead_letter_after_attempts'
+               OR CASE WHEN value ~ '^[0-9]{1,9}$' THEN value::integer >= 2 ELSE false END)
 );
 INSERT INTO __SCHEMA__.taskhub_settings (name, value, description)
 VALUES ('dead_letter_after_attempts', '50',
