@@ -3,8 +3,9 @@ it runs only code the package ships.
 
 Who is privileged. A hub's objects belong to its owner (the role that
 migrated it), who may rewrite any of them at any time. A session that can do
-more than that owner (a superuser, an admin that is a member of it, any other
-login) would lend those rights to whatever owner code it ran: a helper
+more than that owner (a superuser, or another login that is a member of the
+owner's role, such as the admin that created it) would lend those rights to
+whatever owner code it ran: a helper
 redefined to `ALTER ROLE owner SUPERUSER`, a trigger planted on a table the
 step writes, a row of definitions the step executes. The session's own
 login counts, not its current role: `SET ROLE owner` is no boundary, since
@@ -86,13 +87,18 @@ def hub_owner_expression(quoted_schema: str) -> str:
 
 
 def privileged_expression(quoted_schema: str) -> str:
-    """True when this session logged in as a role other than the hub's owner,
-    and that owner is no superuser (pg_stat_activity keeps the login, which
-    SET ROLE and SET SESSION AUTHORIZATION do not change)."""
+    """True when this session logged in as a role that can do more than the
+    hub's owner: a superuser, or another member of the owner's role, while
+    that owner is no superuser (pg_stat_activity keeps the login, which SET
+    ROLE and SET SESSION AUTHORIZATION do not change). An operator or a
+    runtime role is not: the owner's code gives it nothing it lacks."""
     owner = hub_owner_expression(quoted_schema)
-    return f"""(SELECT NOT o.rolsuper AND o.oid <> a.usesysid
-          FROM pg_catalog.pg_roles AS o, pg_catalog.pg_stat_activity AS a
-         WHERE o.oid = {owner} AND a.pid = pg_catalog.pg_backend_pid())"""
+    return f"""(SELECT NOT o.rolsuper AND o.oid <> l.oid
+               AND (l.rolsuper OR pg_catalog.pg_has_role(l.oid, o.oid, 'MEMBER'))
+          FROM pg_catalog.pg_roles AS o, pg_catalog.pg_stat_activity AS a,
+               pg_catalog.pg_roles AS l
+         WHERE o.oid = {owner} AND a.pid = pg_catalog.pg_backend_pid()
+           AND l.oid = a.usesysid)"""
 
 
 def fence_statement(schema: str) -> str:

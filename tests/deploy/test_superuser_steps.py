@@ -338,6 +338,27 @@ def test_set_role_to_the_owner_is_no_way_around_the_fence(
         assert privileged_fence.is_privileged(conn, hub.schema) is None
 
 
+def test_a_member_of_the_owners_role_is_privileged_and_an_operator_is_not(
+    database_url: str, owned_hub: OwnedHub
+) -> None:
+    """A member has the owner's rights and its own: the owner's code would
+    get them. An operator has fewer: the runbook runs the owner's code."""
+    hub = owned_hub
+    with (
+        login_role(database_url, prefix="member") as member,
+        login_role(database_url, prefix="operator") as operator,
+    ):
+        with psycopg.connect(database_url, autocommit=True) as admin:
+            admin.execute(f"GRANT {hub.owner.name} TO {member.name}")
+        runtime_role.grant_operator(hub.owner.url, hub.schema, operator.name)
+        with psycopg.connect(member.url) as conn:
+            assert privileged_fence.is_privileged(conn, hub.schema) == hub.owner.name
+        with psycopg.connect(operator.url) as conn:
+            assert privileged_fence.is_privileged(conn, hub.schema) is None
+        assert main(["check", "--url", operator.url, "--schema", hub.schema]) == 0
+        runtime_role.revoke_operator(hub.owner.url, hub.schema, operator.name)
+
+
 def test_a_trigger_the_owner_planted_on_a_table_the_grant_writes_stops_it(
     database_url: str, owned_hub: OwnedHub, runtime: LoginRole, capsys: pytest.CaptureFixture[str]
 ) -> None:
