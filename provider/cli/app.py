@@ -127,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     as_json = wants_json(args)
     target.url = target.schema = None  # what an earlier run in this process said
+    target.as_json = as_json
     try:
         if as_json:
             return _run_for_json(args)

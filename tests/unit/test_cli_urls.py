@@ -9,7 +9,7 @@ import pytest
 from psycopg.conninfo import conninfo_to_dict
 
 from provider.cli.options import USAGE, Failure, database_url
-from provider.cli.urls import InvalidUrl, libpq_url
+from provider.cli.urls import LIBPQ_TARGET_VARIABLES, InvalidUrl, libpq_url
 from tests.unit.cli_runs import PASSWORD, only_line, run
 
 SAME_URL = {
@@ -45,7 +45,7 @@ REFUSED = {
     "port 65536": ("postgresql://u@h:65536/db", "port '65536' is not a number"),
     "a bad port of several": ("postgresql://u@h1:5432,h2:x/db", "port 'x' is not a number"),
     "a keyword port": ("host=h port=54x", "port '54x' is not a number"),
-    "no url at all": ("not a url", "not a postgresql:// URL or libpq connection string"),
+    "no url at all": ("not a url", "not a libpq URL or connection string"),
 }
 
 
@@ -56,11 +56,17 @@ def test_what_libpq_could_not_connect_with_is_refused_saying_why(given: str, say
 
 
 @pytest.mark.parametrize("given", [None, "", "   "], ids=["unset", "empty", "blank"])
-def test_no_url_is_a_usage_error_naming_both_ways_to_give_one(given: str | None) -> None:
+def test_no_url_is_a_usage_error_naming_every_way_to_give_one(
+    given: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in LIBPQ_TARGET_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
     with pytest.raises(Failure) as refused:
         database_url(given)
     assert refused.value.code == USAGE
-    assert refused.value.message == "--url is required (or set DATABASE_URL)"
+    assert refused.value.message == (
+        "--url is required (or set DATABASE_URL, or PGSERVICE / PGHOST for libpq)"
+    )
 
 
 def test_a_refused_url_is_shown_masked_with_an_example_of_a_good_one() -> None:
@@ -68,7 +74,7 @@ def test_a_refused_url_is_shown_masked_with_an_example_of_a_good_one() -> None:
         database_url(f"mysql://u:{PASSWORD}@h/db")
     failure = refused.value
     assert failure.code == USAGE and PASSWORD not in failure.message
-    assert failure.message.startswith("--url 'mysql://u:***@h/db': the scheme must be")
+    assert failure.message.startswith("--url 'mysql://***@h/db': the scheme must be")
     assert failure.hint == "e.g. postgresql://user@host:5432/dbname"
 
 
@@ -78,7 +84,7 @@ def test_a_malformed_url_is_exit_2_before_anything_connects(
     # db.invalid cannot resolve: had it tried to connect, the exit would be 4.
     ran = run(capsys, "inspect", "queues", "--url", f"postgresql://u:{PASSWORD}@db.invalid:x/db")
     assert ran.code == USAGE
-    assert "--url 'postgresql://u:***@db.invalid:x/db': port 'x'" in only_line(ran)
+    assert "--url 'postgresql://***@db.invalid:x/db': port 'x'" in only_line(ran)
 
 
 def test_a_password_libpq_quotes_in_its_complaint_is_masked_too(
