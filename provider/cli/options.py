@@ -116,6 +116,7 @@ AsJson = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="do not ask before destroying")]
 
 
+EXAMPLE_URL = "e.g. postgresql://host:5432/dbname?user=name"
 NO_DATABASE = "--url is required (or set DATABASE_URL, or PGSERVICE / PGHOST for libpq)"
 
 
@@ -129,7 +130,7 @@ def database_url(url: str | None) -> str:
     try:
         return libpq_url(url)
     except InvalidUrl as error:  # its words quote nothing of the user or password
-        fail(USAGE, f"--url {mask_url(url)!r}: {error}", "e.g. postgresql://user@host:5432/dbname")
+        fail(USAGE, f"--url {mask_url(url)!r}: {error}", EXAMPLE_URL)
 
 
 def print_json(value: Any) -> None:

@@ -75,7 +75,7 @@ def test_a_refused_url_is_shown_masked_with_an_example_of_a_good_one() -> None:
     failure = refused.value
     assert failure.code == USAGE and PASSWORD not in failure.message
     assert failure.message.startswith("--url 'mysql://***@h/db': the scheme must be")
-    assert failure.hint == "e.g. postgresql://user@host:5432/dbname"
+    assert failure.hint == "e.g. postgresql://host:5432/dbname?user=name"
 
 
 def test_a_malformed_url_is_exit_2_before_anything_connects(
