@@ -31,9 +31,10 @@ _KEYWORD_PASSWORD = re.compile(
 )
 # What libpq reads as the end of a URL's user and password, or refuses there.
 _MISREAD = re.compile(r"[@/\s]")
+# No "@" in it: a message's last "@" ends the part a URL rule masks.
 MISREAD_PROBLEM = (
-    "a raw '@', '/' or space before its last '@' (libpq would end the user and password"
-    " at it): percent-encode them (%40, %2F, %20)"
+    "its user or password holds a raw at sign, slash or space, where libpq would end them:"
+    " percent-encode each (%40, %2F, %20)"
 )
 
 

@@ -39,6 +39,13 @@ class SingleFlight(Generic[T]):
         self._work = work
         self._lock = threading.Lock()
         self._running: _Run[T] | None = None
+        self._waiting = 0
+
+    @property
+    def waiting(self) -> int:
+        """How many callers wait for the run under way."""
+        with self._lock:
+            return self._waiting
 
     def run(self) -> T:
         with self._lock:
@@ -46,8 +53,14 @@ class SingleFlight(Generic[T]):
             first = running is None
             if running is None:
                 running = self._running = _Run()
+            else:
+                self._waiting += 1
         if not first:
-            return running.outcome()
+            try:
+                return running.outcome()
+            finally:
+                with self._lock:
+                    self._waiting -= 1
         try:
             result = self._work()
         except BaseException as error:
