@@ -123,7 +123,7 @@ MISTAKES = [
             ("metrics",),
         )
     ),
-    Mistake(("status", "--url", "postgresql://u:s3cret@h:x/db"), 2, ("--url", "u:***@h")),
+    Mistake(("status", "--url", "postgresql://u:s3cret@h:x/db"), 2, ("--url", "//***@h")),
     Mistake(("upgrade", "--revision", "9999", *ON, "orders"), 2, ("Can't locate revision",)),
     Mistake(
         ("downgrade", "--revision", "9999", "--yes", *ON, "orders"),
