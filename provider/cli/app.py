@@ -40,7 +40,8 @@ class _Root(TyperGroup):
 app = typer.Typer(
     name=PROG,
     cls=_Root,
-    help="Deploy, check and operate a taskhub-pg task hub. URL from --url or DATABASE_URL."
+    help="Deploy, check and operate a taskhub-pg task hub. The database from DATABASE_URL"
+    " (or --url, or libpq's PGSERVICE / PGHOST with a pgpass file)."
     " Exit codes: 0 ok, 1 problems found or refused, 2 usage, 3 not found (no hub in --schema"
     " among them), 4 database unreachable, 5 not confirmed, 130 interrupted."
     " An error is one line on stderr; under --json it is one JSON object on stderr"

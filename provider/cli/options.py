@@ -108,7 +108,11 @@ def _schema(value: str) -> str:
 Url = Annotated[
     str | None,
     typer.Option(
-        "--url", envvar="DATABASE_URL", callback=_url, help="libpq URL (default: DATABASE_URL)"
+        "--url",
+        envvar="DATABASE_URL",
+        callback=_url,
+        help="libpq URL (default: DATABASE_URL, else libpq's PGSERVICE / PGHOST ...);"
+        " a password here shows in ps: keep it in DATABASE_URL or a pgpass file",
     ),
 ]
 Schema = Annotated[str, typer.Option("--schema", callback=_schema, help="the task hub's schema")]
