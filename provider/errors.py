@@ -19,6 +19,8 @@ from typing import Self
 import psycopg
 import psycopg_pool
 
+from provider.masking import mask_url
+
 # SQLSTATE raised by the task-hub procedures when a lock token holds no live lease.
 LEASE_LOST_SQLSTATE = "TH001"
 
@@ -38,6 +40,8 @@ class TaskHubError(Exception):
     retryable: bool = False
 
     def __init__(self, operation: str, message: str, sqlstate: str | None = None) -> None:
+        # Whatever got into the message, a URL's user and password are not shown.
+        message = mask_url(message)
         super().__init__(f"{operation}: {message}")
         self.operation = operation
         self.message = message

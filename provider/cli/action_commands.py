@@ -22,12 +22,12 @@ from provider.cli.options import (
     Url,
     Yes,
     confirm,
-    console,
     database_url,
     errors,
     fail,
     print_counts,
     print_json,
+    say,
 )
 from provider.client.management import DEFAULT_PRUNE_BATCH, MAX_PRUNE_BATCH, prune_batches
 from provider.client.task_hub import TaskHub
@@ -99,7 +99,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json({"dead_letter_id": dead_letter_id, "queued_as": new_id})
         else:
-            console.print(f"dead letter {dead_letter_id} queued again as message {new_id}")
+            say(f"dead letter {dead_letter_id} queued again as message {new_id}")
 
     @app.command("release-lease")
     def release_lease(
@@ -134,7 +134,7 @@ def register(app: typer.Typer) -> None:
         elif as_json:
             print_json({"instance_id": instance_id, "released": True})
         else:
-            console.print(f"released the orchestration lease of {instance_id}")
+            say(f"released the orchestration lease of {instance_id}")
 
     @app.command()
     def prune(

@@ -41,7 +41,8 @@ class _Root(TyperGroup):
 app = typer.Typer(
     name=PROG,
     cls=_Root,
-    help="Deploy, check and operate a taskhub-pg task hub. URL from --url or DATABASE_URL."
+    help="Deploy, check and operate a taskhub-pg task hub. The database from DATABASE_URL"
+    " (or --url, or libpq's PGSERVICE / PGHOST with a pgpass file)."
     " Exit codes: 0 ok, 1 problems found or refused, 2 usage, 3 not found (no hub in --schema"
     " among them), 4 database unreachable, 5 not confirmed, 130 interrupted."
     " An error is one line on stderr; under --json it is one JSON object on stderr"
@@ -129,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     as_json = wants_json(args)
     target.url = target.schema = None  # what an earlier run in this process said
+    target.as_json = as_json
     try:
         if as_json:
             return _run_for_json(args)

@@ -19,11 +19,11 @@ from provider.cli.options import (
     confirm,
     database_url,
     fail,
-    out,
     print_json,
+    say,
 )
-from provider.client.connecting import masked, passwords_of
 from provider.deploy import citus
+from provider.masking import masked, passwords_of
 
 citus_app = typer.Typer(
     help="Hubs on a Citus cluster: where each is, and moving one to another worker.",
@@ -59,7 +59,8 @@ def placement(url: Url = None, schema: Schema = "public", as_json: AsJson = Fals
     if as_json:
         print_json({**found.as_dict(), "url": shown})
     else:
-        out().print(f"schema {schema}: on {found.node}\nurl: {shown}", highlight=False)
+        say(f"schema {schema}: on {found.node}")
+        say(f"url: {shown}")
 
 
 @citus_app.command("move")
@@ -87,7 +88,7 @@ def move(
     if as_json:
         print_json(done.as_dict())
     else:
-        out().print(done.summary(), highlight=False)
+        say(done.summary())
 
 
 def register(app: typer.Typer) -> None:

@@ -15,7 +15,6 @@ import psycopg
 import sqlalchemy.exc
 import typer
 from alembic.util import CommandError
-from rich.markup import escape
 
 from provider.cli.failures import database_failure, report
 from provider.cli.hubs import no_hub, require_hub, too_privileged
@@ -33,6 +32,7 @@ from provider.cli.options import (
     fail,
     print_json,
 )
+from provider.cli.plain import plain, visible, visible_lines
 from provider.cli.turn_form_command import downgrade_warning
 from provider.deploy import gate, migrate
 from provider.deploy.gate import Problem
@@ -110,7 +110,7 @@ class _LockWaitLines(logging.Handler):
         if self.as_json:
             sys.stderr.write(json.dumps({"warning": message}) + "\n")
         else:
-            errors.print(f"taskhub-pg: {escape(message)}", highlight=False)
+            errors.print(plain(f"taskhub-pg: {message}"), highlight=False)
 
 
 @contextmanager
@@ -148,7 +148,7 @@ def _migrate(run: Callable[[], MigrationRun], as_json: bool) -> None:
     if as_json:
         print_json(done.as_json())
     else:
-        print(done.summary())
+        print(visible_lines(done.summary()))
 
 
 def print_problems(problems: list[Problem], empty: str) -> None:
@@ -156,7 +156,7 @@ def print_problems(problems: list[Problem], empty: str) -> None:
     if not problems:
         print(f"  {empty}")
     for problem in problems:
-        print(f"  {problem.kind:<17} {problem.object}: {problem.detail}")
+        print(visible(f"  {problem.kind:<17} {problem.object}: {problem.detail}"))
 
 
 def _status_note(target: str, schema: str) -> str | None:
@@ -192,7 +192,7 @@ def _print_status(found: HubStatus, head: str, note: str | None) -> None:
     print(f"head:     {head}")
     print("pending:  " + ("none" if found.revision == head else f"upgrade to {head}"))
     if note:
-        print(f"note:     {note}")
+        print(visible(f"note:     {note}"))
     if found.queues:
         print("queues:")
     for q in found.queues:
@@ -202,7 +202,7 @@ def _print_status(found: HubStatus, head: str, note: str | None) -> None:
         )
     if found.runtime_roles is not None:
         described = ", ".join(f"{n} (runtime_ddl {m})" for n, m in found.runtime_roles)
-        print(f"runtime roles: {described or 'none'}")
+        print(visible(f"runtime roles: {described or 'none'}"))
     if (shielded := found.shielded_failures) is not None:
         print(
             f"transient failures given back: {shielded.last_day} in the last day,"

@@ -14,7 +14,7 @@ import sys
 import psycopg
 import sqlalchemy.exc
 from alembic.util import CommandError
-from rich.markup import escape
+from rich.text import Text
 
 from provider.cli.hubs import explain_missing
 from provider.cli.options import (
@@ -26,8 +26,9 @@ from provider.cli.options import (
     errors,
     target,
 )
-from provider.client.connecting import masked
+from provider.cli.plain import visible
 from provider.errors import ConfigurationError, TaskHubError
+from provider.masking import masked, passwords_of
 
 # undefined_table, undefined_function, invalid_schema_name: the hub (or the
 # part of it a verb reads) is not in --schema.
@@ -43,16 +44,24 @@ def one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
+def shown(text: object) -> str:
+    """An error's text as it may be printed: one line, every form of the
+    URL's password masked (and any URL's user and password), and control
+    characters shown as escapes (plain.visible)."""
+    passwords = passwords_of(target.url) if target.url else ()
+    return visible(masked(one_line(text), passwords))
+
+
 def report(failure: Failure, as_json: bool) -> None:
-    """The failure on stderr; a password that got into it is masked."""
-    message, hint = masked(one_line(failure.message)), failure.hint
-    hint = masked(one_line(hint)) if hint else None
+    """The failure on stderr, as `shown` makes it."""
+    message = shown(failure.message)
+    hint = shown(failure.hint) if failure.hint else None
     if as_json:
         record = {"error": message, "exit_code": failure.code, "hint": hint}
         sys.stderr.write(json.dumps(record) + "\n")
         return
     line = f"{message}; {hint}" if hint else message
-    errors.print(f"[red]taskhub-pg:[/red] {escape(line)}", highlight=False)
+    errors.print(Text.assemble(("taskhub-pg:", "red"), " ", line), highlight=False)
 
 
 def is_unreachable(error: psycopg.Error) -> bool:

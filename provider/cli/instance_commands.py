@@ -22,11 +22,11 @@ from provider.cli.options import (
     Url,
     Yes,
     confirm,
-    console,
     database_url,
     fail,
     print_json,
     print_rows,
+    say,
 )
 from provider.client.task_hub import TaskHub
 from provider.deploy import runbook
@@ -111,7 +111,7 @@ def instances(
         return
     print_rows("instances", [_table_row(i) for i in found])
     if next_after is not None:
-        console.print(f"more: --after {next_after}", highlight=False)
+        say(f"more: --after {next_after}")
 
 
 def _status_unless_ended(
@@ -154,7 +154,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json({"instance_id": instance_id, "cancel_requested": True, "status": status})
         else:
-            console.print(f"cancel of {instance_id} queued: it ends at its next turn")
+            say(f"cancel of {instance_id} queued: it ends at its next turn")
 
     @app.command("raise-event")
     def raise_event(
@@ -183,4 +183,4 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json({"instance_id": instance_id, "event": name, "raised": True})
         else:
-            console.print(f"event {name} raised for {instance_id}")
+            say(f"event {name} raised for {instance_id}")

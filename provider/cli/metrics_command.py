@@ -7,23 +7,44 @@ from typing import Annotated
 
 import typer
 
-from provider.cli.options import PROBLEMS, USAGE, Schema, Url, console, database_url, fail
+from provider.cli.options import PROBLEMS, USAGE, Schema, Url, database_url, fail, say
+from provider.masking import masked, passwords_of
 
 EXTRA_MISSING = "the metrics verb needs the metrics extra: pip install 'taskhub-pg[metrics]'"
+
+
+def _address(host: str, port: int) -> str:
+    """host:port as a URL writes it ([::1]:9464 for IPv6)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def register(app: typer.Typer) -> None:
     @app.command()
     def metrics(
         port: Annotated[int, typer.Option(min=1, max=65535, help="port of /metrics")] = 9464,
-        host: Annotated[str, typer.Option(help="address to listen on")] = "0.0.0.0",
+        host: Annotated[
+            str,
+            typer.Option(
+                help="address to listen on (this machine only, by default; the endpoint has"
+                " no authentication)"
+            ),
+        ] = "127.0.0.1",
+        timeout: Annotated[
+            float,
+            typer.Option(
+                min=0.1,
+                max=300,
+                help="seconds a read of the hub may take to connect, and per query",
+            ),
+        ] = 5.0,
         url: Url = None,
         schema: Schema = "public",
     ) -> None:
         """Serve Prometheus metrics of the hub's queues, leases and dead
-        letters, read from its views at each scrape. Ctrl-C stops it (exit 0).
-        Exit 2 without the metrics extra (prometheus_client), exit 1 when the
-        port cannot be listened on."""
+        letters, read from its views at each scrape (one read at a time:
+        scrapes that come meanwhile share it), and /healthz. Ctrl-C stops it
+        (exit 0). Exit 2 without the metrics extra (prometheus_client), exit 1
+        when the port cannot be listened on."""
         target = database_url(url)
         try:
             from provider.metrics.collector import serve
@@ -31,11 +52,12 @@ def register(app: typer.Typer) -> None:
             if (error.name or "").partition(".")[0] != "prometheus_client":
                 raise
             fail(USAGE, EXTRA_MISSING)
+        where = _address(host, port)
         try:
-            server = serve(target, [schema], port=port, host=host)
+            server = serve(target, [schema], port=port, host=host, timeout_s=timeout)
         except OSError as error:  # the port taken, or a host that is not ours
-            fail(PROBLEMS, f"cannot listen on {host}:{port}: {error.strerror or error}")
-        console.print(f"serving http://{host}:{port}/metrics for schema {schema}")
+            fail(PROBLEMS, f"cannot listen on {where}: {error.strerror or error}")
+        say(masked(f"serving http://{where}/metrics for schema {schema}", passwords_of(target)))
         try:
             while True:
                 time.sleep(3600)

@@ -13,8 +13,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from provider.cli.urls import InvalidUrl, libpq_url
-from provider.client.connecting import masked, passwords_of
+from provider.cli.plain import plain, visible
+from provider.cli.urls import InvalidUrl, libpq_environment, libpq_url
+from provider.masking import has_password, mask_url
 from provider.schema_name import InvalidSchemaName, validate_schema_name
 
 # Exit codes a pipeline can branch on.
@@ -39,6 +40,11 @@ def out() -> Console:
 errors = Console(stderr=True, soft_wrap=True)
 
 
+def say(text: object) -> None:
+    """One result line on stdout, as plain text (it may quote stored values)."""
+    out().print(plain(text), highlight=False)
+
+
 class Failure(Exception):
     """How a verb ends on an error: main() prints `message` (and `hint`) as
     one line on stderr, or one JSON object under --json, and exits `code`."""
@@ -55,17 +61,38 @@ def fail(code: int, message: str, hint: str | None = None) -> NoReturn:
 @dataclass
 class Target:
     """What --url and --schema said: main() reads them to explain an error
-    naming a table or function the schema lacks (a verb without its own check)."""
+    naming a table or function the schema lacks (a verb without its own
+    check), and masks every form of the URL's password in what it prints.
+    `as_json`: errors and warnings go to stderr as JSON objects."""
 
     url: str | None = None
     schema: str | None = None
+    as_json: bool = False
 
 
 target = Target()  # reset by main() for each command line
 
+PASSWORD_IN_ARGUMENTS = (
+    "warning: --url carries a password, which every user of this machine can read"
+    " (ps, /proc); set DATABASE_URL instead, or use a service file (PGSERVICE) or a"
+    " pgpass file (PGPASSFILE, ~/.pgpass)"
+)
 
-def _url(value: str | None) -> str | None:
+
+def warn(message: str) -> None:
+    """One warning line on stderr (a JSON object under --json)."""
+    if target.as_json:
+        sys.stderr.write(json.dumps({"warning": message}) + "\n")
+    else:
+        errors.print(plain(f"taskhub-pg: {message}"), highlight=False)
+
+
+def _url(ctx: typer.Context, value: str | None) -> str | None:
     target.url = value
+    source = ctx.get_parameter_source("url")  # typed, or from DATABASE_URL
+    typed = source is not None and source.name == "COMMANDLINE"
+    if value and typed and has_password(value):
+        warn(PASSWORD_IN_ARGUMENTS)
     return value
 
 
@@ -81,7 +108,11 @@ def _schema(value: str) -> str:
 Url = Annotated[
     str | None,
     typer.Option(
-        "--url", envvar="DATABASE_URL", callback=_url, help="libpq URL (default: DATABASE_URL)"
+        "--url",
+        envvar="DATABASE_URL",
+        callback=_url,
+        help="libpq URL (default: DATABASE_URL, else libpq's PGSERVICE / PGHOST ...);"
+        " a password here shows in ps: keep it in DATABASE_URL or a pgpass file",
     ),
 ]
 Schema = Annotated[str, typer.Option("--schema", callback=_schema, help="the task hub's schema")]
@@ -89,16 +120,21 @@ AsJson = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="do not ask before destroying")]
 
 
+EXAMPLE_URL = "e.g. postgresql://host:5432/dbname?user=name"
+NO_DATABASE = "--url is required (or set DATABASE_URL, or PGSERVICE / PGHOST for libpq)"
+
+
 def database_url(url: str | None) -> str:
-    """--url checked without connecting (exit 2 on a typo), as a libpq URL."""
+    """--url (or DATABASE_URL) checked without connecting (exit 2 on a typo),
+    as a libpq URL; without either, libpq's environment (PGSERVICE, PGHOST...)."""
+    if url is None:
+        url = libpq_environment()
     if not url or not url.strip():
-        fail(USAGE, "--url is required (or set DATABASE_URL)")
+        fail(USAGE, NO_DATABASE)
     try:
         return libpq_url(url)
-    except InvalidUrl as error:
-        # libpq's own words may quote the password it could not read.
-        problem = masked(str(error), passwords_of(url))
-        fail(USAGE, f"--url {masked(url)!r}: {problem}", "e.g. postgresql://user@host:5432/dbname")
+    except InvalidUrl as error:  # its words quote nothing of the user or password
+        fail(USAGE, f"--url {mask_url(url)!r}: {error}", EXAMPLE_URL)
 
 
 def print_json(value: Any) -> None:
@@ -110,7 +146,7 @@ def print_counts(counts: dict[str, int], as_json: bool) -> None:
     if as_json:
         print_json(counts)
     else:
-        out().print(", ".join(f"{key.replace('_', ' ')} {n}" for key, n in counts.items()))
+        say(", ".join(f"{key.replace('_', ' ')} {n}" for key, n in counts.items()))
 
 
 # How wide a cell print_rows keeps whole: the first column's, any other's.
@@ -119,27 +155,29 @@ SHORT_WIDTH = 10
 
 
 def print_rows(title: str, rows: Sequence[dict[str, Any]], empty: str = "none") -> None:
-    """Rows as a table, the columns in the rows' order."""
+    """Rows as a table, the columns in the rows' order; every cell plain text
+    (plain.py: a stored id is never markup, nor an escape sequence)."""
     if not rows:
-        console.print(f"{title}: {empty}")
+        say(f"{title}: {empty}")
         return
-    table = Table(title=title, title_justify="left")
-    cells = [["" if value is None else str(value) for value in row.values()] for row in rows]
+    table = Table(title=plain(title), title_justify="left")
+    cells = [[visible("" if value is None else value) for value in row.values()] for row in rows]
     for position, column in enumerate(rows[0]):
         # One line per row; a cell too wide is cut (--json has it whole). The
         # first column names the row and short ones (a status) stay whole.
         longest = max(len(row[position]) for row in cells)
         keep = min(longest, KEY_WIDTH if position == 0 else SHORT_WIDTH)
-        table.add_column(column, overflow="ellipsis", no_wrap=True, min_width=keep)
+        table.add_column(plain(column), overflow="ellipsis", no_wrap=True, min_width=keep)
     for row_cells in cells:
-        table.add_row(*row_cells)
-    out().print(table)
+        table.add_row(*(plain(cell) for cell in row_cells))
+    out().print(table, highlight=False)
 
 
 def confirm(question: str, yes: bool) -> None:
     """Ask before destroying; --yes answers for a script. No tty: refuse."""
     if yes:
         return
+    question = visible(question)  # it may name a stored id
     if not sys.stdin.isatty():
         fail(DECLINED, f"{question} Not confirmed: pass --yes to run it without asking.")
     try:

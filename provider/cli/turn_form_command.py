@@ -10,7 +10,7 @@ import psycopg
 import typer
 
 from provider.cli.hubs import hub_connection
-from provider.cli.options import PROBLEMS, AsJson, Schema, Url, database_url, fail, out, print_json
+from provider.cli.options import PROBLEMS, AsJson, Schema, Url, database_url, fail, print_json, say
 from provider.deploy import turn_form
 
 
@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
             if as_json:
                 print_json({"schema": schema, "form": current})
             else:
-                out().print(f"schema {schema}: the fetch hands over {current}")
+                say(f"schema {schema}: the fetch hands over {current}")
             return
         try:
             done = turn_form.switch(target, schema, form.value, force=force)
@@ -65,4 +65,4 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json({"schema": schema, "was": done.was, "form": done.now})
         else:
-            out().print(done.summary())
+            say(done.summary())

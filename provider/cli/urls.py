@@ -1,15 +1,32 @@
 """--url as every verb takes it: checked before anything connects, so a typo
-is a usage error naming --url (its password masked), not a driver traceback."""
+is a usage error naming --url (with no user or password), not a driver
+traceback. Without --url and DATABASE_URL, libpq's own environment (PGSERVICE,
+PGHOST, ...) says where the database is, as it does for psql."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from urllib.parse import quote, urlencode
 
-import psycopg
 from psycopg.conninfo import conninfo_to_dict
+
+from provider.masking import url_problem
 
 # postgresql+psycopg:// is SQLAlchemy's spelling, which DATABASE_URL may carry.
 SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
+# The variables by which libpq finds a database when the URL names none
+# (PGPASSWORD and PGPASSFILE give a password only, not a database).
+LIBPQ_TARGET_VARIABLES = (
+    "PGSERVICE",
+    "PGHOST",
+    "PGHOSTADDR",
+    "PGPORT",
+    "PGDATABASE",
+    "PGUSER",
+)
+# The URL that leaves everything to libpq's environment and service file.
+LIBPQ_DEFAULTS = "postgresql://"
 
 
 class InvalidUrl(ValueError):
@@ -31,13 +48,17 @@ def libpq_url(url: str) -> str:
     if separator and scheme.lower() not in SCHEMES:
         raise InvalidUrl(f"the scheme must be postgresql://, not {scheme}://")
     text = f"postgresql://{rest}" if separator else url
-    try:
-        params = conninfo_to_dict(text)
-    except psycopg.Error as error:
-        problem = " ".join(str(error).split())
-        raise InvalidUrl(
-            f"not a postgresql:// URL or libpq connection string ({problem})"
-        ) from None
+    problem = url_problem(text)
+    if problem is not None:
+        raise InvalidUrl(problem)
+    params = conninfo_to_dict(text)
     _check_ports(params.get("port"))
     # %20, not +, for a space: libpq decodes percent escapes only.
     return text if separator else "postgresql://?" + urlencode(params, quote_via=quote)
+
+
+def libpq_environment(environ: Mapping[str, str] | None = None) -> str | None:
+    """LIBPQ_DEFAULTS when libpq's environment names a database (PGSERVICE,
+    PGHOST, ...), else None."""
+    environ = os.environ if environ is None else environ
+    return LIBPQ_DEFAULTS if any(environ.get(name) for name in LIBPQ_TARGET_VARIABLES) else None

@@ -9,73 +9,33 @@ call, with any password masked: retrying the same settings cannot succeed.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import replace
 from typing import Any
-from urllib.parse import unquote
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict
 
 from provider.citus_placement import CITUS_PRESENT, PLACEMENT_QUERY, Node, node_url
 from provider.config import TaskHubConfig
 from provider.errors import ConfigurationError
-
-MASK = "***"
-_MIN_BARE_MASK = 4
-# postgresql://user:password@host/... (to the last @ before the path: a
-# password may hold an unescaped @) and password=... (quoted or not).
-_URL_PASSWORD = re.compile(r"(://[^/@:]*:)(?P<password>[^/]*)(@)")
-_KEYWORD_PASSWORD = re.compile(
-    r"(password\s*=\s*)(?P<password>'(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE
-)
-
-
-def masked(text: str, passwords: tuple[str, ...] = ()) -> str:
-    """`text` with the password of a URL or keyword string in it replaced,
-    and every other occurrence of `passwords` too."""
-    text = _URL_PASSWORD.sub(rf"\g<1>{MASK}\g<3>", text)
-    text = _KEYWORD_PASSWORD.sub(rf"\g<1>{MASK}", text)
-    for password in sorted(passwords, key=len, reverse=True):
-        # libpq quotes the values it complains of; a short password is masked
-        # only there, lest every "p" of a message become ***.
-        text = text.replace(f'"{password}"', f'"{MASK}"')
-        if len(password) >= _MIN_BARE_MASK:
-            text = text.replace(password, MASK)
-    return text
-
-
-def passwords_of(url: str) -> tuple[str, ...]:
-    """Every form of the URL's password a message may quote: as written (even
-    in a URL libpq cannot parse, whose error may quote it) and as parsed."""
-    written = [m["password"] for m in _URL_PASSWORD.finditer(url)]
-    written += [m["password"].strip("'") for m in _KEYWORD_PASSWORD.finditer(url)]
-    found = {*written, *map(unquote, written)}
-    try:
-        parsed = conninfo_to_dict(url).get("password")
-    except psycopg.Error:
-        parsed = None
-    if parsed is not None:
-        found.add(str(parsed))
-    return tuple(password for password in found if password)
+from provider.masking import mask_url, masked, passwords_of, url_problem
 
 
 def _refused(operation: str, url: str, problem: str, error: psycopg.Error) -> ConfigurationError:
     """The error for `url`: `problem` says what is wrong, `error` is libpq's word."""
     # libpq messages run over several lines (a hint on the next, tab-indented).
-    detail = " ".join(str(error).split())
-    return ConfigurationError(operation, masked(f"{problem} {url!r}: {detail}", passwords_of(url)))
+    detail = masked(" ".join(str(error).split()), passwords_of(url))
+    return ConfigurationError(operation, f"{problem} {mask_url(url)!r}: {detail}")
 
 
 def check_url(operation: str, url: str) -> None:
-    """Refuse a URL libpq cannot parse, without connecting."""
+    """Refuse, without connecting, a URL libpq cannot parse or would misread
+    (a raw '@', '/' or space in its password), shown with no user or password."""
     if not isinstance(url, str) or not url.strip():
-        raise ConfigurationError(operation, f"the database URL must be a non-empty text: {url!r}")
-    try:
-        conninfo_to_dict(url)
-    except psycopg.Error as error:
-        problem = "not a libpq URL or connection string:"
-        raise _refused(operation, url, problem, error) from None
+        shown = repr(url) if isinstance(url, str) else f"a {type(url).__name__}"
+        raise ConfigurationError(operation, f"the database URL must be a non-empty text: {shown}")
+    problem = url_problem(url)
+    if problem is not None:
+        raise ConfigurationError(operation, f"the database URL {mask_url(url)!r}: {problem}")
 
 
 def _connect_timeout(config: TaskHubConfig) -> int:

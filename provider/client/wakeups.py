@@ -25,6 +25,7 @@ from psycopg import sql
 from provider.client.procedures import connection_settings
 from provider.config import TaskHubConfig
 from provider.logs import fields
+from provider.masking import masked, passwords_of
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +135,7 @@ class Wakeups:
                 log.warning(
                     "wakeup listener lost its connection, listening again in %.1f s: %s",
                     delay,
-                    error,
+                    masked(str(error), passwords_of(self.config.url)),
                     extra=fields("wakeups.reconnecting", schema=schema),
                 )
                 self._stopping.wait(delay)

@@ -1,11 +1,17 @@
 """HubCollector: the runbook's views, read at each scrape; and `serve`, the
 server of `taskhub-pg metrics`: /metrics, and /healthz that reads the hub
-as a scrape would (503 with the reason while it cannot)."""
+as a scrape would (503 while it cannot; the reason goes to the log).
+
+A read is bounded (a connect timeout and a statement timeout) and one at a
+time: requests that come while one runs share its result, so a burst of
+scrapes against a slow database is one connection, not one each."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
+import math
 import socket
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -19,9 +25,15 @@ import psycopg
 from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
+from psycopg.conninfo import conninfo_to_dict
 
+from provider.client.connecting import check_url
 from provider.deploy import runbook
+from provider.errors import InvalidInput
+from provider.logs import fields
+from provider.masking import passwords_of
 from provider.metrics.health import HubHealth, HubState, log
+from provider.metrics.single_flight import SingleFlight
 
 QUEUE_GAUGES = (
     # (view column, metric name, help)
@@ -60,46 +72,80 @@ class HubFamilies:
         yield from (self.age, self.leases, self.poison, self.stuck)
 
 
+APPLICATION_NAME = "taskhub-pg metrics"
+
+
 class HubCollector(Collector):
     """Gauges of each schema's queues, leases, poison candidates and stuck
-    instances, read from its views (one short connection per scrape).
-    `health` keeps what the last read of each schema found."""
+    instances, read from its views: one connection per read, and one read
+    at a time (scrapes that come meanwhile share its result). `timeout_s`
+    bounds the connect and each statement. `health` keeps what the last read
+    of each schema found."""
 
     def __init__(self, url: str, schemas: Sequence[str], timeout_s: float = 5.0) -> None:
+        check_url("HubCollector", url)  # a URL libpq would misread quotes its password
+        if not (timeout_s > 0 and math.isfinite(timeout_s)):
+            raise InvalidInput("HubCollector", "timeout_s must be a positive number of seconds")
         self.url = url
         self.schemas = list(schemas)
         self.timeout_s = timeout_s
-        self.health = HubHealth(self.schemas)
+        self.health = HubHealth(self.schemas, passwords_of(url))
+        self._reads = SingleFlight(self._read_all)
 
     def describe(self) -> Iterable[Any]:
         return []  # read at scrape time only: registering does not touch the database
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        yield from self._read_all().all()
+        yield from self._reads.run().all()
 
     def probe(self) -> list[HubState]:
         """Read the hub as a scrape does, for /healthz: the states it leaves."""
-        self._read_all()
+        self._reads.run()
         return self.health.states()
 
     def _read_all(self) -> HubFamilies:
         families = HubFamilies()
-        for schema in self.schemas:
-            try:
-                with self._connect() as conn:
+        conn: psycopg.Connection[Any] | None = None
+        try:
+            for schema in self.schemas:
+                try:
+                    if conn is None:
+                        conn = self._connect()
                     _read(conn, schema, families)
-            except psycopg.Error as error:
-                self.health.record(schema, error)
-                families.up.add_metric([schema], 0)
-                continue
-            self.health.record(schema, None)
-            families.up.add_metric([schema], 1)
+                except psycopg.Error as error:
+                    self.health.record(schema, error)
+                    families.up.add_metric([schema], 0)
+                    if conn is not None and conn.broken:
+                        conn.close()
+                        conn = None  # the next schema connects again
+                    continue
+                self.health.record(schema, None)
+                families.up.add_metric([schema], 1)
+        finally:
+            if conn is not None:
+                conn.close()
         return families
 
     def _connect(self) -> psycopg.Connection[Any]:
         return psycopg.connect(
-            self.url, autocommit=True, connect_timeout=max(1, int(self.timeout_s))
+            self.url, autocommit=True, **bounded_settings(self.url, self.timeout_s)
         )
+
+
+def bounded_settings(url: str, timeout_s: float) -> dict[str, Any]:
+    """A read's connection: libpq's connect timeout (whole seconds, at least
+    2) and a statement timeout added to the URL's own options; named, unless
+    the URL names it."""
+    given = conninfo_to_dict(url)
+    timeout_ms = max(1, round(timeout_s * 1000))
+    options = f"{given.get('options') or ''} -c statement_timeout={timeout_ms}".strip()
+    settings: dict[str, Any] = {
+        "connect_timeout": max(2, math.ceil(timeout_s)),
+        "options": options,
+    }
+    if not given.get("application_name"):
+        settings["application_name"] = APPLICATION_NAME
+    return settings
 
 
 def _read(conn: psycopg.Connection[Any], schema: str, families: HubFamilies) -> None:
@@ -117,8 +163,8 @@ def _read(conn: psycopg.Connection[Any], schema: str, families: HubFamilies) -> 
 
 
 def healthz(collector: HubCollector, start_response: StartResponse) -> list[bytes]:
-    """200 when every schema was read just now; else 503 and, for each schema,
-    whether it is up, why not and since when (JSON)."""
+    """200 when every schema was read just now; else 503. Either way, for
+    each schema, whether it is up and since when (JSON); why not is logged."""
     states = collector.probe()
     healthy = all(state.up for state in states)
     body = json.dumps(
@@ -168,11 +214,39 @@ def _log_to_stderr_unless_configured() -> None:
         log.setLevel(logging.INFO)
 
 
-def serve(url: str, schemas: Sequence[str], *, port: int, host: str = "0.0.0.0") -> WSGIServer:
+def is_loopback(address: str) -> bool:
+    """Is `address` (an IP, as getaddrinfo gives it) this machine's loopback?"""
+    try:
+        return ipaddress.ip_address(address.partition("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _warn_unless_loopback(address: str, port: int) -> None:
+    if is_loopback(address):
+        return
+    log.warning(
+        "metrics are served on %s port %s without authentication: whoever can reach it"
+        " reads them (serve on 127.0.0.1, the default, behind a proxy that authenticates)",
+        address,
+        port,
+        extra=fields("metrics.unauthenticated", address=address, port=port),
+    )
+
+
+def serve(
+    url: str,
+    schemas: Sequence[str],
+    *,
+    port: int,
+    host: str = "127.0.0.1",
+    timeout_s: float = 5.0,
+) -> WSGIServer:
     """Serve /metrics and /healthz of a HubCollector in a registry of its own
-    (in a thread); shutdown() stops it."""
+    (in a thread); shutdown() stops it. This machine only unless `host` says
+    otherwise (a warning then: the endpoint has no authentication)."""
     _log_to_stderr_unless_configured()
-    collector = HubCollector(url, schemas)
+    collector = HubCollector(url, schemas, timeout_s=timeout_s)
     registry = CollectorRegistry()
     registry.register(collector)
     family, _, _, _, sockaddr = socket.getaddrinfo(
@@ -184,5 +258,6 @@ def serve(url: str, schemas: Sequence[str], *, port: int, host: str = "0.0.0.0")
 
     app = hub_app(collector, registry)
     server = make_server(str(sockaddr[0]), port, app, Server, handler_class=_QuietHandler)
+    _warn_unless_loopback(str(sockaddr[0]), port)
     Thread(target=server.serve_forever, daemon=True, name="taskhub-metrics").start()
     return server

@@ -1,20 +1,23 @@
 """HubHealth: whether the last read of each schema worked, why not, since when.
 
-The metrics server answers /healthz from it, and it logs each change of
-state once (WARNING when a schema goes down, with the reason; INFO when it is
-back), not every scrape: a database that stays down is one line, not one a
-scrape.
+The metrics server answers /healthz from it (up or down, and since when),
+and it logs each change of state once (WARNING when a schema goes down, with
+the reason; INFO when it is back), not every scrape: a database that stays
+down is one line, not one a scrape. The reason goes to the log only: libpq's
+words name the host, the port and the user, which /healthz does not tell
+whoever can reach it.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from provider.logs import fields
+from provider.masking import masked
 
 log = logging.getLogger("provider.metrics")
 
@@ -29,33 +32,38 @@ class HubState:
     reason: str | None = None  # when down: the error's class and first line
 
     def as_json(self) -> dict[str, object]:
-        state: dict[str, object] = {"schema": self.schema, "up": self.up}
-        if self.reason is not None:
-            state["reason"] = self.reason
-        state["since"] = self.since.isoformat(timespec="seconds")
-        return state
+        """What /healthz shows: up or down, since when; never the reason."""
+        return {
+            "schema": self.schema,
+            "up": self.up,
+            "since": self.since.isoformat(timespec="seconds"),
+        }
 
 
-def reason_of(error: BaseException) -> str:
-    """The error's class and first line: libpq's later lines are hints, and
-    the whole of it would not fit a log line or a probe's body."""
+def reason_of(error: BaseException, passwords: Iterable[str] = ()) -> str:
+    """The error's class and first line, any password masked: libpq's later
+    lines are hints, and the whole of it would not fit a log line."""
     lines = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    reason = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    return masked(reason, passwords)
 
 
 class HubHealth:
     """The last state of each schema. Scrapes and probes run in the server's
     threads at once: every change happens under a lock."""
 
-    def __init__(self, schemas: Sequence[str]) -> None:
+    def __init__(self, schemas: Sequence[str], passwords: Iterable[str] = ()) -> None:
+        """`passwords`: the forms of the URL's password (masking.passwords_of),
+        masked in every reason."""
         self.schemas = list(schemas)
+        self._passwords = tuple(passwords)
         self._states: dict[str, HubState] = {}
         self._lock = threading.Lock()
 
     def record(self, schema: str, error: BaseException | None) -> HubState:
         """What a read of `schema` found (None: it worked); logs a change."""
         now = datetime.now(UTC)
-        reason = None if error is None else reason_of(error)
+        reason = None if error is None else reason_of(error, self._passwords)
         with self._lock:
             before = self._states.get(schema)
             if before is not None and (before.up, before.reason) == (error is None, reason):

@@ -33,6 +33,7 @@ from tests.support.flavours import DUROXIDE_0_2_2
 from tests.support.paths import REPO
 from tests.support.roles import login_role
 from tests.support.waiting import wait_until
+from tests.unit.cli_runs import error_lines
 
 UNREACHABLE_URL = "postgresql://x@127.0.0.1:1/x"
 BAD_URLS = ("not a url", "http://example.com/x", "postgresql://host:notaport/db")
@@ -65,7 +66,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def only_line(err: str) -> str:
     assert "Traceback" not in err
-    lines = err.splitlines()
+    lines = error_lines(err)  # after the warning of a password in --url
     assert len(lines) == 1, err
     assert lines[0].startswith("taskhub-pg: "), err
     return lines[0]
@@ -73,7 +74,7 @@ def only_line(err: str) -> str:
 
 def only_json(out: str, err: str) -> dict[str, Any]:
     assert out == "" and "Traceback" not in err
-    lines = err.splitlines()
+    lines = error_lines(err)
     assert len(lines) == 1, err
     record: dict[str, Any] = json.loads(lines[0])
     assert set(record) == {"error", "exit_code", "hint"}
@@ -122,7 +123,7 @@ MISTAKES = [
             ("metrics",),
         )
     ),
-    Mistake(("status", "--url", "postgresql://u:s3cret@h:x/db"), 2, ("--url", "u:***@h")),
+    Mistake(("status", "--url", "postgresql://u:s3cret@h:x/db"), 2, ("--url", "//***@h")),
     Mistake(("upgrade", "--revision", "9999", *ON, "orders"), 2, ("Can't locate revision",)),
     Mistake(
         ("downgrade", "--revision", "9999", "--yes", *ON, "orders"),

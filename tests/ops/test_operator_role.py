@@ -48,7 +48,10 @@ def as_operator(
     capsys: pytest.CaptureFixture[str], role: LoginRole, schema: str, *argv: str
 ) -> tuple[int, str]:
     capsys.readouterr()
-    code = main([*argv, "--url", role.url, "--schema", schema])
+    with pytest.MonkeyPatch.context() as environment:
+        # As docs/ops.md has it: the URL in the environment, not in ps.
+        environment.setenv("DATABASE_URL", role.url)
+        code = main([*argv, "--schema", schema])
     out, err = capsys.readouterr()
     return code, out + err
 

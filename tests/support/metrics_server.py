@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import pytest
@@ -15,19 +16,33 @@ from provider.testing.embedded_pg import free_port
 from tests.support.waiting import wait_until
 
 
+def http_base(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 @contextmanager
-def metrics_server(url: str, schema: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """`taskhub-pg metrics` on a free port, as a deployment runs it: its base
-    URL and the process (stderr piped: what it logged)."""
+def metrics_server(
+    url: str,
+    schema: str,
+    *,
+    host: str | None = "127.0.0.1",
+    options: Sequence[str] = (),
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """`taskhub-pg metrics` on a free port, as a deployment runs it (the URL
+    in DATABASE_URL, where ps does not show it): its base URL and the process
+    (stderr piped: what it logged). host=None: no --host (the default one);
+    the base URL is then on 127.0.0.1."""
     port = free_port()
+    where = ["--host", host] if host is not None else []
     server = subprocess.Popen(
-        [sys.executable, "-m", "provider", "metrics", "--port", str(port), "--host", "127.0.0.1",
-         "--url", url, "--schema", schema],
+        [sys.executable, "-m", "provider", "metrics", "--port", str(port), *where,
+         "--schema", schema, *options],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "DATABASE_URL": url},
     )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
+    base = http_base(host or "127.0.0.1", port)
 
     def up() -> bool:
         if server.poll() is not None:

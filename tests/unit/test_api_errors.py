@@ -26,7 +26,7 @@ from provider import (
     TaskHubConfig,
 )
 from provider.client.arguments import MAX_ID_BYTES, MAX_PAYLOAD_BYTES
-from provider.client.connecting import masked
+from provider.masking import masked
 from provider.types import JsonObject, WorkItemLease
 from tests.support.waiting import wait_until, wait_until_async
 from tests.unit.test_worker_loop_with_a_fake_hub import FakeHub
@@ -82,10 +82,13 @@ def test_connect_timeout_must_be_positive() -> None:
         TaskHubConfig(url=UNUSED_URL, connect_timeout_s=0)
 
 
+# Everything between :// and the last @ (the user too), whatever it holds.
 MASKED = {
-    "postgresql://app:s3cret@db/app": "postgresql://app:***@db/app",
-    "postgresql://app:p@ss@db1,db2:5433/app": "postgresql://app:***@db1,db2:5433/app",
-    "postgresql://app@db:5432/app": "postgresql://app@db:5432/app",
+    "postgresql://app:s3cret@db/app": "postgresql://***@db/app",
+    "postgresql://app:p@ss@db1,db2:5433/app": "postgresql://***@db1,db2:5433/app",
+    "postgresql://app@db:5432/app": "postgresql://***@db:5432/app",
+    "postgresql://app:a/b+c=d@e f@db/app": "postgresql://***@db/app",
+    "postgresql://db:5432/app": "postgresql://db:5432/app",
     "host=db password=s3cret user=app": "host=db password=*** user=app",
     "host=db password='s3 cret' user=app": "host=db password=*** user=app",
 }

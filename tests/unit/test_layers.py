@@ -14,7 +14,7 @@ from tests.support.paths import REPO
 PROVIDER = REPO / "provider"
 LAYERS = ("client", "worker", "deploy", "cli", "metrics", "testing", "dashboard")
 # What each layer may not import. Leaves (shapes, types, errors, config,
-# logs, schema_name) are open to all; `provider/__init__.py` is the facade.
+# logs, schema_name, masking, ...) are open to all; `provider/__init__.py` is the facade.
 FORBIDDEN = {
     # The worker knows the hub through worker/calls.py's protocols only.
     "worker": {"client", "deploy", "cli", "metrics", "testing"},
@@ -36,6 +36,7 @@ LEAVES = (
     "schema_name",
     "tracing",
     "citus_placement",
+    "masking",
 )
 # Calls that send SQL to a server. Opening a connection to hand to a reader
 # of `deploy/` (the CLI, the metrics, the test kit) is not one.

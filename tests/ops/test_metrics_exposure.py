@@ -1,0 +1,132 @@
+"""What `taskhub-pg metrics` exposes to the network (issue 36): without
+--host it answers this machine only; a --host beyond loopback is served with
+a warning that nobody is asked who they are; and a burst of requests while
+the database is slow is one bounded read, not a connection each."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import psycopg
+import pytest
+
+from tests.support.metrics_server import metrics_server
+from tests.support.network import non_loopback_address
+from tests.support.roles import operator_of
+from tests.support.waiting import wait_until
+
+REQUESTS = 30
+READ_TIMEOUT_S = 2  # the server's --timeout: each read of the hub ends by then
+
+
+def port_of(base: str) -> int:
+    return int(base.rsplit(":", 1)[1])
+
+
+def reachable(address: str, port: int) -> bool:
+    """Does a TCP connection to address:port open? (refused: no)"""
+    try:
+        with socket.create_connection((address, port), timeout=5):
+            return True
+    except ConnectionRefusedError:
+        return False
+
+
+def stopped_log(server: subprocess.Popen[str]) -> str:
+    server.terminate()
+    return server.communicate(timeout=10)[1]
+
+
+def test_without_host_the_server_answers_this_machine_only(
+    database_url: str, hub_schema: str
+) -> None:
+    with non_loopback_address() as address:
+        with metrics_server(database_url, hub_schema, host=None) as (base, server):
+            port = port_of(base)
+            assert reachable("127.0.0.1", port)
+            exposed = reachable(address, port)
+            log = stopped_log(server)
+        assert not exposed, f"served on {address}:{port}, which other machines can reach"
+        assert "without authentication" not in log
+
+        # The same address is reachable when --host asks for it: the check
+        # above could see a server listening there. That start is warned of.
+        with metrics_server(database_url, hub_schema, host="0.0.0.0") as (base, server):
+            assert reachable(address, port_of(base))
+            log = stopped_log(server)
+    (warning,) = [line for line in log.splitlines() if "without authentication" in line]
+    assert "WARNING" in warning and "0.0.0.0" in warning
+
+
+def reading(sql: psycopg.Connection[Any], role: str) -> int:
+    """How many of the role's sessions run a statement now (one that waits
+    for the lock does; a session closing after its read does not)."""
+    row = sql.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE usename = %s AND state = 'active'", [role]
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def answer(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read().decode()
+
+
+def test_requests_during_a_held_lock_share_one_bounded_read(
+    database_url: str, hub_schema: str, sql: psycopg.Connection[Any]
+) -> None:
+    """30 scrapes and probes while a lock holds the hub's queue: one
+    connection reads (the others wait for its result), and the read ends at
+    the statement timeout, the lock still held: every request is answered,
+    saying the hub is down."""
+    with (
+        operator_of(database_url, hub_schema) as reader,
+        metrics_server(reader.url, hub_schema, options=("--timeout", str(READ_TIMEOUT_S))) as (
+            base,
+            server,
+        ),
+    ):
+        paths = ["/metrics", "/healthz"] * (REQUESTS // 2)
+        most = 0
+        with psycopg.connect(database_url) as holder:
+            holder.execute(f'LOCK TABLE "{hub_schema}".orchestrator_queue IN ACCESS EXCLUSIVE MODE')
+            with ThreadPoolExecutor(REQUESTS) as pool:
+                answers = [pool.submit(answer, base + path) for path in paths]
+
+                def settled() -> bool:
+                    nonlocal most
+                    most = max(most, reading(sql, reader.name))
+                    return most > 1 or all(sent.done() for sent in answers)
+
+                wait_until(settled, timeout_s=60, message="every request answered")
+                answered_under_lock = all(sent.done() for sent in answers)
+                holder.rollback()  # whatever still waits for the lock gets it now
+                results = [sent.result() for sent in answers]
+        log = stopped_log(server)
+    assert most == 1, f"{most} connections read the hub at once"
+    assert answered_under_lock, "a read outlived its statement timeout"
+    for path, (status, body) in zip(paths, results, strict=True):
+        if path == "/metrics":
+            assert status == 200 and f'taskhub_up{{schema="{hub_schema}"}} 0.0' in body
+        else:
+            assert status == 503 and '"status": "down"' in body
+    assert "canceling statement due to statement timeout" in log
+
+
+@pytest.mark.parametrize("host", ["localhost", "::1"])
+def test_loopback_hosts_are_served_without_a_warning(
+    database_url: str, hub_schema: str, host: str
+) -> None:
+    if host == "::1" and not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    with metrics_server(database_url, hub_schema, host=host) as (_, server):
+        log = stopped_log(server)
+    assert "without authentication" not in log
