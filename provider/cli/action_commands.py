@@ -130,7 +130,7 @@ def register(app: typer.Typer) -> None:
             if as_json:
                 print_json({"instance_id": instance_id, "activity_leases_released": released})
             else:
-                console.print(f"released {released} activity lease(s) of {instance_id}")
+                say(f"released {released} activity lease(s) of {instance_id}")
         elif as_json:
             print_json({"instance_id": instance_id, "released": True})
         else:

@@ -316,7 +316,7 @@ def register(app: typer.Typer) -> None:
             print(f"schema {schema}: revision {found.revision or 'none'} (head {found.head})")
             print_problems(found.problems, empty="no drift")
             for warning in found.warnings:
-                errors.print(f"warning: {warning}", markup=False, highlight=False)
+                errors.print(plain(f"warning: {warning}"), highlight=False)
         if found.revision is None:
             _explain_not_migrated(target, schema, as_json)
         raise typer.Exit(OK if found.ok else PROBLEMS)

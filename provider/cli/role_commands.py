@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from provider.cli.hubs import require_hub
-from provider.cli.options import AsJson, Schema, Url, database_url, out, print_json
+from provider.cli.options import AsJson, Schema, Url, database_url, print_json, say
 from provider.deploy import runtime_role
 
 Role = Annotated[str, typer.Argument(help="the role (create it first: CREATE ROLE ... LOGIN)")]
@@ -31,7 +31,7 @@ def _done(as_json: bool, **result: object) -> None:
     if as_json:
         print_json(result)
     else:
-        out().print(", ".join(f"{key.replace('_', ' ')}: {value}" for key, value in result.items()))
+        say(", ".join(f"{key.replace('_', ' ')}: {value}" for key, value in result.items()))
 
 
 def register(app: typer.Typer) -> None:

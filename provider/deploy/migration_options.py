@@ -24,6 +24,7 @@ from alembic.config import Config
 
 from provider.deploy import runtime_role
 from provider.deploy.table_locks import LockPolicy
+from provider.masking import url_problem
 from provider.schema_name import InvalidSchemaName, validate_schema_name
 
 CITUS_MODES = ("schema",)
@@ -107,6 +108,12 @@ class MigrationOptions:
             raise InvalidMigrationOption(
                 "url", "no database URL: set DATABASE_URL or pass -x url=..."
             )
+        # A raw @, / or space in the password: SQLAlchemy would misread the
+        # URL and quote pieces of it in its error. Refused in words that quote none.
+        libpq = url.startswith(("postgresql://", "postgres://"))
+        problem = url_problem(url) if libpq else None
+        if problem is not None:
+            raise InvalidMigrationOption("url", problem)
         # psycopg 3 is the driver; accept plain libpq URLs.
         for prefix in ("postgresql://", "postgres://"):
             if url.startswith(prefix):
