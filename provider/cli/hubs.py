@@ -111,3 +111,18 @@ def require_hub(url: str, schema: str, *, privileged_ok: bool = False) -> None:
     exit 1 for a privileged session unless the verb is fenced (privileged_ok)."""
     with hub_connection(url, schema, privileged_ok=privileged_ok):
         pass
+
+
+def refuse_a_privileged_session(url: str, schema: str, connect_timeout_s: float) -> None:
+    """For a server that must start whether the database answers or not (the
+    metrics): exit 1 if it answers and the session would be privileged."""
+    try:
+        with psycopg.connect(
+            url, autocommit=True, connect_timeout=max(1, round(connect_timeout_s))
+        ) as conn:
+            pin_search_path(conn)
+            refused = too_privileged(conn, schema)
+    except psycopg.OperationalError:
+        return  # /healthz says it is down; the check comes with the first read
+    if refused is not None:
+        raise refused

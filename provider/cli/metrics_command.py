@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from provider.cli.hubs import refuse_a_privileged_session
 from provider.cli.options import PROBLEMS, USAGE, Schema, Url, database_url, fail, say
 from provider.masking import masked, passwords_of
 
@@ -52,6 +53,8 @@ def register(app: typer.Typer) -> None:
             if (error.name or "").partition(".")[0] != "prometheus_client":
                 raise
             fail(USAGE, EXTRA_MISSING)
+        # It reads the hub's views: never as a role that can do more than its owner.
+        refuse_a_privileged_session(target, schema, timeout)
         where = _address(host, port)
         try:
             server = serve(target, [schema], port=port, host=host, timeout_s=timeout)
