@@ -101,7 +101,7 @@ def _grant_statements() -> tuple[str, str] | None:
     if not role:
         return None
     return (
-        runtime_role.precheck_statement(role, mode),
+        runtime_role.precheck_statement(SCHEMA, role, mode),
         runtime_role.grant_statement(SCHEMA, role, mode),
     )
 

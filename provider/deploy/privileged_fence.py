@@ -306,7 +306,7 @@ BEGIN
           FROM pg_proc AS p
          WHERE p.pronamespace = v_schema
            AND p.proname = ANY ({_text_array(names)})
-           AND p.proowner = current_user::regrole
+           AND p.proowner = (SELECT r.oid FROM pg_roles AS r WHERE r.rolname = current_user)
            AND NOT EXISTS (SELECT 1 FROM pg_event_trigger AS e WHERE e.evtfoid = p.oid)
         UNION ALL
         SELECT CASE c.relkind WHEN 'v' THEN 'VIEW ' WHEN 'S' THEN 'SEQUENCE ' ELSE 'TABLE ' END
@@ -314,7 +314,7 @@ BEGIN
           FROM pg_class AS c
          WHERE c.relnamespace = v_schema
            AND c.relname = ANY ({_text_array(relations)})
-           AND c.relowner = current_user::regrole
+           AND c.relowner = (SELECT r.oid FROM pg_roles AS r WHERE r.rolname = current_user)
     LOOP
         EXECUTE format('ALTER %s OWNER TO %s', v_object.what, v_owner);
     END LOOP;

@@ -11,13 +11,14 @@ superuser installing the DDL guard) runs behind the privileged fence
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
-from provider.deploy import citus
+from provider.deploy import citus, ddl_guard
 from provider.deploy.privileged_fence import fenced_transaction, pin_search_path
 from provider.schema_name import quote_schema
 
@@ -63,24 +64,87 @@ END
 $grant$"""
 
 
-def precheck_statement(role: str, runtime_ddl: str) -> str:
-    """The grant's two common refusals, checked before any revision runs:
-    each revision commits on its own, and a run refused only at its grant
-    would leave them applied. (taskhub_grant_runtime_role checks the rest.)"""
+def precheck_statement(schema: str, role: str, runtime_ddl: str) -> str:
+    """Every refusal of the grant, checked before any revision runs: each
+    revision commits on its own, and a run refused only at its grant would
+    leave them applied. The same tests as taskhub_grant_runtime_role (whose
+    words it uses), on the catalogue alone: the hub may not exist yet."""
     name, mode = validate_role_name(role), validate_runtime_ddl(runtime_ddl)
+    quoted = quote_schema(schema)
+    guard = "taskhub_ddl_guard_" + hashlib.md5(schema.encode()).hexdigest()[:16]
     return f"""DO $precheck$
+DECLARE
+    v_role  pg_catalog.pg_roles;
+    v_owned text;
+    v_can   boolean := false;
 BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = '{name}') THEN
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    SELECT * INTO v_role FROM pg_roles AS r WHERE r.rolname = '{name}';
+    IF NOT FOUND THEN
         RAISE EXCEPTION 'role "{name}" does not exist' USING ERRCODE = '42704';
     END IF;
-    IF '{mode}' = 'guarded' AND NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles AS r
-                                      WHERE r.rolname = current_user) THEN
-        RAISE EXCEPTION 'runtime_ddl ''guarded'' needs an event trigger, which only a '
-                        'superuser can create'
-              USING ERRCODE = '42501',
-                    HINT = 'Run this migration as a superuser, or pass runtime_ddl=none '
-                           '(enough for the taskhub provider; the duroxide 0.2.2 runtime '
-                           'then cannot connect).';
+    IF v_role.rolsuper THEN
+        RAISE EXCEPTION 'role {name} is a superuser: it cannot be limited to what the runtime needs'
+              USING ERRCODE = '22023';
+    END IF;
+    IF pg_has_role(v_role.oid, 'pg_write_all_data', 'MEMBER') THEN
+        RAISE EXCEPTION 'role {name} is a member of pg_write_all_data: it cannot be limited to '
+                        'what the runtime needs' USING ERRCODE = '22023';
+    END IF;
+    -- What a role can use or become (taskhub_shares_rights), not any membership.
+    IF '{name}' = current_user
+       OR pg_has_role(v_role.oid, current_user, 'USAGE')
+       OR pg_has_role(v_role.oid, current_user,
+                      CASE WHEN current_setting('server_version_num')::integer >= 160000
+                           THEN 'SET' ELSE 'MEMBER' END)
+       OR (NOT (SELECT r.rolsuper FROM pg_roles AS r WHERE r.rolname = current_user)
+           AND (pg_has_role(current_user, v_role.oid, 'USAGE')
+                OR pg_has_role(current_user, v_role.oid,
+                               CASE WHEN current_setting('server_version_num')::integer >= 160000
+                                    THEN 'SET' ELSE 'MEMBER' END)))
+    THEN
+        RAISE EXCEPTION 'role {name} shares its rights with the migrating role %: use a separate '
+                        'role for the runtime', current_user USING ERRCODE = '22023';
+    END IF;
+    SELECT o.what INTO v_owned
+      FROM (SELECT 'schema ' || n.nspname AS what FROM pg_namespace AS n
+             WHERE n.oid = to_regnamespace('{quoted}') AND n.nspowner = v_role.oid
+            UNION ALL
+            SELECT 'relation ' || c.oid::regclass::text FROM pg_class AS c
+             WHERE c.relnamespace = to_regnamespace('{quoted}') AND c.relowner = v_role.oid
+            UNION ALL
+            SELECT 'function ' || p.oid::regprocedure::text FROM pg_proc AS p
+             WHERE p.pronamespace = to_regnamespace('{quoted}') AND p.proowner = v_role.oid) AS o
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'role {name} owns % (and maybe more) in this schema, so it cannot be '
+                        'limited', v_owned USING ERRCODE = '22023';
+    END IF;
+    IF '{mode}' = 'guarded'
+       AND NOT EXISTS (SELECT 1 FROM pg_event_trigger AS e WHERE e.evtname = '{guard}')
+    THEN
+        -- Tried, not guessed from role names, and rolled back.
+        BEGIN
+            CREATE FUNCTION pg_temp.taskhub_event_trigger_probe() RETURNS event_trigger
+                LANGUAGE plpgsql AS $probe$ BEGIN END $probe$;
+            CREATE EVENT TRIGGER taskhub_event_trigger_probe ON ddl_command_end
+                EXECUTE FUNCTION pg_temp.taskhub_event_trigger_probe();
+            RAISE EXCEPTION USING ERRCODE = 'P0001', MESSAGE = 'taskhub-pg: probe rolled back';
+        EXCEPTION
+            WHEN insufficient_privilege THEN
+                v_can := false;
+            WHEN raise_exception THEN
+                v_can := true;
+        END;
+        IF NOT v_can THEN
+            RAISE EXCEPTION 'runtime_ddl ''guarded'' needs an event trigger, which role % '
+                            'cannot create', current_user
+                  USING ERRCODE = '42501',
+                        HINT = 'Grant it as a role that can (a superuser, or the admin of a '
+                               'managed service that allows event triggers), or pass '
+                               'runtime_ddl=none (no CREATE: the taskhub provider and the '
+                               'duroxide 0.2.2 runtime both run on a hub that exists).';
+        END IF;
     END IF;
 END
 $precheck$"""
@@ -114,11 +178,16 @@ def _runs_citus(conn: psycopg.Connection[Any]) -> bool:
 
 
 def _step(url: str, schema: str, function: str, *args: str, guard_changed: bool) -> Any:
-    """One role step in a fenced transaction; on a hub distributed by Citus,
-    the workers' DDL guard follows after the commit."""
+    """One role step in a fenced transaction; a step on the DDL guard first
+    puts the guard's packaged body in place (where this role may: a guard
+    installed by a migration's owner could not get it); on a hub distributed
+    by Citus, the workers' guard follows after the commit."""
     with psycopg.connect(url, autocommit=True) as conn:
         pin_search_path(conn)
         with fenced_transaction(conn, schema):
+            if guard_changed:
+                conn.execute(ddl_guard.head_body_statement(schema))
+                conn.execute(ddl_guard.record_statement(schema))
             result = _call(conn, schema, function, *args)
         if guard_changed and _runs_citus(conn):
             with fenced_transaction(conn, schema):

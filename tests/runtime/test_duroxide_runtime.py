@@ -11,6 +11,7 @@ import asyncio
 import json
 import threading
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ import pytest
 from provider import AsyncTaskHub, TaskHub
 from provider.deploy import migrate, turn_form
 from tests.support.db import new_schema_name
-from tests.support.roles import LoginRole
+from tests.support.roles import LoginRole, login_role
 
 WAIT_MS = 30_000
 
@@ -142,21 +143,31 @@ def register(runtime: Any) -> None:
         return value
 
 
-@pytest.fixture(scope="module", params=["as_owner", "as_runtime_role", "switched_to_json"])
+@pytest.fixture(
+    scope="module",
+    params=["as_owner", "as_runtime_role", "as_runtime_role_without_ddl", "switched_to_json"],
+)
 def runtime(
     request: pytest.FixtureRequest, database_url: str, runtime_login: LoginRole
 ) -> Iterator[RuntimeOnOurSchema]:
     """The runtime logs in as the schema's owner (a new hub: its turns come as
     json), or as a least-privilege role that `runtime_role=` granted only what
-    a runtime needs; or as that role on a hub made before revision 0017
-    (jsonb), switched to json by the gated step."""
+    a runtime needs (behind the DDL guard, or with no CREATE at all: the mode
+    every managed service allows); or as that role on a hub made before
+    revision 0017 (jsonb), switched to json by the gated step."""
     schema = new_schema_name("rt")
+    roles = ExitStack()
     if request.param == "as_owner":
         migrate.upgrade(database_url, schema)
         login_url = database_url
     elif request.param == "as_runtime_role":
         migrate.upgrade(database_url, schema, runtime_role=runtime_login.name)
         login_url = runtime_login.url
+    elif request.param == "as_runtime_role_without_ddl":
+        # A role of its own: the shared one holds CREATE from the guarded hubs.
+        role = roles.enter_context(login_role(database_url, prefix="noddl"))
+        migrate.upgrade(database_url, schema, runtime_role=role.name, runtime_ddl="none")
+        login_url = role.url
     else:
         migrate.upgrade(database_url, schema, "0016", runtime_role=runtime_login.name)
         migrate.upgrade(database_url, schema)
@@ -177,6 +188,7 @@ def runtime(
         yield RuntimeOnOurSchema(duroxide.Client(provider), schema, database_url)
     finally:
         runtime.shutdown(timeout_ms=2_000)
+        roles.close()
 
 
 def test_connecting_finds_nothing_to_migrate(runtime: RuntimeOnOurSchema) -> None:

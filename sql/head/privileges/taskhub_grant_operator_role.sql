@@ -28,7 +28,7 @@ BEGIN
                         p_role
               USING ERRCODE = '22023';
     END IF;
-    IF p_role = current_user OR pg_has_role(v_role.oid, current_user, 'MEMBER') THEN
+    IF p_role = current_user OR __SCHEMA__.taskhub_shares_rights(v_role.rolname, current_user) THEN
         RAISE EXCEPTION 'role % shares its rights with the migrating role %: use a separate role for operators',
                         p_role, current_user
               USING ERRCODE = '22023';

@@ -37,10 +37,11 @@ BEGIN
                         p_role
               USING ERRCODE = '22023';
     END IF;
+    -- What a role can use or become, not any membership: see taskhub_shares_rights.
     IF p_role = current_user
-       OR pg_has_role(v_role.oid, current_user, 'MEMBER')
+       OR __SCHEMA__.taskhub_shares_rights(v_role.rolname, current_user)
        OR (NOT (SELECT r.rolsuper FROM pg_roles AS r WHERE r.rolname = current_user)
-           AND pg_has_role(current_user, v_role.oid, 'MEMBER'))
+           AND __SCHEMA__.taskhub_shares_rights(current_user, v_role.rolname))
     THEN
         RAISE EXCEPTION 'role % shares its rights with the migrating role %: use a separate role for the runtime',
                         p_role, current_user
@@ -67,13 +68,19 @@ BEGIN
                            'REASSIGN OWNED BY ' || quote_ident(p_role) || ' TO ' || quote_ident(current_user)
                            || ' (run it in this database).';
     END IF;
+    -- The guard's event trigger: asked of the role, not of rolsuper (a managed
+    -- service's admin may create one). Needed only while it is not there.
     IF p_runtime_ddl = 'guarded'
-       AND NOT (SELECT r.rolsuper FROM pg_roles AS r WHERE r.rolname = current_user)
+       AND NOT EXISTS (SELECT 1 FROM pg_event_trigger AS e
+                        WHERE e.evtname = __SCHEMA__.taskhub_runtime_ddl_guard_name())
+       AND NOT __SCHEMA__.taskhub_can_create_event_triggers()
     THEN
-        RAISE EXCEPTION 'runtime_ddl ''guarded'' needs an event trigger, which only a superuser can create'
+        RAISE EXCEPTION 'runtime_ddl ''guarded'' needs an event trigger, which role % cannot create',
+                        current_user
               USING ERRCODE = '42501',
-                    HINT = 'Run this migration as a superuser, or pass runtime_ddl=none '
-                           '(enough for the taskhub provider; the duroxide 0.2.2 runtime then cannot connect).';
+                    HINT = 'Grant it as a role that can (a superuser, or the admin of a managed service '
+                           'that allows event triggers), or pass runtime_ddl=none (no CREATE: the taskhub '
+                           'provider and the duroxide 0.2.2 runtime both run on a hub that exists).';
     END IF;
 
     DELETE FROM __SCHEMA__.taskhub_runtime_roles AS r WHERE r.role_name = p_role

@@ -23,7 +23,10 @@ BEGIN
                  FROM pg_roles AS guarded
                 WHERE guarded.rolname = ANY (
                           coalesce(nullif(current_setting('taskhub.guarded_roles', true), ''), '{}')::text[])
-                  AND pg_has_role(current_user, guarded.oid, 'MEMBER'))
+                  -- USAGE: a role acting as a guarded one, or inheriting its rights (an
+                  -- admin-option membership that gives neither, as PostgreSQL 16+ gives
+                  -- every CREATEROLE admin, does not count).
+                  AND pg_has_role(current_user, guarded.oid, 'USAGE'))
        AND NOT (SELECT r.rolsuper FROM pg_roles AS r WHERE r.rolname = current_user)
     THEN
         RAISE EXCEPTION 'taskhub-pg: role % is a task-hub runtime role and may not run DDL (%)',

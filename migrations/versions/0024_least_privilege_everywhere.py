@@ -1,0 +1,65 @@
+"""Least privilege everywhere: on every supported major and managed service.
+
+* A membership that gives a role neither another's privileges nor the right
+  to become it is not sharing: from PostgreSQL 16 on, a non-superuser with
+  CREATEROLE is an admin-option member (INHERIT and SET off) of every role it
+  creates, as every managed console creates roles. The grants test what a
+  role can use or become (taskhub_shares_rights, new); the DDL guard refuses
+  DDL to a role acting as, or inheriting from, a guarded one (USAGE), so the
+  admin that created the runtime role keeps its own DDL.
+* runtime_ddl 'guarded' asks whether the role can create an event trigger
+  (taskhub_can_create_event_triggers, new: tried in a subtransaction), not
+  whether it is a superuser: a managed service's admin may.
+* The guard's function belongs to whoever created the event trigger: its new
+  body goes in only where the run may put it there, keeping its list of
+  roles (provider/deploy/ddl_guard.py); elsewhere the run warns, and the
+  next `taskhub-pg grant-runtime-role` of that role puts it in.
+
+Revision ID: 0024
+Revises: 0023
+Create Date: 2026-12-03
+"""
+
+from __future__ import annotations
+
+from provider.deploy.migration_steps import apply_sql_files, drop_functions, replace_with_released
+
+revision = "0024"
+down_revision = "0023"
+branch_labels = None
+depends_on = None
+
+# The tables this revision alters, drops or indexes: every run that applies it
+# locks them up front, in the hot path's order (provider/deploy/table_locks.py).
+# A run that takes a strong lock on a table not named here is refused.
+LOCKS_ON_UPGRADE: list[str] = []
+LOCKS_ON_DOWNGRADE: list[str] = []
+
+# This revision's files (sql/0024_.../, copied from sql/head/), applied in order.
+FILES: list[str] = [
+    "0024_least_privilege_everywhere/taskhub_shares_rights.sql",
+    "0024_least_privilege_everywhere/taskhub_can_create_event_triggers.sql",
+    "0024_least_privilege_everywhere/taskhub_grant_operator_role.sql",
+    "0024_least_privilege_everywhere/taskhub_grant_runtime_role.sql",
+    "0024_least_privilege_everywhere/taskhub_refuse_runtime_ddl.sql",
+]
+# Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
+# back these functions of the released files.
+REPLACED: dict[str, list[str]] = {
+    "0016_operator_surface/taskhub_grant_operator_role.sql": ["taskhub_grant_operator_role"],
+    "0023_privilege_boundaries/taskhub_grant_runtime_role.sql": ["taskhub_grant_runtime_role"],
+}
+# New in this revision: dropped by the downgrade.
+NEW_FUNCTIONS: list[str] = ["taskhub_can_create_event_triggers", "taskhub_shares_rights"]
+
+
+def upgrade() -> None:
+    # Last: like every function of the schema, the new ones are not
+    # executable by PUBLIC.
+    apply_sql_files([*FILES, "0006_hot_path/no_public_execute.sql"])
+
+
+def downgrade() -> None:
+    apply_sql_files(["0024_least_privilege_everywhere/down_taskhub_refuse_runtime_ddl.sql"])
+    replace_with_released(list(REPLACED), REPLACED)
+    drop_functions(NEW_FUNCTIONS)
