@@ -14,6 +14,10 @@
   body goes in only where the run may put it there, keeping its list of
   roles (provider/deploy/ddl_guard.py); elsewhere the run warns, and the
   next `taskhub-pg grant-runtime-role` of that role puts it in.
+* Before PostgreSQL 15, PUBLIC may CREATE in schema public: a grant takes
+  back a CREATE there that the runtime role holds by a grant of its own
+  (`taskhub-pg check` reports a runtime role without DDL that may still
+  create there through PUBLIC).
 
 Revision ID: 0024
 Revises: 0023
@@ -41,6 +45,7 @@ FILES: list[str] = [
     "0024_least_privilege_everywhere/taskhub_can_create_event_triggers.sql",
     "0024_least_privilege_everywhere/taskhub_grant_operator_role.sql",
     "0024_least_privilege_everywhere/taskhub_grant_runtime_role.sql",
+    "0024_least_privilege_everywhere/taskhub_set_runtime_privileges.sql",
     "0024_least_privilege_everywhere/taskhub_refuse_runtime_ddl.sql",
 ]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
@@ -48,6 +53,9 @@ FILES: list[str] = [
 REPLACED: dict[str, list[str]] = {
     "0016_operator_surface/taskhub_grant_operator_role.sql": ["taskhub_grant_operator_role"],
     "0023_privilege_boundaries/taskhub_grant_runtime_role.sql": ["taskhub_grant_runtime_role"],
+    "0023_privilege_boundaries/taskhub_set_runtime_privileges.sql": [
+        "taskhub_set_runtime_privileges"
+    ],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = ["taskhub_can_create_event_triggers", "taskhub_shares_rights"]

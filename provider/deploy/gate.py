@@ -132,8 +132,46 @@ def _check_on(conn: psycopg.Connection[Any], schema: str) -> CheckReport:
         )
     recorded = {problem.object for problem in report.problems}
     report.problems += [p for p in _unpackaged(conn, schema) if p.object not in recorded]
+    report.problems += _runtime_roles_creating_in_public(conn, schema)
     report.warnings = shared_database_warnings(conn, schema)
     return report
+
+
+_CREATE_IN_PUBLIC = """
+SELECT r.role_name
+  FROM {}.taskhub_runtime_roles AS r
+ WHERE r.runtime_ddl = 'none'
+   AND EXISTS (SELECT 1 FROM pg_catalog.pg_roles AS role WHERE role.rolname = r.role_name)
+   AND has_schema_privilege(r.role_name, 'public', 'CREATE')
+ ORDER BY 1
+"""
+
+
+def _runtime_roles_creating_in_public(
+    conn: psycopg.Connection[Any], schema: str
+) -> list[Problem]:
+    """A runtime role without DDL that may still create tables in public: on
+    PostgreSQL 14, whose PUBLIC has CREATE there by default. (A guarded role's
+    DDL is refused by the guard anywhere in the database.)"""
+    if schema == "public" or not _has_runtime_roles(conn, schema):
+        return []
+    rows = conn.execute(sql.SQL(_CREATE_IN_PUBLIC).format(sql.Identifier(schema))).fetchall()
+    return [
+        Problem(
+            "grant",
+            f"role {name}",
+            "a runtime role with runtime_ddl none may CREATE in schema public (PUBLIC's"
+            " default before PostgreSQL 15): REVOKE CREATE ON SCHEMA public FROM PUBLIC",
+        )
+        for (name,) in rows
+    ]
+
+
+def _has_runtime_roles(conn: psycopg.Connection[Any], schema: str) -> bool:
+    row = conn.execute(
+        "SELECT to_regclass(%s) IS NOT NULL", [f"{quote_schema(schema)}.taskhub_runtime_roles"]
+    ).fetchone()
+    return bool(row and row[0])
 
 
 _SHARED = """

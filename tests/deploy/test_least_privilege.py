@@ -23,6 +23,7 @@ import pytest
 from provider import now_ms
 from provider.deploy import migrate
 from provider.deploy.runtime_role import grant_statement
+from provider.deploy.version_table import installed_revision
 from tests.support.alembic_cli import alembic
 from tests.support.db import new_schema_name
 from tests.support.flavours import DUROXIDE_0_2_2, Flavour
@@ -565,3 +566,31 @@ def test_only_runs_that_change_the_schema_re_grant_runtime_roles(
     assert not has_usage()
     migrate.upgrade(database_url, guarded_schema, runtime_role=role.name)
     assert has_usage()
+
+
+@pytest.mark.parametrize("refusal", ["superuser", "shares rights", "owns an object"])
+def test_a_run_that_will_refuse_its_grant_refuses_before_the_first_revision_commits(
+    database_url: str, role: LoginRole, sql: psycopg.Connection[Any], refusal: str
+) -> None:
+    """Revisions from 0006 on commit one by one: a grant refused only at the
+    end of the run would leave every one of them applied (issue 37)."""
+    schema = new_schema_name("lp")
+    migrate.upgrade(database_url, schema, "0010")
+    admin = sql.execute("SELECT current_user").fetchone()
+    assert admin is not None
+    candidate = admin[0] if refusal == "superuser" else role.name
+    if refusal == "shares rights":
+        sql.execute(f"GRANT {admin[0]} TO {role.name}")  # it would use the migrator's rights
+    elif refusal == "owns an object":
+        sql.execute(f'CREATE TABLE "{schema}".owned_by_the_role ()')
+        sql.execute(f'ALTER TABLE "{schema}".owned_by_the_role OWNER TO {role.name}')
+    try:
+        with pytest.raises(Exception, match=r"is a superuser|shares its rights|owns relation"):
+            migrate.upgrade(database_url, schema, runtime_role=candidate, runtime_ddl="none")
+        with psycopg.connect(database_url) as conn:
+            assert installed_revision(conn, schema) == "0010"
+    finally:
+        if refusal == "shares rights":
+            sql.execute(f"REVOKE {admin[0]} FROM {role.name}")
+        sql.execute(f'DROP TABLE IF EXISTS "{schema}".owned_by_the_role')
+        migrate.downgrade(database_url, schema, "base")

@@ -41,6 +41,24 @@ BEGIN
         END LOOP;
     END LOOP;
 
+    -- Before PostgreSQL 15, CREATE on schema public is PUBLIC's by default:
+    -- a runtime role should not hold it by a grant of its own either (what
+    -- PUBLIC holds, `taskhub-pg check` reports). Taken back where this role
+    -- may; a hub that lives in public keeps what it needs.
+    IF p_grant AND '__SCHEMA_NAME__' <> 'public'
+       AND EXISTS (SELECT 1
+                     FROM pg_namespace AS n
+                    CROSS JOIN LATERAL aclexplode(n.nspacl) AS a
+                    WHERE n.nspname = 'public' AND a.privilege_type = 'CREATE'
+                      AND a.grantee = (SELECT r.oid FROM pg_roles AS r WHERE r.rolname = p_role))
+    THEN
+        BEGIN
+            EXECUTE format('REVOKE CREATE ON SCHEMA public FROM %I', p_role);
+        EXCEPTION WHEN insufficient_privilege THEN
+            NULL;  -- not this role's to take back: check reports it
+        END;
+    END IF;
+
     -- CREATE only for a role the DDL guard names (its list is the guard's
     -- own, which only its superuser changes): never DDL without the guard.
     -- Taking it back needs no such check.

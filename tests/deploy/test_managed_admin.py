@@ -1,0 +1,161 @@
+"""A managed service's admin (issue 37): no superuser anywhere, roles made by
+an admin with CREATEROLE, as RDS, Azure, Cloud SQL, Supabase and Neon give
+it, and as every managed console makes them. From PostgreSQL 16 on, such an
+admin is an admin-option member of every role it creates (INHERIT and SET
+off) and cannot drop that membership: that is not sharing rights, and the
+grants and the DDL guard must not take it for sharing.
+
+The admin owns its database, creates the runtime and operator roles with
+SQL, and migrates. With `--runtime-ddl none` (the mode every managed service
+allows) nothing needs a superuser. The guarded mode needs a role that can
+create an event trigger: on a managed service that allows them, the admin;
+here, on plain PostgreSQL, where only a superuser can, the superuser's
+`taskhub-pg grant-runtime-role`. Either way the runtime role's DDL is
+refused and the admin's is not.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+import duroxide
+import psycopg
+import pytest
+
+from provider.cli import main
+from provider.deploy import migrate, runtime_role
+from tests.runtime.test_duroxide_runtime import (
+    approve_when_waiting,
+    completed_output,
+    register,
+)
+from tests.support.roles import url_as
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass(frozen=True)
+class ManagedDatabase:
+    """A database its admin owns, and the roles the admin made."""
+
+    admin_url: str
+    runtime: str
+    runtime_url: str
+    operator: str
+    operator_url: str
+    admin: str
+
+
+def _on_database(url: str, database: str) -> str:
+    return urlunsplit(urlsplit(url)._replace(path=f"/{database}"))
+
+
+@contextmanager
+def managed_database(server_url: str) -> Iterator[ManagedDatabase]:
+    token = secrets.token_hex(5)
+    admin, database = f"admin_{token}", f"managed_{token}"
+    password = secrets.token_hex(12)
+    with psycopg.connect(server_url, autocommit=True) as superuser:
+        superuser.execute(f"CREATE ROLE {admin} LOGIN CREATEDB CREATEROLE PASSWORD '{password}'")
+        superuser.execute(f'CREATE DATABASE "{database}" OWNER {admin}')
+    admin_url = url_as(_on_database(server_url, database), admin, password)
+    made = {"runtime": f"runtime_{token}", "operator": f"operator_{token}"}
+    try:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            for role in made.values():  # as a managed console would: by the admin
+                conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+        yield ManagedDatabase(
+            admin_url,
+            made["runtime"],
+            url_as(admin_url, made["runtime"], password),
+            made["operator"],
+            url_as(admin_url, made["operator"], password),
+            admin,
+        )
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as superuser:
+            superuser.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+            for role in (*made.values(), admin):
+                superuser.execute(f"DROP ROLE IF EXISTS {role}")
+
+
+@pytest.fixture
+def managed(server_url: str) -> Iterator[ManagedDatabase]:
+    with managed_database(server_url) as made:
+        yield made
+
+
+def run_scenarios(url: str, schema: str) -> None:
+    """The released runtime, as the runtime role: activities fanned out, an
+    external event, sub-orchestrations."""
+    provider = duroxide.PostgresProvider.connect_with_schema(url, schema)
+    runtime = duroxide.Runtime(provider, duroxide.RuntimeOptions(dispatcher_poll_interval_ms=10))
+    register(runtime)
+    runtime.start()
+    try:
+        client = duroxide.Client(provider)
+        client.start_orchestration("greet-1", "Greeter", "managed")
+        client.start_orchestration("sum-1", "SumOfSquares", 5)
+        client.start_orchestration("approve-1", "AwaitApproval", None)
+        client.start_orchestration("parent-1", "Parent", 3)
+        approve_when_waiting(client, "approve-1", "Approve", {"by": "ops"})
+        assert completed_output(client, "greet-1") == "Hello, managed!"
+        assert completed_output(client, "sum-1") == 30
+        assert completed_output(client, "approve-1") == {"by": "ops"}
+        assert completed_output(client, "parent-1") == [9, 16]
+    finally:
+        runtime.shutdown(timeout_ms=2_000)
+
+
+def refused_ddl(url: str, statement: str) -> str | None:
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(statement)
+    except psycopg.Error as error:
+        return str(error.sqlstate)
+    return None
+
+
+def cli(url: str, *argv: str) -> int:
+    return main([*argv, "--url", url])
+
+
+def test_an_admin_without_superuser_deploys_a_hub_whose_runtime_has_no_ddl(
+    managed: ManagedDatabase,
+) -> None:
+    migrate.upgrade(managed.admin_url, "orders", runtime_role=managed.runtime, runtime_ddl="none")
+    runtime_role.grant_operator(managed.admin_url, "orders", managed.operator)
+    run_scenarios(managed.runtime_url, "orders")
+    assert refused_ddl(managed.runtime_url, "CREATE TABLE orders.runtime_ddl ()") == "42501"
+    assert cli(managed.operator_url, "inspect", "queues", "--schema", "orders") == 0
+    assert cli(managed.admin_url, "check", "--schema", "orders") == 0
+
+
+def test_behind_the_guard_the_runtime_roles_ddl_is_refused_and_the_admins_is_not(
+    managed: ManagedDatabase, server_url: str
+) -> None:
+    migrate.upgrade(managed.admin_url, "orders", runtime_role=managed.runtime, runtime_ddl="none")
+    # The one step that needs a role able to create an event trigger.
+    superuser = _on_database(server_url, urlsplit(managed.admin_url).path[1:])
+    runtime_role.grant(superuser, "orders", managed.runtime, "guarded")
+    run_scenarios(managed.runtime_url, "orders")
+    assert refused_ddl(managed.runtime_url, "CREATE TABLE orders.runtime_ddl ()") == "42501"
+    assert refused_ddl(managed.admin_url, "CREATE TABLE public.admin_ddl ()") is None
+    # The admin's own next migration needs no superuser.
+    migrate.upgrade(managed.admin_url, "orders")
+    assert cli(managed.admin_url, "check", "--schema", "orders") == 0
+
+
+def test_a_guarded_grant_by_an_admin_that_cannot_create_event_triggers_is_refused_first(
+    managed: ManagedDatabase,
+) -> None:
+    """Refused before the first revision commits, naming the two ways out."""
+    with pytest.raises(Exception, match="needs an event trigger, which role") as refused:
+        migrate.upgrade(managed.admin_url, "orders", runtime_role=managed.runtime)
+    assert "runtime_ddl=none" in str(refused.value)
+    with psycopg.connect(managed.admin_url) as conn:
+        assert conn.execute("SELECT to_regnamespace('orders')").fetchone() == (None,)
