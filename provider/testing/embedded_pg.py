@@ -68,6 +68,19 @@ def find_bin_dir() -> Path:
     )
 
 
+def client_tool(name: str) -> str:
+    """A client tool (psql, pg_dump) of the server's own version when its bin
+    folder has one, else the one on PATH: a pg_dump older than the server
+    refuses to dump it, and psql's backslash commands follow its catalogues."""
+    try:
+        own = find_bin_dir() / name
+    except EmbeddedPostgresError:
+        own = None
+    if own is not None and own.exists():
+        return str(own)
+    return shutil.which(name) or name
+
+
 def free_port() -> int:
     """A TCP port nothing listens on, on 127.0.0.1: for the tests' own servers
     (a dashboard, a metrics endpoint), not for the cluster, which has none."""

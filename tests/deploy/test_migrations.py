@@ -3,7 +3,6 @@ script, concurrent deploys, and refusal of bad schema names."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 from devkit.schema.catalogue import snapshot
 from provider.deploy import migrate
 from provider.schema_name import InvalidSchemaName
-from provider.testing.embedded_pg import find_bin_dir
+from provider.testing.embedded_pg import client_tool
 from tests.support.alembic_cli import alembic
 from tests.support.contract import CONTRACT_FUNCTIONS, CONTRACT_TABLES, turn_as_json
 from tests.support.db import new_schema_name
@@ -169,7 +168,7 @@ def test_offline_script_applies_with_psql_to_an_empty_database(
     script.write_text(offline.stdout)
     assert "pg_advisory_xact_lock" in offline.stdout
 
-    psql = shutil.which("psql") or str(find_bin_dir() / "psql")
+    psql = client_tool("psql")
     applied = subprocess.run(
         [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", fresh_database, "-f", str(script)],
         capture_output=True,

@@ -13,6 +13,7 @@ that do not pass) commits as before.
 from __future__ import annotations
 
 import json
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -375,17 +376,17 @@ def read_only_transaction(url: str) -> str:
 
 
 def too_many_connections(url: str) -> str:
+    role = f"transient_limited_{secrets.token_hex(5)}"  # ours alone: dropped afterwards
     with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute("DROP ROLE IF EXISTS transient_limited")
-        admin.execute("CREATE ROLE transient_limited LOGIN CONNECTION LIMIT 0")
+        admin.execute(f"CREATE ROLE {role} LOGIN CONNECTION LIMIT 0")
         try:
-            limited = make_conninfo(url, user="transient_limited")
+            limited = make_conninfo(url, user=role)
             with pytest.raises(psycopg.OperationalError) as caught:
                 psycopg.connect(limited)
             # What the server said, without libpq's "connection to server ... failed".
             return str(caught.value).split("FATAL:", 1)[-1].strip()
         finally:
-            admin.execute("DROP ROLE transient_limited")
+            admin.execute(f"DROP ROLE {role}")
 
 
 REAL_SERVER_MESSAGES: dict[str, Callable[[str], str]] = {

@@ -89,7 +89,14 @@ def runbook_steps() -> list[tuple[str, str]]:
 @pytest.fixture
 def runbook_roles(sql: psycopg.Connection[Any]) -> Iterator[None]:
     """The runbook creates the roles it names; roles are server-wide, so they
-    are dropped afterwards."""
+    are dropped afterwards: only when this test created them (on a server
+    that already has a role of that name, the test skips rather than take it)."""
+    taken = sql.execute(
+        "SELECT string_agg(rolname, ', ') FROM pg_roles WHERE rolname = ANY(%s)",
+        [list(RUNBOOK_ROLES)],
+    ).fetchone()
+    if taken is not None and taken[0] is not None:
+        pytest.skip(f"this server already has the runbook's role(s) {taken[0]}: not ours to drop")
     yield
     for role in RUNBOOK_ROLES:
         sql.execute(f"DROP OWNED BY {role}")

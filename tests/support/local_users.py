@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from provider.testing.embedded_pg import find_bin_dir
+from provider.testing.embedded_pg import client_tool
 
 # useradd refuses while another process (a parallel test) holds /etc/passwd's lock.
 LOCK_RETRIES = 50
@@ -44,7 +44,7 @@ def stranger() -> Iterator[str]:
 
 
 def psql() -> str:
-    return shutil.which("psql") or str(find_bin_dir() / "psql")
+    return client_tool("psql")
 
 
 def run_as(user: str, command: list[str]) -> subprocess.CompletedProcess[str]:

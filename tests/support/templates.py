@@ -25,17 +25,14 @@ from dataclasses import dataclass, field
 import psycopg
 
 from provider.deploy import migrate
-from provider.testing.embedded_pg import find_bin_dir
+from provider.testing.embedded_pg import client_tool
 
 RuntimeGrant = tuple[str | None, str]  # (runtime_role, runtime_ddl) given to the migration
 
 
 def _pg_dump() -> str | None:
-    try:
-        candidate = find_bin_dir() / "pg_dump"
-    except FileNotFoundError:
-        return shutil.which("pg_dump")
-    return str(candidate) if candidate.exists() else shutil.which("pg_dump")
+    tool = client_tool("pg_dump")
+    return tool if shutil.which(tool) else None
 
 
 def _dump_schema(database_url: str, schema: str) -> str | None:
