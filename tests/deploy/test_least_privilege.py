@@ -21,7 +21,7 @@ import psycopg
 import pytest
 
 from provider import now_ms
-from provider.deploy import migrate
+from provider.deploy import gate, migrate
 from provider.deploy.runtime_role import grant_statement
 from provider.deploy.version_table import installed_revision
 from tests.support.alembic_cli import alembic
@@ -594,3 +594,33 @@ def test_a_run_that_will_refuse_its_grant_refuses_before_the_first_revision_comm
             sql.execute(f"REVOKE {admin[0]} FROM {role.name}")
         sql.execute(f'DROP TABLE IF EXISTS "{schema}".owned_by_the_role')
         migrate.downgrade(database_url, schema, "base")
+
+
+def test_a_runtime_role_without_ddl_loses_its_create_on_public_and_check_warns_of_publics(
+    role: LoginRole, fresh_database: str
+) -> None:
+    """PostgreSQL 14 lets PUBLIC create in schema public. The grant takes back
+    a CREATE there that the runtime role holds by a grant of its own; what
+    PUBLIC gives it, `check` names as a warning (the database's right, not the
+    hub's drift). Here PUBLIC's right is given as 14 gives it, on any major."""
+    with psycopg.connect(fresh_database, autocommit=True) as admin:
+        admin.execute("GRANT CREATE ON SCHEMA public TO PUBLIC")
+        admin.execute(f"GRANT CREATE ON SCHEMA public TO {role.name}")
+    migrate.upgrade(fresh_database, "orders", runtime_role=role.name, runtime_ddl="none")
+    with psycopg.connect(fresh_database, autocommit=True) as admin:
+        own = admin.execute(
+            "SELECT count(*) FROM pg_namespace, aclexplode(nspacl) AS a"
+            " WHERE nspname = 'public' AND a.grantee = to_regrole(%s)",
+            [role.name],
+        ).fetchone()
+        assert own == (0,)
+    report = gate.check(fresh_database, "orders")
+    assert report.ok, report.problems
+    assert [w for w in report.warnings if role.name in w] == [
+        f"runtime role {role.name} has runtime_ddl none but may CREATE in schema public,"
+        " through PUBLIC (its default before PostgreSQL 15): REVOKE CREATE ON SCHEMA public"
+        " FROM PUBLIC"
+    ]
+    with psycopg.connect(fresh_database, autocommit=True) as admin:
+        admin.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+    assert not [w for w in gate.check(fresh_database, "orders").warnings if role.name in w]
