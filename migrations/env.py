@@ -284,6 +284,8 @@ def _ask_if_privileged(connection: Connection) -> None:
     connection.rollback()  # the look ends its transaction: the run begins its own
     FENCED["on"] = bool(row and row[0])
     GUARD.fence = FENCE if FENCED["on"] else None
+
+
 # The migration's backend, as operators and the deploy drill see it in pg_stat_activity.
 APPLICATION_NAME = "taskhub-pg migration"
 

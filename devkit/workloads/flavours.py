@@ -108,6 +108,9 @@ TASKHUB_0020 = Flavour("taskhub-0020", "t20", _taskhub_at("0020"))
 # The last revision whose orchestration hot path joined tables in a statement
 # (0022 reads and writes one table a statement, for Citus).
 TASKHUB_0021 = Flavour("taskhub-0021", "t21", _taskhub_at("0021"))
+# The last revision whose writes took nesting up to 500 levels and whose fetch
+# handed over what its parser could read (0024: what the runtime decodes).
+TASKHUB_0023 = Flavour("taskhub-0023", "t23", _taskhub_at("0023"))
 TASKHUB_WITHOUT_WAKEUPS = Flavour("taskhub-without-wakeups", "tnw", _taskhub_without_wakeups)
 TASKHUB_JSONB = Flavour("taskhub-jsonb", "tjb", _taskhub_made_before_json)
 ALL = {
@@ -127,6 +130,7 @@ ALL = {
         TASKHUB_0017,
         TASKHUB_0020,
         TASKHUB_0021,
+        TASKHUB_0023,
         TASKHUB_WITHOUT_WAKEUPS,
         TASKHUB_JSONB,
     )

@@ -18,6 +18,17 @@
   back a CREATE there that the runtime role holds by a grant of its own
   (`taskhub-pg check` reports a runtime role without DDL that may still
   create there through PUBLIC).
+* No row can wedge an instance, whatever the server's parser can do. The
+  released runtime decodes a fetch's history and messages with serde_json,
+  whose recursion limit (128) leaves 127 levels of arrays and objects, one
+  of them the array the fetch hands over: a row 127 deep failed every fetch
+  of its instance, never poisoned (measured). taskhub_max_json_depth is 126
+  (was 500); every write refuses deeper (22023, nothing written), activity
+  items of an ack and enqueue_worker_work too; the prefilter counts brackets
+  (taskhub_json_openers, new) instead of bytes; the fetch hands a stored row
+  deeper than that over as a JSON string (taskhub_json_too_deep and
+  taskhub_raise_if_turn_too_deep, new; taskhub_try_jsonb), as it does a row
+  the server cannot parse, and the runtime poisons that instance alone.
 
 Revision ID: 0024
 Revises: 0023
@@ -26,7 +37,12 @@ Create Date: 2026-12-03
 
 from __future__ import annotations
 
-from provider.deploy.migration_steps import apply_sql_files, drop_functions, replace_with_released
+from provider.deploy.migration_steps import (
+    apply_sql_files,
+    drop_functions,
+    replace_fetch_keeping_its_form,
+    replace_with_released,
+)
 
 revision = "0024"
 down_revision = "0023"
@@ -47,7 +63,21 @@ FILES: list[str] = [
     "0024_least_privilege_everywhere/taskhub_grant_runtime_role.sql",
     "0024_least_privilege_everywhere/taskhub_set_runtime_privileges.sql",
     "0024_least_privilege_everywhere/taskhub_refuse_runtime_ddl.sql",
+    "0024_least_privilege_everywhere/taskhub_max_json_depth.sql",
+    "0024_least_privilege_everywhere/taskhub_json_openers.sql",
+    "0024_least_privilege_everywhere/taskhub_json_too_deep.sql",
+    "0024_least_privilege_everywhere/taskhub_unstorable_json.sql",
+    "0024_least_privilege_everywhere/taskhub_try_jsonb.sql",
+    "0024_least_privilege_everywhere/taskhub_raise_if_turn_too_deep.sql",
+    "0024_least_privilege_everywhere/ack_orchestration_item.sql",
+    "0024_least_privilege_everywhere/enqueue_orchestrator_work.sql",
+    "0024_least_privilege_everywhere/ack_worker.sql",
+    "0024_least_privilege_everywhere/enqueue_worker_work.sql",
 ]
+# The fetch's __TURN_JSON__ is json or jsonb: it is replaced in the form the
+# hub's fetch hands over now (provider/deploy/turn_form.py), both ways.
+FETCH = "0024_least_privilege_everywhere/fetch_orchestration_item.sql"
+RELEASED_FETCH = "0022_one_table_statements/fetch_orchestration_item.sql"
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
@@ -56,18 +86,36 @@ REPLACED: dict[str, list[str]] = {
     "0023_privilege_boundaries/taskhub_set_runtime_privileges.sql": [
         "taskhub_set_runtime_privileges"
     ],
+    "0007_fault_tolerance/json_limits.sql": [
+        "taskhub_max_json_depth",
+        "taskhub_unstorable_json",
+        "taskhub_try_jsonb",
+    ],
+    "0022_one_table_statements/ack_orchestration_item.sql": ["ack_orchestration_item"],
+    "0022_one_table_statements/enqueue_orchestrator_work.sql": ["enqueue_orchestrator_work"],
+    "0022_one_table_statements/ack_worker.sql": ["ack_worker"],
+    "0022_one_table_statements/enqueue_worker_work.sql": ["enqueue_worker_work"],
 }
 # New in this revision: dropped by the downgrade.
-NEW_FUNCTIONS: list[str] = ["taskhub_can_create_event_triggers", "taskhub_shares_rights"]
+NEW_FUNCTIONS: list[str] = [
+    "taskhub_can_create_event_triggers",
+    "taskhub_shares_rights",
+    "taskhub_json_openers",
+    "taskhub_json_too_deep",
+    "taskhub_raise_if_turn_too_deep",
+]
 
 
 def upgrade() -> None:
     # Last: like every function of the schema, the new ones are not
     # executable by PUBLIC.
-    apply_sql_files([*FILES, "0006_hot_path/no_public_execute.sql"])
+    apply_sql_files(FILES)
+    replace_fetch_keeping_its_form(FETCH)
+    apply_sql_files(["0006_hot_path/no_public_execute.sql"])
 
 
 def downgrade() -> None:
     apply_sql_files(["0024_least_privilege_everywhere/down_taskhub_refuse_runtime_ddl.sql"])
+    replace_fetch_keeping_its_form(RELEASED_FETCH)
     replace_with_released(list(REPLACED), REPLACED)
     drop_functions(NEW_FUNCTIONS)

@@ -35,6 +35,7 @@ PACKAGED_SETTING_NAMES = frozenset(
     {"jit", "plan_cache_mode", "enable_seqscan", "taskhub.guarded_roles"}
 )
 
+
 def is_packaged_setting(setting: str) -> bool:
     """Whether a SET clause (as pg_proc.proconfig lists it) is one the package puts."""
     return setting == PINNED_SEARCH_PATH or setting.split("=", 1)[0] in PACKAGED_SETTING_NAMES

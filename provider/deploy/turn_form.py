@@ -40,6 +40,7 @@ NEW_HUB_SETTING = "taskhub.new_hub"
 FETCH_FILES = {
     17: "0017_turn_as_json/fetch_orchestration_item.sql",
     22: "0022_one_table_statements/fetch_orchestration_item.sql",
+    24: "0024_least_privilege_everywhere/fetch_orchestration_item.sql",
 }
 FETCH_FILE = FETCH_FILES[17]
 

@@ -15,8 +15,8 @@ import pytest
 
 from provider import ActivityWorker, PermanentError, TaskHub, now_ms
 from provider.deploy import migrate
-from tests.support.contract import DATA_TABLES
 from tests.support.db import new_schema_name
+from tests.support.planted_rows import Hub, fetch_row, write_behind_our_back
 from tests.support.waiting import wait_until
 from tests.support.work_items import (
     activity_completed,
@@ -33,50 +33,6 @@ from tests.support.work_items import (
 # over a limit (54000).
 CLEAR_ERROR_CLASSES = ("22", "TH", "P0", "55", "54")
 BIG = "x" * (9 * 1024 * 1024)
-
-
-class Hub:
-    """A hub with an instance, a leased turn, a leased activity and a session."""
-
-    def __init__(self, hub: TaskHub, conn: psycopg.Connection[Any]) -> None:
-        self.hub, self.conn, self.schema = hub, conn, hub.config.schema
-        hub.enqueue_orchestrator_work("kept", start_orchestration("kept"))
-        item = hub.fetch_orchestration_item(30_000)
-        assert item is not None
-        hub.ack_orchestration_item(
-            item.lock_token,
-            1,
-            history_delta=[
-                orchestration_started("kept"),
-                {"event_id": 2, "type": "KeyValueSet", "key": "k", "value": "v"},
-            ],
-            metadata=metadata(),
-        )
-        hub.enqueue_orchestrator_work("kept", start_orchestration("kept"))
-        leased = hub.fetch_orchestration_item(60_000)
-        assert leased is not None
-        self.orchestration_token = leased.lock_token
-        hub.enqueue_worker_work(activity_execute("kept", 7, session_id="sess"))
-        lease = hub.fetch_work_item(60_000, owner_id="owner")
-        assert lease is not None
-        self.worker_token = lease.lock_token
-
-    def snapshot(self) -> dict[str, str]:
-        return {
-            table: str(
-                self.conn.execute(
-                    f"SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), ''))"
-                    f' FROM "{self.schema}".{table} AS t'
-                ).fetchone()
-            )
-            for table in DATA_TABLES
-        }
-
-    def call(self, function: str, *args: Any) -> list[tuple[Any, ...]]:
-        placeholders = ", ".join(["%s"] * len(args))
-        return self.conn.execute(
-            f'SELECT * FROM "{self.schema}".{function}({placeholders})', list(args)
-        ).fetchall()
 
 
 @pytest.fixture
@@ -387,43 +343,6 @@ def test_the_worker_loop_survives_an_item_it_cannot_read(
 
 
 # --- Found by the fuzzer: rows no fetch could read wedged the whole hub. ----
-
-
-def write_behind_our_back(
-    sql: psycopg.Connection[Any], schema: str, where: str, payload: str
-) -> None:
-    """An instance 'bad' whose history or message holds `payload`, as rows
-    written before the writes refused it (or by another writer) would."""
-    q = f'"{schema}"'
-    sql.execute(
-        f"INSERT INTO {q}.instances (instance_id, orchestration_name, orchestration_version,"
-        " current_execution_id, created_at, updated_at)"
-        " VALUES ('bad', 'TestOrch', '1.0.0', 1, now(), now())"
-    )
-    sql.execute(
-        f"INSERT INTO {q}.executions (instance_id, execution_id, status, started_at)"
-        " VALUES ('bad', 1, 'Running', now())"
-    )
-    event_data = payload if where == "history" else json.dumps(orchestration_started("bad"))
-    sql.execute(
-        f"INSERT INTO {q}.history (instance_id, execution_id, event_id, event_type, event_data,"
-        " created_at) VALUES ('bad', 1, 1, 'Event', %s, now())",
-        [event_data],
-    )
-    message = payload if where == "message" else json.dumps(external_raised("bad"))
-    sql.execute(
-        f"INSERT INTO {q}.orchestrator_queue (instance_id, work_item, visible_at, created_at)"
-        " VALUES ('bad', %s, now() - interval '1 minute', now())",
-        [message],
-    )
-
-
-def fetch_row(sql: psycopg.Connection[Any], schema: str) -> tuple[Any, ...] | None:
-    return sql.execute(
-        "SELECT out_instance_id, out_lock_token, out_attempt_count, out_history, out_messages"
-        f' FROM "{schema}".fetch_orchestration_item(%s, 30000)',
-        [now_ms()],
-    ).fetchone()
 
 
 UNREADABLE = {"nul-escape": NUL_EVENT, "nested-20000-deep": DEEP}

@@ -7,8 +7,8 @@
 --
 -- A turn that records the provider's own transient database failure is not
 -- committed: it is given back for redelivery (see transient_failures.sql).
--- Events no fetch could hand over (a \u0000 escape, nesting deeper than
--- taskhub_max_json_depth) are refused.
+-- Events and items no fetch could hand over (a \u0000 escape, nesting
+-- deeper than the runtime decodes: taskhub_max_json_depth) are refused.
 --
 -- Bad input changes nothing: the shapes of the arguments are checked first,
 -- and each element of the arrays by the statement that writes it (a refused
@@ -219,8 +219,8 @@ BEGIN
     -- History is append-only: a duplicate event id fails the whole ack. An
     -- event no fetch could hand over fails it too (taskhub_storable_json;
     -- the exact check runs only for texts that could fail it: with a
-    -- \u0000, or long enough to nest too deep), and the failed call leaves
-    -- nothing behind.
+    -- \u0000, or with enough brackets to nest too deep), and the failed call
+    -- leaves nothing behind.
     IF v_history <> '[]' AND v_one_table THEN
         FOR v_element IN SELECT e FROM jsonb_array_elements(v_history) AS e LOOP
             IF pg_column_size(v_element) > __SCHEMA__.taskhub_max_payload_bytes() THEN
@@ -233,7 +233,7 @@ BEGIN
             END IF;
             v_text := v_element ->> 'event_data';
             IF strpos(v_text, '\u0000') > 0
-               OR octet_length(v_text) >= __SCHEMA__.taskhub_max_json_depth() THEN
+               OR __SCHEMA__.taskhub_json_openers(v_text) > __SCHEMA__.taskhub_max_json_depth() THEN
                 v_text := __SCHEMA__.taskhub_storable_json(
                     v_text, 'event ' || (v_element ->> 'event_id'));
             END IF;
@@ -251,7 +251,8 @@ BEGIN
         SELECT v_instance, p_execution_id, (e ->> 'event_id')::bigint,
                coalesce(e ->> 'event_type', 'Event'),
                CASE WHEN strpos(e ->> 'event_data', '\u0000') > 0
-                         OR octet_length(e ->> 'event_data') >= __SCHEMA__.taskhub_max_json_depth()
+                         OR __SCHEMA__.taskhub_json_openers(e ->> 'event_data')
+                            > __SCHEMA__.taskhub_max_json_depth()
                     THEN __SCHEMA__.taskhub_storable_json(e ->> 'event_data',
                                                           'event ' || (e ->> 'event_id'))
                     ELSE e ->> 'event_data' END,
@@ -286,12 +287,17 @@ BEGIN
                       OR v_element - 'ActivityExecute' <> '{}'::jsonb THEN
                     PERFORM __SCHEMA__.taskhub_refuse_turn_element(3);
                 END IF;
+                -- Every level of a jsonb value takes at least 8 bytes.
+                v_text := CASE WHEN pg_column_size(v_element) >= 8 * __SCHEMA__.taskhub_max_json_depth()
+                               THEN __SCHEMA__.taskhub_storable_json(v_element::text,
+                                                                     'an activity item')
+                               ELSE v_element::text END;
                 -- The id is drawn first: no volatile call inside the INSERT.
                 v_id := nextval('__SCHEMA__.worker_queue_id_seq');
                 INSERT INTO __SCHEMA__.worker_queue
                        (id, work_item, visible_at, created_at, instance_id, execution_id,
                         activity_id, session_id, tag)
-                VALUES (v_id, v_element::text, v_now_ts, v_now_ts,
+                VALUES (v_id, v_text, v_now_ts, v_now_ts,
                         v_element -> 'ActivityExecute' ->> 'instance',
                         (v_element -> 'ActivityExecute' ->> 'execution_id')::bigint,
                         (v_element -> 'ActivityExecute' ->> 'id')::bigint,
@@ -304,7 +310,11 @@ BEGIN
             INSERT INTO __SCHEMA__.worker_queue
                    (work_item, visible_at, created_at, instance_id, execution_id, activity_id,
                     session_id, tag)
-            SELECT w::text, v_now_ts, v_now_ts,
+            -- Every level of a jsonb value takes at least 8 bytes.
+            SELECT CASE WHEN pg_column_size(w) >= 8 * __SCHEMA__.taskhub_max_json_depth()
+                        THEN __SCHEMA__.taskhub_storable_json(w::text, 'an activity item')
+                        ELSE w::text END,
+                   v_now_ts, v_now_ts,
                    w -> 'ActivityExecute' ->> 'instance',
                    (w -> 'ActivityExecute' ->> 'execution_id')::bigint,
                    (w -> 'ActivityExecute' ->> 'id')::bigint,

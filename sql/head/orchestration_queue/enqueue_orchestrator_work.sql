@@ -46,7 +46,7 @@ BEGIN
     -- input (22023) like every other write, before the cast below meets it
     -- (the exact check runs only for texts that could fail it).
     IF strpos(p_work_item, '\u0000') > 0
-       OR octet_length(p_work_item) >= __SCHEMA__.taskhub_max_json_depth() THEN
+       OR __SCHEMA__.taskhub_json_openers(p_work_item) > __SCHEMA__.taskhub_max_json_depth() THEN
         PERFORM __SCHEMA__.taskhub_storable_json(p_work_item, 'p_work_item');
     END IF;
     IF __SCHEMA__.taskhub_work_item_kind(p_work_item::jsonb) IS NULL THEN

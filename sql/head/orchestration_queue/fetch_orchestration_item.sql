@@ -289,9 +289,22 @@ BEGIN
         -- or parsed (invalid JSON, a \u0000 escape, nesting too deep, too
         -- large), the turn is read again row by row, and what cannot be
         -- parsed is handed over as a JSON string. The runtime then sees a
-        -- history error and, after its attempts, poisons this one instance.
-        -- One block per leased turn, none per skipped candidate.
+        -- history error and, after its attempts, poisons this one instance
+        -- (a message it cannot decode is retried until dead_letters takes
+        -- it). One block per leased turn, none per skipped candidate.
+        --
+        -- Nor may a row fail the runtime's decoding of the turn, which it
+        -- would on every delivery, never poisoning the instance: nesting
+        -- deeper than it decodes (taskhub_max_json_depth), which the writes
+        -- refuse but a row written before them or behind their back may
+        -- hold. That costs a look at every row, so it is taken on a
+        -- redelivery only: a turn the runtime could not decode comes back
+        -- when its lease ends, and is then read row by row.
         BEGIN
+            IF v_attempts > 0 THEN
+                PERFORM __SCHEMA__.taskhub_raise_if_turn_too_deep(
+                    v_instance, v_execution, v_items);
+            END IF;
             SELECT '[' || string_agg(h.event_data, ',' ORDER BY h.event_id) || ']'
               INTO v_history_text
               FROM __SCHEMA__.history AS h

@@ -49,7 +49,9 @@ BEGIN
     IF p_lock_token IS NULL
        OR (p_completion_json IS NOT NULL
            AND (p_instance_id IS NULL OR p_instance_id = ''
-                OR octet_length(p_completion_json) >= __SCHEMA__.taskhub_max_json_depth()
+                OR octet_length(p_completion_json) > __SCHEMA__.taskhub_max_payload_bytes()
+                OR __SCHEMA__.taskhub_json_openers(p_completion_json)
+                   > __SCHEMA__.taskhub_max_json_depth()
                 OR strpos(p_completion_json, '\u0000') > 0
                 OR (coalesce(json_typeof(p_completion_json::json -> 'ActivityCompleted'), '')
                         <> 'object'
@@ -60,7 +62,8 @@ BEGIN
         -- only for texts that could fail it). Not valid JSON: the cast
         -- refuses it (22P02).
         IF strpos(p_completion_json, '\u0000') > 0
-           OR octet_length(p_completion_json) >= __SCHEMA__.taskhub_max_json_depth() THEN
+           OR __SCHEMA__.taskhub_json_openers(p_completion_json)
+              > __SCHEMA__.taskhub_max_json_depth() THEN
             PERFORM __SCHEMA__.taskhub_storable_json(p_completion_json, 'p_completion_json');
         END IF;
         v_completion := p_completion_json::jsonb;

@@ -39,7 +39,15 @@ BEGIN
           OR octet_length(p_tag) > __SCHEMA__.taskhub_max_id_bytes() THEN
         RAISE EXCEPTION 'p_instance_id, p_session_id and p_tag must not exceed % bytes',
             __SCHEMA__.taskhub_max_id_bytes() USING ERRCODE = '54000';
-    ELSIF jsonb_typeof(p_work_item::jsonb -> 'ActivityExecute')
+    END IF;
+    -- A \u0000 escape or nesting past taskhub_max_json_depth: refused as bad
+    -- input (22023) like every other write, before the cast below meets it
+    -- (the exact check runs only for texts that could fail it).
+    IF strpos(p_work_item, '\u0000') > 0
+       OR __SCHEMA__.taskhub_json_openers(p_work_item) > __SCHEMA__.taskhub_max_json_depth() THEN
+        PERFORM __SCHEMA__.taskhub_storable_json(p_work_item, 'p_work_item');
+    END IF;
+    IF jsonb_typeof(p_work_item::jsonb -> 'ActivityExecute')
        IS DISTINCT FROM 'object' THEN
         RAISE EXCEPTION 'p_work_item must be a JSON ActivityExecute work item'
             USING ERRCODE = '22023';
