@@ -9,7 +9,12 @@
   admin that created the runtime role keeps its own DDL.
 * runtime_ddl 'guarded' asks whether the role can create an event trigger
   (taskhub_can_create_event_triggers, new: tried in a subtransaction), not
-  whether it is a superuser: a managed service's admin may.
+  whether it is a superuser: a managed service's admin may. Such an admin
+  may not put a custom setting on a function (PostgreSQL 15+ keeps that for
+  superusers), so where it cannot, the guard's list of roles goes in the
+  function's comment instead (taskhub_guard_roles_of, new, reads either;
+  taskhub_rebuild_runtime_ddl_guard, the guard's body, and the two checks of
+  the list use it). A downgrade refuses while a comment holds the list.
 * The guard's function belongs to whoever created the event trigger: its new
   body goes in only where the run may put it there, keeping its list of
   roles (provider/deploy/ddl_guard.py); elsewhere the run warns, and the
@@ -57,11 +62,14 @@ LOCKS_ON_DOWNGRADE: list[str] = []
 
 # This revision's files (sql/0024_.../, copied from sql/head/), applied in order.
 FILES: list[str] = [
+    "0024_least_privilege_everywhere/taskhub_guard_roles_of.sql",
     "0024_least_privilege_everywhere/taskhub_shares_rights.sql",
     "0024_least_privilege_everywhere/taskhub_can_create_event_triggers.sql",
     "0024_least_privilege_everywhere/taskhub_grant_operator_role.sql",
     "0024_least_privilege_everywhere/taskhub_grant_runtime_role.sql",
     "0024_least_privilege_everywhere/taskhub_set_runtime_privileges.sql",
+    "0024_least_privilege_everywhere/taskhub_database_create_needed_elsewhere.sql",
+    "0024_least_privilege_everywhere/taskhub_rebuild_runtime_ddl_guard.sql",
     "0024_least_privilege_everywhere/taskhub_refuse_runtime_ddl.sql",
     "0024_least_privilege_everywhere/taskhub_max_json_depth.sql",
     "0024_least_privilege_everywhere/taskhub_json_openers.sql",
@@ -86,6 +94,10 @@ REPLACED: dict[str, list[str]] = {
     "0023_privilege_boundaries/taskhub_set_runtime_privileges.sql": [
         "taskhub_set_runtime_privileges"
     ],
+    "0023_privilege_boundaries/taskhub_rebuild_runtime_ddl_guard.sql": [
+        "taskhub_rebuild_runtime_ddl_guard"
+    ],
+    "0005_least_privilege/runtime_roles.sql": ["taskhub_database_create_needed_elsewhere"],
     "0007_fault_tolerance/json_limits.sql": [
         "taskhub_max_json_depth",
         "taskhub_unstorable_json",
@@ -98,6 +110,7 @@ REPLACED: dict[str, list[str]] = {
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = [
+    "taskhub_guard_roles_of",
     "taskhub_can_create_event_triggers",
     "taskhub_shares_rights",
     "taskhub_json_openers",
@@ -115,7 +128,12 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    apply_sql_files(["0024_least_privilege_everywhere/down_taskhub_refuse_runtime_ddl.sql"])
+    apply_sql_files(
+        [
+            "0024_least_privilege_everywhere/down_guard_list_held_by_comment.sql",
+            "0024_least_privilege_everywhere/down_taskhub_refuse_runtime_ddl.sql",
+        ]
+    )
     replace_fetch_keeping_its_form(RELEASED_FETCH)
     replace_with_released(list(REPLACED), REPLACED)
     drop_functions(NEW_FUNCTIONS)

@@ -1,6 +1,8 @@
 -- The DDL guard's function, with a CREATEROLE admin's admin-option membership
--- (PostgreSQL 16+) no longer taken for a guarded role: see
--- provider/deploy/ddl_guard.py for why it is replaced this way.
+-- (PostgreSQL 16+) no longer taken for a guarded role, and its list of roles
+-- read from its comment where no setting holds it (a guard a managed
+-- service's admin made): see provider/deploy/ddl_guard.py for why it is
+-- replaced this way.
 DO $guard_body$
 DECLARE
     v_function regprocedure := '__SCHEMA__.taskhub_refuse_runtime_ddl()'::regprocedure;
@@ -28,6 +30,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_command_tag text;
+    v_guarded     text[];
 BEGIN
     -- A CREATE ... IF NOT EXISTS that found its object reports no command.
     SELECT c.command_tag INTO v_command_tag
@@ -36,10 +39,24 @@ BEGIN
     IF NOT FOUND THEN
         RETURN;
     END IF;
+    v_guarded := nullif(current_setting('taskhub.guarded_roles', true), '')::text[];
+    IF v_guarded IS NULL THEN
+        -- The comment, found through the catalogues by name: a cast to
+        -- regprocedure needs USAGE on this schema, which most roles lack.
+        SELECT substr(d.description, length('taskhub.guarded_roles=') + 1)::text[]
+          INTO v_guarded
+          FROM pg_description AS d
+          JOIN pg_proc AS p ON p.oid = d.objoid
+          JOIN pg_namespace AS n ON n.oid = p.pronamespace
+         WHERE d.classoid = 'pg_proc'::regclass
+           AND d.objsubid = 0
+           AND n.nspname = '__SCHEMA_NAME__'
+           AND p.proname = 'taskhub_refuse_runtime_ddl'
+           AND d.description LIKE 'taskhub.guarded_roles=%';
+    END IF;
     IF EXISTS (SELECT 1
                  FROM pg_roles AS guarded
-                WHERE guarded.rolname = ANY (
-                          coalesce(nullif(current_setting('taskhub.guarded_roles', true), ''), '{}')::text[])
+                WHERE guarded.rolname = ANY (coalesce(v_guarded, '{}'))
                   -- USAGE: a role acting as a guarded one, or inheriting its rights (an
                   -- admin-option membership that gives neither, as PostgreSQL 16+ gives
                   -- every CREATEROLE admin, does not count).

@@ -60,16 +60,12 @@ BEGIN
     END IF;
 
     -- CREATE only for a role the DDL guard names (its list is the guard's
-    -- own, which only its superuser changes): never DDL without the guard.
-    -- Taking it back needs no such check.
+    -- own, which only the role that made the guard changes): never DDL
+    -- without the guard. Taking it back needs no such check.
     IF p_runtime_ddl = 'guarded'
        AND (NOT p_grant
-            OR EXISTS (SELECT 1
-                         FROM pg_proc AS p
-                        CROSS JOIN LATERAL unnest(p.proconfig) AS c(setting)
-                        WHERE p.oid = '__SCHEMA__.taskhub_refuse_runtime_ddl()'::regprocedure
-                          AND c.setting LIKE 'taskhub.guarded_roles=%'
-                          AND p_role = ANY (substr(c.setting, length('taskhub.guarded_roles=') + 1)::text[])))
+            OR p_role = ANY (__SCHEMA__.taskhub_guard_roles_of(
+                                 '__SCHEMA__.taskhub_refuse_runtime_ddl()'::regprocedure)))
     THEN
         EXECUTE format(v_statement, 'CREATE', 'SCHEMA __SCHEMA__', p_role);
         IF '__SCHEMA_NAME__' <> 'public'

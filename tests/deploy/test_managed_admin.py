@@ -8,10 +8,11 @@ grants and the DDL guard must not take it for sharing.
 The admin owns its database, creates the runtime and operator roles with
 SQL, and migrates. With `--runtime-ddl none` (the mode every managed service
 allows) nothing needs a superuser. The guarded mode needs a role that can
-create an event trigger: on a managed service that allows them, the admin;
-here, on plain PostgreSQL, where only a superuser can, the superuser's
-`taskhub-pg grant-runtime-role`. Either way the runtime role's DDL is
-refused and the admin's is not.
+create an event trigger: on a managed service that allows them, the admin
+(simulated by a module in the server that lets it, as each service does:
+tests/support/event_trigger_admin/); on plain PostgreSQL, where only a
+superuser can, the superuser's `taskhub-pg grant-runtime-role`. Either way
+the runtime role's DDL is refused and the admin's is not.
 """
 
 from __future__ import annotations
@@ -25,14 +26,17 @@ from urllib.parse import urlsplit, urlunsplit
 import duroxide
 import psycopg
 import pytest
+from psycopg import sql
 
 from provider.cli import main
 from provider.deploy import migrate, runtime_role
+from provider.testing.embedded_pg import EmbeddedPostgres, find_bin_dir
 from tests.runtime.test_duroxide_runtime import (
     approve_when_waiting,
     completed_output,
     register,
 )
+from tests.support.event_trigger_admin import BuildError, library_for
 from tests.support.roles import url_as
 
 pytestmark = pytest.mark.slow
@@ -97,6 +101,31 @@ def managed(server_url: str) -> Iterator[ManagedDatabase]:
         yield made
 
 
+@pytest.fixture
+def admin_with_event_triggers(
+    managed: ManagedDatabase, server_url: str, embedded_cluster: EmbeddedPostgres | None
+) -> ManagedDatabase:
+    """The admin of a service that lets it create event triggers (RDS's
+    rds_superuser, Cloud SQL's cloudsqlsuperuser, Supabase, Neon): still no
+    superuser, and still an admin-option member of the roles it made."""
+    if embedded_cluster is None:
+        pytest.skip("loads a module into the admin's sessions: needs a server this run started")
+    try:
+        library = library_for(find_bin_dir())
+    except BuildError as error:
+        pytest.skip(f"the event_trigger_admin module cannot be built here: {error}")
+    with psycopg.connect(server_url, autocommit=True) as superuser:
+        superuser.execute(
+            sql.SQL("ALTER ROLE {} SET session_preload_libraries = {}").format(
+                sql.Identifier(managed.admin), sql.Literal(str(library))
+            )
+        )
+    with psycopg.connect(managed.admin_url) as admin:
+        row = admin.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()
+        assert row == (False,)
+    return managed
+
+
 def run_scenarios(url: str, schema: str) -> None:
     """The released runtime, as the runtime role: activities fanned out, an
     external event, sub-orchestrations."""
@@ -120,11 +149,16 @@ def run_scenarios(url: str, schema: str) -> None:
 
 
 def refused_ddl(url: str, statement: str) -> str | None:
+    return None if (refusal := ddl_refusal(url, statement)) is None else refusal[0]
+
+
+def ddl_refusal(url: str, statement: str) -> tuple[str, str] | None:
+    """The SQLSTATE and message that refused `statement`, or None."""
     try:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(statement)
     except psycopg.Error as error:
-        return str(error.sqlstate)
+        return str(error.sqlstate), str(error)
     return None
 
 
@@ -190,3 +224,35 @@ def test_a_guarded_grant_by_an_admin_that_cannot_create_event_triggers_is_refuse
     assert "runtime_ddl=none" in str(refused.value)
     with psycopg.connect(managed.admin_url) as conn:
         assert conn.execute("SELECT to_regnamespace('orders')").fetchone() == (None,)
+
+
+def test_an_admin_that_may_create_event_triggers_deploys_behind_the_guard_as_itself(
+    admin_with_event_triggers: ManagedDatabase,
+) -> None:
+    """guarded asks whether the migrating role can create an event trigger,
+    not whether it is a superuser; the admin's admin-option membership in the
+    runtime role (16+) is not sharing. (Before issue 37 the run refused it:
+    "needs a superuser", and on 16+ "shares its rights".)"""
+    managed = admin_with_event_triggers
+    migrate.upgrade(
+        managed.admin_url, "orders", runtime_role=managed.runtime, runtime_ddl="guarded"
+    )
+    runtime_role.grant_operator(managed.admin_url, "orders", managed.operator)
+    with psycopg.connect(managed.admin_url) as admin:
+        guards = admin.execute("SELECT count(*) FROM pg_event_trigger WHERE evtenabled <> 'D'")
+        assert guards.fetchone() == (1,)
+    run_scenarios(managed.runtime_url, "orders")
+
+    refusal = ddl_refusal(managed.runtime_url, "CREATE TABLE orders.runtime_ddl ()")
+    assert refusal is not None and refusal[0] == "42501", refusal
+    assert "is a task-hub runtime role and may not run DDL" in refusal[1]
+    assert ddl_refusal(managed.admin_url, "CREATE TABLE public.admin_ddl ()") is None
+    assert ddl_refusal(managed.admin_url, "CREATE TABLE orders.admin_ddl ()") is None
+    # The admin's next migration, and its check, as itself.
+    migrate.upgrade(managed.admin_url, "orders")
+    assert cli(managed.admin_url, "check", "--schema", "orders") == 0
+    assert cli(managed.operator_url, "inspect", "queues", "--schema", "orders") == 0
+    # And the way back: the admin takes the grant back, guard and all.
+    runtime_role.revoke(managed.admin_url, "orders", managed.runtime)
+    with psycopg.connect(managed.admin_url) as admin:
+        assert admin.execute("SELECT count(*) FROM pg_event_trigger").fetchone() == (0,)

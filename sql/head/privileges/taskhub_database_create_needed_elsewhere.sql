@@ -10,10 +10,8 @@ AS $$
         SELECT 1
           FROM pg_proc AS p
           JOIN pg_namespace AS n ON n.oid = p.pronamespace
-         CROSS JOIN LATERAL unnest(p.proconfig) AS c(setting)
          WHERE p.proname = 'taskhub_refuse_runtime_ddl'
            AND n.nspname NOT IN ('public', '__SCHEMA_NAME__')
-           AND c.setting LIKE 'taskhub.guarded_roles=%'
-           AND p_role = ANY (substr(c.setting, length('taskhub.guarded_roles=') + 1)::text[]))
+           AND p_role = ANY (__SCHEMA__.taskhub_guard_roles_of(p.oid::regprocedure)))
 $$;
 REVOKE EXECUTE ON FUNCTION __SCHEMA__.taskhub_database_create_needed_elsewhere(text) FROM PUBLIC;

@@ -1,10 +1,12 @@
 -- Point the guard at the guarded roles, with p_add added and p_remove taken
--- out; drop it when there are none. The list is the guard's own (a SET clause
--- of its function, which only the guard's superuser can change), never a
--- table the schema's owner can write: a row that owner planted cannot make a
--- superuser's grant guard, and lock out of DDL, a role it did not name.
--- Changing the guard needs a superuser; a run that changes nothing (the
--- owner's next migration, say) touches nothing, so it needs no superuser.
+-- out; drop it when there are none. The list is the guard's own (a setting
+-- of its function, or where the role that makes the guard may not put one,
+-- its comment: taskhub_guard_roles_of), which only that role can change,
+-- never a table the schema's owner can write: a row that owner planted
+-- cannot make a superuser's grant guard, and lock out of DDL, a role it did
+-- not name. Changing the guard needs a role that may create event triggers
+-- (a superuser, or a managed service's admin); a run that changes nothing
+-- (the owner's next migration, say) touches nothing, so it needs neither.
 -- The guard's list of roles is a grant's doing, not drift: the deploy gate's
 -- record of the guard follows it (its other SET clauses stay as recorded, so
 -- a hand edit of them is still named by taskhub_check_drift).
@@ -24,20 +26,21 @@ DECLARE
     v_trigger  text := __SCHEMA__.taskhub_runtime_ddl_guard_name();
     v_function regprocedure := '__SCHEMA__.taskhub_refuse_runtime_ddl()'::regprocedure;
     v_roles    text[];
-    v_current  text;
+    v_current  text[] := __SCHEMA__.taskhub_guard_roles_of(
+                             '__SCHEMA__.taskhub_refuse_runtime_ddl()'::regprocedure);
+    v_setting  boolean;
     v_distributed boolean := false;
     v_command  text;
     v_node     record;
 BEGIN
-    SELECT c.setting INTO v_current
-      FROM pg_proc AS p
-     CROSS JOIN LATERAL unnest(p.proconfig) AS c(setting)
-     WHERE p.oid = v_function AND c.setting LIKE 'taskhub.guarded_roles=%';
+    v_setting := EXISTS (SELECT 1
+                           FROM pg_proc AS p
+                          CROSS JOIN LATERAL unnest(p.proconfig) AS c(setting)
+                          WHERE p.oid = v_function AND c.setting LIKE 'taskhub.guarded_roles=%');
     -- The roles it guards now that still exist, with the change asked for.
     SELECT coalesce(array_agg(DISTINCT g.role_name ORDER BY g.role_name), '{}') INTO v_roles
       FROM (SELECT listed.role_name
-              FROM unnest(coalesce(substr(v_current, length('taskhub.guarded_roles=') + 1),
-                                   '{}')::text[]) AS listed(role_name)
+              FROM unnest(v_current) AS listed(role_name)
              UNION ALL
             SELECT p_add WHERE p_add IS NOT NULL) AS g
      WHERE g.role_name IS DISTINCT FROM p_remove
@@ -51,12 +54,26 @@ BEGIN
                            (SELECT n.nspowner::regrole FROM pg_namespace AS n
                              WHERE n.oid = '__SCHEMA__'::regnamespace));
         END IF;
-        IF v_current IS NOT NULL THEN
+        IF v_setting THEN
             EXECUTE format('ALTER FUNCTION %s RESET taskhub.guarded_roles', v_function);
         END IF;
+        IF obj_description(v_function, 'pg_proc') LIKE 'taskhub.guarded_roles=%' THEN
+            EXECUTE format('COMMENT ON FUNCTION %s IS NULL', v_function);
+        END IF;
     ELSE
-        IF v_current IS DISTINCT FROM 'taskhub.guarded_roles=' || v_roles::text THEN
-            EXECUTE format('ALTER FUNCTION %s SET taskhub.guarded_roles = %L', v_function, v_roles);
+        IF v_current IS DISTINCT FROM v_roles THEN
+            -- A custom setting on a function needs a superuser from
+            -- PostgreSQL 15 on (or a GRANT SET on it): else the comment.
+            BEGIN
+                EXECUTE format('ALTER FUNCTION %s SET taskhub.guarded_roles = %L',
+                               v_function, v_roles);
+            EXCEPTION WHEN insufficient_privilege THEN
+                IF v_setting THEN
+                    RAISE;  -- the list is a superuser's: this role may not change it
+                END IF;
+                EXECUTE format('COMMENT ON FUNCTION %s IS %L',
+                               v_function, 'taskhub.guarded_roles=' || v_roles::text);
+            END;
         END IF;
         IF NOT EXISTS (SELECT 1 FROM pg_event_trigger AS e WHERE e.evtname = v_trigger) THEN
             -- An event-trigger function runs as whoever runs DDL, superusers

@@ -1,9 +1,10 @@
--- The event-trigger function of the DDL guard. The guarded roles are a
--- setting of the function itself (taskhub_rebuild_runtime_ddl_guard sets
--- them), not a table: the trigger fires for every role in the database, and
--- most of them may not read this schema. (Only a superuser may set such a
--- setting, as only a superuser may create the event trigger: the function
--- starts without it.)
+-- The event-trigger function of the DDL guard. The guarded roles are the
+-- function's own (taskhub_rebuild_runtime_ddl_guard puts them there), not a
+-- table: the trigger fires for every role in the database, and most of them
+-- may not read this schema. They are a setting of the function where the
+-- role that made the guard may put one (a superuser), else its comment (a
+-- managed service's admin, on PostgreSQL 15 and later): see
+-- taskhub_guard_roles_of, which this body cannot call, for the same reason.
 CREATE FUNCTION __SCHEMA__.taskhub_refuse_runtime_ddl()
 RETURNS event_trigger
 LANGUAGE plpgsql
@@ -11,6 +12,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_command_tag text;
+    v_guarded     text[];
 BEGIN
     -- A CREATE ... IF NOT EXISTS that found its object reports no command.
     SELECT c.command_tag INTO v_command_tag
@@ -19,10 +21,24 @@ BEGIN
     IF NOT FOUND THEN
         RETURN;
     END IF;
+    v_guarded := nullif(current_setting('taskhub.guarded_roles', true), '')::text[];
+    IF v_guarded IS NULL THEN
+        -- The comment, found through the catalogues by name: a cast to
+        -- regprocedure needs USAGE on this schema, which most roles lack.
+        SELECT substr(d.description, length('taskhub.guarded_roles=') + 1)::text[]
+          INTO v_guarded
+          FROM pg_description AS d
+          JOIN pg_proc AS p ON p.oid = d.objoid
+          JOIN pg_namespace AS n ON n.oid = p.pronamespace
+         WHERE d.classoid = 'pg_proc'::regclass
+           AND d.objsubid = 0
+           AND n.nspname = '__SCHEMA_NAME__'
+           AND p.proname = 'taskhub_refuse_runtime_ddl'
+           AND d.description LIKE 'taskhub.guarded_roles=%';
+    END IF;
     IF EXISTS (SELECT 1
                  FROM pg_roles AS guarded
-                WHERE guarded.rolname = ANY (
-                          coalesce(nullif(current_setting('taskhub.guarded_roles', true), ''), '{}')::text[])
+                WHERE guarded.rolname = ANY (coalesce(v_guarded, '{}'))
                   -- USAGE: a role acting as a guarded one, or inheriting its rights (an
                   -- admin-option membership that gives neither, as PostgreSQL 16+ gives
                   -- every CREATEROLE admin, does not count).
