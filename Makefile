@@ -14,6 +14,8 @@
 #   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG)
 #   make bench-grid  the hot path over a grid of loads, side by side (table, JSON, heat map)
 #   make bench-per-call  server time and round trip per procedure call, side by side
+#   make bench-majors  the light turn, the activity, the hot fetch and end to end on
+#               every supported major (MAJORS=14,15,16,17,18), side by side
 #   make bench-wakeups  push wakeups against polling: start latency, notification cost
 #   make bench-dashboard  each dashboard page's server time on 100,000 instances
 #   make bench-tracing  a provider call without OpenTelemetry, with the API alone, with an SDK
@@ -27,7 +29,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-wakeups bench-dashboard bench-tracing bench-prune bench-citus bench-citus-hubs chaos deploy-drill soak revision clean
+.PHONY: venv run stop test test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-prune bench-citus bench-citus-hubs chaos deploy-drill soak revision clean
 
 # With requirements/ci.txt (as in a checkout, so on CI) the venv gets exactly
 # that set: every package pinned, each file checked against its sha256
@@ -117,6 +119,11 @@ bench-grid-quick: $(VENV)/.bench-installed
 # One client, light turns and worker items: time per call on each schema (about a minute).
 bench-per-call: $(VENV)/.bench-installed
 	$(PY) -m bench.per_call --also taskhub-0006
+
+# Each major on its own pinned binaries (as make test-matrix), one run per major.
+MAJORS ?= 14,15,16,17,18
+bench-majors: $(VENV)/.bench-installed
+	$(PY) -m bench.majors --majors $(MAJORS)
 
 # Push wakeups against polling, and what the notifications cost (about 2 minutes;
 # also part of make bench).

@@ -4,7 +4,7 @@ with --also), on one server, in one run, alternating which goes first;
 medians of `repeats` runs, every run kept.
 
     python -m bench.grid [--quick] [--repeats N] [--duration S] [--also FLAVOUR ...]
-                         [--only CELL ...] [--list-cells] [--url URL]
+                         [--only CELL ...] [--list-cells] [--url URL | --pg-bin DIR | --major N]
 
 * light: dispatchers {4, 16, 32} x instances {200, 2,000, 20,000}, and
   8 dispatchers x {200, 2,000} instances, 16 dispatchers x 5,000 instances;
@@ -45,6 +45,7 @@ from bench.per_call import (
     hot_fetch_alone,
     server_time_per_call,
 )
+from bench.server_choice import add_server_options, use_server_options
 from bench.sides import (
     alternating_runs,
     compare,
@@ -258,7 +259,9 @@ def main() -> None:
     parser.add_argument("--only", action="append", default=[], help="a cell key (or prefix)")
     parser.add_argument("--list-cells", action="store_true", help="print the cell keys")
     parser.add_argument("--url", help="server URL (default: DATABASE_URL, else embedded)")
+    add_server_options(parser)
     args = parser.parse_args()
+    use_server_options(args)
     cells = select_cells(grid_cells(), args.only)
     if args.list_cells:
         print("\n".join(f"{c.key:<24} {c.label}" for c in cells))

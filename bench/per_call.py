@@ -3,7 +3,8 @@ alone (and the floor, a plain string_agg read of the same rows), and the
 server time per call of fetch and ack on both queues (pg_stat_user_functions),
 summed per light turn: an orchestration turn and an activity. Contract SQL only.
 
-    python -m bench.per_call [--rounds N] [--quick] [--also FLAVOUR ...] [--url URL]
+    python -m bench.per_call [--rounds N] [--quick] [--also FLAVOUR ...]
+                             [--url URL | --pg-bin DIR | --major N]
 
 `make bench-per-call`: our schema side by side with duroxide 0.2.2 (and any
 flavour named with --also), alternating the order, medians of the rounds.
@@ -24,6 +25,7 @@ from typing import Any
 import psycopg
 
 from bench.grid_workload import seed_light_instances
+from bench.server_choice import add_server_options, use_server_options
 from bench.sides import alternating_runs, database_url, median_metrics
 from bench.targets import (
     ANCHOR,
@@ -67,9 +69,15 @@ def _function_totals(conn: psycopg.Connection[Any], schema: str) -> FunctionTota
 def _flushed_totals(url: str, conn: psycopg.Connection[Any], schema: str) -> FunctionTotals:
     """The function statistics once `conn` has flushed its own, read on a new
     connection (which holds no cached snapshot of them)."""
-    conn.execute("SELECT pg_stat_force_next_flush()")
-    conn.execute("SELECT 1")
-    time.sleep(0.5)
+    if conn.info.server_version >= 150000:
+        conn.execute("SELECT pg_stat_force_next_flush()")
+        conn.execute("SELECT 1")
+        time.sleep(0.5)
+    else:
+        # PostgreSQL 14 has no forced flush: a backend reports its statistics
+        # at the end of a statement at most every 500 ms.
+        time.sleep(0.6)
+        conn.execute("SELECT 1")
     with psycopg.connect(url, autocommit=True) as reader:
         return _function_totals(reader, schema)
 
@@ -218,7 +226,9 @@ def main() -> None:
         "--also", action="append", default=[], choices=sorted(ALL), help="another flavour"
     )
     parser.add_argument("--url", help="server URL (default: DATABASE_URL, else embedded)")
+    add_server_options(parser)
     args = parser.parse_args()
+    use_server_options(args)
     flavours = flavours_with(args.also)
     calls = QUICK_CALLS if args.quick else CALLS
     url, cluster = database_url(args.url)
