@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench import server_choice
+from devkit import pgbinaries
 
 
 def parsed(*argv: str) -> argparse.Namespace:
@@ -25,7 +26,7 @@ def test_a_major_resolves_to_its_pinned_binaries(monkeypatch: pytest.MonkeyPatch
         asked.append(major)
         return Path(f"/cache/postgresql-{major}/bin")
 
-    monkeypatch.setattr(server_choice.pgbinaries, "bin_dir", pinned)
+    monkeypatch.setattr(pgbinaries, "bin_dir", pinned)
     monkeypatch.delenv("PG_BIN", raising=False)
     chosen = server_choice.use_server_options(parsed("--major", "17"))
     assert chosen == Path("/cache/postgresql-17/bin") and asked == [17]
