@@ -183,15 +183,21 @@ def _activities(
         _timed(round_trips, "ack_worker", started)
 
 
+def seed_light_turns(url: str, schema: str) -> None:
+    """200 light instances, each with a message waiting, and fresh statistics."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        seed_light_instances(conn, schema, 200)
+        q = f'"{schema}"'
+        conn.execute(f"ANALYZE {q}.history, {q}.orchestrator_queue, {q}.instances")
+
+
 def server_time_per_call(url: str, schema: str, calls: int = CALLS) -> dict[str, float]:
     """Microseconds per call, one client running light turns, then worker
     items: server time (pg_stat_user_functions, total time), summed per light
     turn, and the median round trip seen by the client, commit included
     ("<name> round trip"): the window in which a fault catches a call in flight."""
     q = f'"{schema}"'
-    with psycopg.connect(url, autocommit=True) as conn:
-        seed_light_instances(conn, schema, 200)
-        conn.execute(f"ANALYZE {q}.history, {q}.orchestrator_queue, {q}.instances")
+    seed_light_turns(url, schema)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET track_functions = 'all'")
         before = _function_totals(conn, schema)

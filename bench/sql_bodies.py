@@ -24,8 +24,12 @@ from typing import Any
 
 import psycopg
 
-from bench.grid_workload import seed_light_instances
-from bench.per_call import _flushed_totals, _function_totals, _orchestration_turns
+from bench.per_call import (
+    _flushed_totals,
+    _function_totals,
+    _orchestration_turns,
+    seed_light_turns,
+)
 from bench.server_choice import add_server_options, use_server_options
 from bench.sides import database_url, fresh_schema
 from devkit.workloads.flavours import TASKHUB
@@ -49,7 +53,8 @@ TWINS: dict[str, tuple[str, str, str]] = {
     ),
     "taskhub_work_item_kind": (
         "jsonb",
-        """('{"ExternalRaised": {"instance": "' || i || '", "name": "Go", "data": "{}"}}')::jsonb""",
+        """('{"ExternalRaised": {"instance": "' || i || '", "name": "Go", "data": "{}"}}')"""
+        "::jsonb",
         "SELECT CASE WHEN jsonb_typeof(i.item -> k.key) = 'object' AND i.item - k.key = '{}'"
         " THEN k.key END"
         " FROM (SELECT $1 AS item) AS i,"
@@ -63,9 +68,7 @@ def calls_per_turn(url: str, schema: str) -> tuple[dict[str, float], float]:
     """How often a light orchestration turn calls each helper, and the turn's
     server time (us)."""
     q = f'"{schema}"'
-    with psycopg.connect(url, autocommit=True) as conn:
-        seed_light_instances(conn, schema, 200)
-        conn.execute(f"ANALYZE {q}.history, {q}.orchestrator_queue, {q}.instances")
+    seed_light_turns(url, schema)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET track_functions = 'all'")
         before = _function_totals(conn, schema)

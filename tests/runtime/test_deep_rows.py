@@ -43,25 +43,21 @@ class Outcome:
 
 
 def plant(sql: psycopg.Connection[Any], schema: str) -> None:
+    """For each depth, an instance whose first event is that deep, and one
+    whose waiting message is."""
     for depth in TOO_DEEP:
-        history = f"history-{depth}"
-        write_behind_our_back(
-            sql,
-            schema,
-            "history",
-            deepened(orchestration_started(history, name="Waiter"), depth),
-            instance=history,
-            orchestration="Waiter",
-        )
-        message = f"message-{depth}"
-        write_behind_our_back(
-            sql,
-            schema,
-            "message",
-            deepened(external_raised(message, name="Go"), depth),
-            instance=message,
-            orchestration="Waiter",
-        )
+        for where, row in (
+            ("history", orchestration_started(f"history-{depth}", name="Waiter")),
+            ("message", external_raised(f"message-{depth}", name="Go")),
+        ):
+            write_behind_our_back(
+                sql,
+                schema,
+                where,
+                deepened(row, depth),
+                instance=f"{where}-{depth}",
+                orchestration="Waiter",
+            )
 
 
 def statuses(sql: psycopg.Connection[Any], schema: str) -> dict[str, tuple[str, str | None]]:
