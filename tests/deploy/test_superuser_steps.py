@@ -268,6 +268,29 @@ def test_a_role_the_owner_wrote_into_its_record_is_not_guarded_by_a_superusers_g
         runtime_role.revoke(database_url, hub.schema, runtime.name)
 
 
+def test_a_role_the_owner_wrote_into_the_guards_comment_is_not_guarded_by_a_superusers_grant(
+    database_url: str, owned_hub: OwnedHub, runtime: LoginRole
+) -> None:
+    """Where a guard made without a superuser keeps its list (the function's
+    comment), the owner may write before any guard exists: nobody's list."""
+    hub = owned_hub
+    with login_role(database_url, prefix="admin") as bystander:
+        as_owner(
+            hub,
+            f'COMMENT ON FUNCTION "{hub.schema}".taskhub_refuse_runtime_ddl()'
+            f" IS 'taskhub.guarded_roles={{{bystander.name}}}'",
+        )
+        runtime_role.grant(database_url, hub.schema, runtime.name)
+        with psycopg.connect(bystander.url, autocommit=True) as conn:
+            conn.execute("CREATE TEMP TABLE bystander_ddl ()")  # not refused
+        with (
+            psycopg.connect(runtime.url, autocommit=True) as conn,
+            pytest.raises(psycopg.errors.InsufficientPrivilege, match="may not run DDL"),
+        ):
+            conn.execute(f'CREATE TABLE "{hub.schema}".runtime_ddl ()')
+        runtime_role.revoke(database_url, hub.schema, runtime.name)
+
+
 def test_the_runbook_verbs_grant_and_revoke_a_guarded_role_and_leave_the_owner_its_hub(
     database_url: str, owned_hub: OwnedHub, runtime: LoginRole, capsys: pytest.CaptureFixture[str]
 ) -> None:
