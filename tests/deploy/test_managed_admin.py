@@ -30,6 +30,7 @@ from psycopg import sql
 
 from provider.cli import main
 from provider.deploy import migrate, runtime_role
+from provider.deploy.version_table import installed_revision
 from provider.testing.embedded_pg import EmbeddedPostgres, find_bin_dir
 from tests.runtime.test_duroxide_runtime import (
     approve_when_waiting,
@@ -252,7 +253,16 @@ def test_an_admin_that_may_create_event_triggers_deploys_behind_the_guard_as_its
     migrate.upgrade(managed.admin_url, "orders")
     assert cli(managed.admin_url, "check", "--schema", "orders") == 0
     assert cli(managed.operator_url, "inspect", "queues", "--schema", "orders") == 0
+    # Revision 0023 cannot read a list the comment holds: its downgrade
+    # refuses, changing nothing, until the grant is taken back.
+    with pytest.raises(Exception, match="keeps its roles where revision 0023 cannot read them"):
+        migrate.downgrade(managed.admin_url, "orders", "0023")
+    with psycopg.connect(managed.admin_url) as admin:
+        assert installed_revision(admin, "orders") == migrate.head_revision()
+    assert ddl_refusal(managed.runtime_url, "CREATE TABLE orders.runtime_ddl ()") is not None
     # And the way back: the admin takes the grant back, guard and all.
     runtime_role.revoke(managed.admin_url, "orders", managed.runtime)
     with psycopg.connect(managed.admin_url) as admin:
         assert admin.execute("SELECT count(*) FROM pg_event_trigger").fetchone() == (0,)
+    migrate.downgrade(managed.admin_url, "orders", "0023")
+    migrate.upgrade(managed.admin_url, "orders")
