@@ -31,26 +31,34 @@ class BuildError(RuntimeError):
     """The module could not be built for this server."""
 
 
-def _pg_config(bin_dir: Path, option: str) -> str:
+def _pg_config(bin_dir: Path, option: str) -> str | None:
     tool = bin_dir / "pg_config"
     if not tool.exists():
-        raise BuildError(f"{bin_dir} has no pg_config")
+        return None
     return subprocess.run(
         [str(tool), option], check=True, capture_output=True, text=True
     ).stdout.strip()
 
 
+def server_version(bin_dir: Path) -> str:
+    """What `postgres --version` says, e.g. "postgres (PostgreSQL) 15.18 (Debian ...)"."""
+    return subprocess.run(
+        [str(bin_dir / "postgres"), "--version"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
 def server_headers(bin_dir: Path) -> Path:
     """The server headers of `bin_dir`'s major."""
-    own = Path(_pg_config(bin_dir, "--includedir-server"))
-    if (own / "c.h").exists():
-        return own
-    found = re.search(r"(\d+)", _pg_config(bin_dir, "--version"))
-    major = int(found.group(1)) if found else 0
-    pinned = Path(_pg_config(pgbinaries.bin_dir(major), "--includedir-server"))
-    if not (pinned / "c.h").exists():
-        raise BuildError(f"no server headers for PostgreSQL {major}")
-    return pinned
+    own = _pg_config(bin_dir, "--includedir-server")
+    if own is not None and (Path(own) / "c.h").exists():
+        return Path(own)
+    found = re.search(r"\) (\d+)", server_version(bin_dir))
+    if found is None:
+        raise BuildError(f"cannot tell the major of {bin_dir}/postgres")
+    pinned = _pg_config(pgbinaries.bin_dir(int(found.group(1))), "--includedir-server")
+    if pinned is None or not (Path(pinned) / "c.h").exists():
+        raise BuildError(f"no server headers for PostgreSQL {found.group(1)}")
+    return Path(pinned)
 
 
 def library_for(bin_dir: Path) -> Path:
@@ -58,7 +66,7 @@ def library_for(bin_dir: Path) -> Path:
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         raise BuildError("no C compiler (apt-get install -y gcc)")
-    version = _pg_config(bin_dir, "--version")
+    version = server_version(bin_dir)
     digest = hashlib.sha256(SOURCE.read_bytes() + version.encode()).hexdigest()[:16]
     folder = Path(tempfile.gettempdir()) / "taskhub-pg-event-trigger-admin"
     folder.mkdir(mode=0o755, exist_ok=True)
