@@ -14,6 +14,9 @@ from devkit.schema import revision_digest
 from provider.deploy import migration_steps, sql_files
 
 RELEASED = {
+    "0024_least_privilege_everywhere": (
+        "6bb026d730043c8718447fd58c91544cd328219e772d78456f551027343106ed"
+    ),
     "0023_privilege_boundaries": "f61af7aba65e3fe8d3769bd7b6bd957becc1ea3f477a1a3f1dc67f7e461d2c59",
     "0022_one_table_statements": "c10a1f7cf0e5e19a147487e63edc30501972d84cd176a4650b35e39cb43f9e71",
     "0021_queue_upkeep": "1f0264fdbbeac2c586b69ae84621bf2bf74566daf76367be040a0821ff258370",
