@@ -27,7 +27,10 @@ def test_a_major_resolves_to_its_pinned_binaries(monkeypatch: pytest.MonkeyPatch
         return Path(f"/cache/postgresql-{major}/bin")
 
     monkeypatch.setattr(pgbinaries, "bin_dir", pinned)
-    monkeypatch.delenv("PG_BIN", raising=False)
+    # Set through monkeypatch first, so that whatever the code under test
+    # writes there is undone after the test (the other tests of this process
+    # start their servers from PG_BIN).
+    monkeypatch.setenv("PG_BIN", "/before")
     chosen = server_choice.use_server_options(parsed("--major", "17"))
     assert chosen == Path("/cache/postgresql-17/bin") and asked == [17]
     assert os.environ["PG_BIN"] == "/cache/postgresql-17/bin"
