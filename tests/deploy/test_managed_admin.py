@@ -362,19 +362,26 @@ def test_a_superusers_step_takes_the_admins_guard_and_leaves_it_on(
     admin_with_event_triggers: ManagedDatabase, server_url: str
 ) -> None:
     """With the packaged function the superuser's step goes through: the
-    guard is on again when it commits, its function the superuser's from
-    then on (the admin can no longer rewrite it), and it still refuses the
-    runtime role's DDL and lets the admin's by."""
+    guard is on again when it commits, as it was (here ENABLE ALWAYS, which
+    the admin set), its function the superuser's from then on (the admin can
+    no longer rewrite it), and it still refuses the runtime role's DDL and
+    lets the admin's by."""
     managed = admin_with_event_triggers
     migrate.upgrade(
         managed.admin_url, "orders", runtime_role=managed.runtime, runtime_ddl="guarded"
     )
+    with psycopg.connect(managed.admin_url, autocommit=True) as admin:
+        guard = admin.execute("SELECT evtname FROM pg_event_trigger").fetchone()
+        assert guard is not None
+        admin.execute(
+            sql.SQL("ALTER EVENT TRIGGER {} ENABLE ALWAYS").format(sql.Identifier(guard[0]))
+        )
     superuser = superuser_on(managed, server_url)
     runtime_role.grant_operator(superuser, "orders", managed.operator)
     assert cli(superuser, "check", "--schema", "orders") == 0
     with psycopg.connect(managed.admin_url) as admin:
         enabled = admin.execute("SELECT evtenabled FROM pg_event_trigger").fetchall()
-        assert enabled == [("O",)]
+        assert enabled == [("A",)]
     assert guard_owners(managed.admin_url)[:2] == ("superuser", "superuser")
     refusal = ddl_refusal(managed.runtime_url, "CREATE TABLE orders.runtime_ddl ()")
     assert refusal is not None and refusal[0] == "42501", refusal
