@@ -21,10 +21,16 @@ What the fence does, first in each transaction of a privileged session
    goes on, while no trigger, rule, policy, default or index can be added
    until the step commits) and the table of set-aside definitions SHARE ROW
    EXCLUSIVE (its rows are executed: none may be added);
-3. takes every function with a packaged name that a non-superuser owns
+3. before its first DDL, looks at the event triggers, which run their
+   function as whoever runs DDL, this step included: one whose function a
+   role other than a superuser or the session's may rewrite is refused, but
+   for the hub's own DDL guard where a managed service's admin made it
+   (docs/platforms.md), which is turned off until 4 and 5 are done, then
+   back on as it was;
+4. takes every function with a packaged name that a non-superuser owns
    (ALTER FUNCTION ... OWNER TO the session's role): from here on the owner
    can neither replace nor alter it;
-4. then checks, and refuses in one line naming the first object that fails:
+5. then checks, and refuses in one line naming the first object that fails:
    every such function is one the package ships (its language, body and SET
    clauses, provider/deploy/packaged_code.py) or one the released duroxide
    runtime creates (provider/deploy/vouched_duroxide.py); every table is a
@@ -134,6 +140,8 @@ DECLARE
     v_owner    regrole;
     v_object   record;
     v_bad      text;
+    v_paused   text[] := '{{}}';  -- event triggers turned off until the checks are done
+    v_enabled  text[] := '{{}}';  -- and how each was enabled
 BEGIN
     v_owner := ({hub_owner_expression(quoted)})::regrole;
     PERFORM set_config('{FENCED_OWNER}', v_owner::text, true);
@@ -150,7 +158,45 @@ BEGIN
                             THEN 'SHARE ROW EXCLUSIVE' ELSE 'ROW EXCLUSIVE' END);
     END LOOP;
 
-    -- 2. Nobody else may change the functions until it commits.
+    -- 2. An event trigger runs its function as whoever runs DDL, this step
+    --    included, from its first ALTER FUNCTION on. Where a role that is
+    --    neither a superuser nor this session's may rewrite that function, it
+    --    is refused; the hub's own guard, whose function a managed service's
+    --    admin owns where it made the guard, is off until its function is
+    --    taken and checked.
+    FOR v_object IN
+        SELECT e.evtname, e.evtenabled, p.oid::regprocedure AS function, r.rolname AS owner,
+               p.pronamespace = v_schema AND p.proname = ANY (v_names) AS packaged
+          FROM pg_event_trigger AS e
+          JOIN pg_proc AS p ON p.oid = e.evtfoid
+          JOIN pg_roles AS r ON r.oid = p.proowner
+         WHERE e.evtenabled <> 'D'
+           AND NOT r.rolsuper AND r.rolname <> current_user
+         ORDER BY e.evtname
+    LOOP
+        IF NOT v_object.packaged THEN
+            RAISE EXCEPTION 'taskhub-pg: event trigger % runs %, which role % may change: a '
+                            'privileged step runs only packaged code', v_object.evtname,
+                            v_object.function, v_object.owner
+                  USING ERRCODE = '42501',
+                        HINT = 'Turn it off (ALTER EVENT TRIGGER ... DISABLE) before a '
+                               'superuser runs DDL in this database, then check its function '
+                               'and give it to a superuser, or drop it.';
+        END IF;
+        BEGIN
+            EXECUTE format('ALTER EVENT TRIGGER %I DISABLE', v_object.evtname);
+        EXCEPTION WHEN insufficient_privilege THEN
+            RAISE EXCEPTION 'taskhub-pg: role % may not turn off event trigger % for this step, '
+                            'and role % may change its function: connect as the hub''s owner '
+                            '%, or as a superuser', current_user, v_object.evtname,
+                            v_object.owner, v_owner
+                  USING ERRCODE = '42501';
+        END;
+        v_paused := v_paused || v_object.evtname::text;
+        v_enabled := v_enabled || v_object.evtenabled::text;
+    END LOOP;
+
+    -- 3. Nobody else may change the functions until it commits.
     FOR v_object IN
         SELECT p.oid::regprocedure AS function
           FROM pg_proc AS p
@@ -168,7 +214,7 @@ BEGIN
         END;
     END LOOP;
 
-    -- 3. Only code the package ships (or duroxide 0.2.2's own).
+    -- 4. Only code the package ships (or duroxide 0.2.2's own).
     SELECT format('function %s', p.oid::regprocedure) INTO v_bad
       FROM pg_proc AS p
       JOIN pg_language AS l ON l.oid = p.prolang
@@ -193,7 +239,7 @@ BEGIN
                            'puts the packaged definition back.';
     END IF;
 
-    -- 4. Touching a table runs nothing but the checked functions.
+    -- 5. Touching a table runs nothing but the checked functions.
     SELECT format('table %s: %s', c.oid::regclass, problem.what) INTO v_bad
       FROM pg_class AS c
      CROSS JOIN LATERAL (
@@ -267,7 +313,7 @@ BEGIN
                     HINT = 'Find who changed it and take it away, as the hub''s owner.';
     END IF;
 
-    -- 5. A downgrade to base executes these: only duroxide's own definitions.
+    -- 6. A downgrade to base executes these: only duroxide's own definitions.
     IF to_regclass('{quoted}.{SET_ASIDE_TABLE}') IS NOT NULL THEN
         SELECT format('%s(%s)', s.function_name, s.identity_args) INTO v_bad
           FROM {quoted}.{SET_ASIDE_TABLE} AS s
@@ -283,6 +329,13 @@ BEGIN
                         HINT = 'Find who wrote it and delete the row, as the hub''s owner.';
         END IF;
     END IF;
+
+    -- 7. The guard on again, as it was: its function is checked, and this session's.
+    FOR v_index IN 1 .. cardinality(v_paused) LOOP
+        EXECUTE format('ALTER EVENT TRIGGER %I ENABLE%s', v_paused[v_index],
+                       CASE v_enabled[v_index] WHEN 'A' THEN ' ALWAYS'
+                                               WHEN 'R' THEN ' REPLICA' ELSE '' END);
+    END LOOP;
 END
 $checks$"""
 

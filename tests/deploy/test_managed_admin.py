@@ -17,6 +17,7 @@ the runtime role's DDL is refused and the admin's is not.
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -167,6 +168,11 @@ def cli(url: str, *argv: str) -> int:
     return main([*argv, "--url", url])
 
 
+def superuser_on(managed: ManagedDatabase, server_url: str) -> str:
+    """The tests' superuser, on the admin's database."""
+    return _on_database(server_url, urlsplit(managed.admin_url).path[1:])
+
+
 def test_the_managed_route_of_the_docs_runs_as_written(
     managed: ManagedDatabase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -206,8 +212,7 @@ def test_behind_the_guard_the_runtime_roles_ddl_is_refused_and_the_admins_is_not
 ) -> None:
     migrate.upgrade(managed.admin_url, "orders", runtime_role=managed.runtime, runtime_ddl="none")
     # The one step that needs a role able to create an event trigger.
-    superuser = _on_database(server_url, urlsplit(managed.admin_url).path[1:])
-    runtime_role.grant(superuser, "orders", managed.runtime, "guarded")
+    runtime_role.grant(superuser_on(managed, server_url), "orders", managed.runtime, "guarded")
     run_scenarios(managed.runtime_url, "orders")
     assert refused_ddl(managed.runtime_url, "CREATE TABLE orders.runtime_ddl ()") == "42501"
     assert refused_ddl(managed.admin_url, "CREATE TABLE public.admin_ddl ()") is None
@@ -244,9 +249,13 @@ def test_an_admin_that_may_create_event_triggers_deploys_behind_the_guard_as_its
         assert guards.fetchone() == (1,)
     run_scenarios(managed.runtime_url, "orders")
 
+    # The event trigger is a superuser's (the service's module made it), its
+    # function the admin's and SECURITY INVOKER: PostgreSQL runs it as the
+    # role running the DDL, not as the trigger's owner (whom it would let by).
+    assert guard_owners(managed.admin_url) == ("superuser", managed.admin, False)
     refusal = ddl_refusal(managed.runtime_url, "CREATE TABLE orders.runtime_ddl ()")
     assert refusal is not None and refusal[0] == "42501", refusal
-    assert "is a task-hub runtime role and may not run DDL" in refusal[1]
+    assert f"role {managed.runtime} is a task-hub runtime role and may not run DDL" in refusal[1]
     assert ddl_refusal(managed.admin_url, "CREATE TABLE public.admin_ddl ()") is None
     assert ddl_refusal(managed.admin_url, "CREATE TABLE orders.admin_ddl ()") is None
     # The admin's next migration, and its check, as itself.
@@ -266,3 +275,137 @@ def test_an_admin_that_may_create_event_triggers_deploys_behind_the_guard_as_its
         assert admin.execute("SELECT count(*) FROM pg_event_trigger").fetchone() == (0,)
     migrate.downgrade(managed.admin_url, "orders", "0023")
     migrate.upgrade(managed.admin_url, "orders")
+
+
+def guard_owners(url: str) -> tuple[str, str, bool]:
+    """Who owns the guard's event trigger and who its function ("superuser"
+    for any superuser), and whether that function is SECURITY DEFINER."""
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            """
+            SELECT CASE WHEN t.rolsuper THEN 'superuser' ELSE t.rolname END,
+                   CASE WHEN f.rolsuper THEN 'superuser' ELSE f.rolname END, p.prosecdef
+              FROM pg_event_trigger AS e
+              JOIN pg_roles AS t ON t.oid = e.evtowner
+              JOIN pg_proc AS p ON p.oid = e.evtfoid
+              JOIN pg_roles AS f ON f.oid = p.proowner
+            """
+        ).fetchone()
+    assert row is not None
+    return str(row[0]), str(row[1]), bool(row[2])
+
+
+# A body that leaves a mark no rollback takes back (a sequence's nextval, as
+# COPY ... TO PROGRAM would): each run, and each run as a superuser.
+WITNESSED = """
+CREATE SEQUENCE public.ran;
+CREATE SEQUENCE public.ran_as_superuser;
+GRANT USAGE ON SEQUENCE public.ran, public.ran_as_superuser TO PUBLIC;
+CREATE OR REPLACE FUNCTION {function}
+RETURNS event_trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $body$
+BEGIN
+    PERFORM nextval('public.ran');
+    IF (SELECT r.rolsuper FROM pg_roles AS r WHERE r.rolname = current_user) THEN
+        PERFORM nextval('public.ran_as_superuser');
+    END IF;
+END
+$body$;
+"""
+
+
+def witnessed_runs(url: str) -> tuple[int, int]:
+    """How often the witnessed body ran, and how often as a superuser."""
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM public.ran),"
+            " (SELECT CASE WHEN is_called THEN last_value ELSE 0 END"
+            "    FROM public.ran_as_superuser)"
+        ).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])
+
+
+def test_a_superusers_step_never_runs_a_guard_function_the_admin_rewrote(
+    admin_with_event_triggers: ManagedDatabase, server_url: str
+) -> None:
+    """The admin that made the guard owns its function and may rewrite it,
+    and an event trigger runs for every role's DDL, a superuser's included:
+    a superuser's step on the hub turns the guard off before its first DDL,
+    takes the function and checks it, and refuses a rewritten one in one
+    line, its code never run. (Before, the step's own ALTER FUNCTION ...
+    OWNER TO statements ran it as the superuser, once each.)"""
+    managed = admin_with_event_triggers
+    migrate.upgrade(
+        managed.admin_url, "orders", runtime_role=managed.runtime, runtime_ddl="guarded"
+    )
+    with psycopg.connect(managed.admin_url, autocommit=True) as admin:
+        admin.execute(WITNESSED.format(function="orders.taskhub_refuse_runtime_ddl()"))
+        admin.execute("CREATE TABLE public.admin_ddl ()")
+    assert witnessed_runs(managed.admin_url)[0] > 0  # it does run, for the admin's DDL
+
+    superuser = superuser_on(managed, server_url)
+    with pytest.raises(psycopg.Error, match="is not what the package ships") as refused:
+        runtime_role.grant_operator(superuser, "orders", managed.operator)
+    assert "taskhub_refuse_runtime_ddl()" in str(refused.value)
+    assert cli(superuser, "check", "--schema", "orders") == 1
+    assert witnessed_runs(managed.admin_url)[1] == 0
+    assert guard_owners(managed.admin_url) == ("superuser", managed.admin, False)
+    with psycopg.connect(managed.admin_url) as admin:
+        enabled = admin.execute("SELECT evtenabled FROM pg_event_trigger").fetchall()
+        assert enabled == [("O",)]
+
+
+def test_a_superusers_step_takes_the_admins_guard_and_leaves_it_on(
+    admin_with_event_triggers: ManagedDatabase, server_url: str
+) -> None:
+    """With the packaged function the superuser's step goes through: the
+    guard is on again when it commits, as it was (here ENABLE ALWAYS, which
+    the admin set), its function the superuser's from then on (the admin can
+    no longer rewrite it), and it still refuses the runtime role's DDL and
+    lets the admin's by."""
+    managed = admin_with_event_triggers
+    migrate.upgrade(
+        managed.admin_url, "orders", runtime_role=managed.runtime, runtime_ddl="guarded"
+    )
+    with psycopg.connect(managed.admin_url, autocommit=True) as admin:
+        guard = admin.execute("SELECT evtname FROM pg_event_trigger").fetchone()
+        assert guard is not None
+        admin.execute(
+            sql.SQL("ALTER EVENT TRIGGER {} ENABLE ALWAYS").format(sql.Identifier(guard[0]))
+        )
+    superuser = superuser_on(managed, server_url)
+    runtime_role.grant_operator(superuser, "orders", managed.operator)
+    assert cli(superuser, "check", "--schema", "orders") == 0
+    with psycopg.connect(managed.admin_url) as admin:
+        enabled = admin.execute("SELECT evtenabled FROM pg_event_trigger").fetchall()
+        assert enabled == [("A",)]
+    assert guard_owners(managed.admin_url)[:2] == ("superuser", "superuser")
+    refusal = ddl_refusal(managed.runtime_url, "CREATE TABLE orders.runtime_ddl ()")
+    assert refusal is not None and refusal[0] == "42501", refusal
+    assert ddl_refusal(managed.admin_url, "CREATE TABLE public.admin_ddl ()") is None
+    assert cli(managed.operator_url, "inspect", "queues", "--schema", "orders") == 0
+
+
+def test_a_superusers_step_refuses_any_other_event_trigger_a_lesser_role_may_rewrite(
+    admin_with_event_triggers: ManagedDatabase, server_url: str
+) -> None:
+    """An event trigger of the admin's own, on a function it owns, would run
+    that function in every DDL of a superuser's step: the step refuses in
+    one line naming it, before any DDL."""
+    managed = admin_with_event_triggers
+    migrate.upgrade(managed.admin_url, "orders", runtime_role=managed.runtime, runtime_ddl="none")
+    with psycopg.connect(managed.admin_url, autocommit=True) as admin:
+        admin.execute(WITNESSED.format(function="public.audit_ddl()"))
+        admin.execute(
+            "CREATE EVENT TRIGGER audit_ddl ON ddl_command_end EXECUTE FUNCTION public.audit_ddl()"
+        )
+
+    superuser = superuser_on(managed, server_url)
+    refused = f"event trigger audit_ddl runs public.audit_ddl(), which role {managed.admin} may"
+    with pytest.raises(psycopg.Error, match=re.escape(refused)):
+        runtime_role.grant_operator(superuser, "orders", managed.operator)
+    assert cli(superuser, "check", "--schema", "orders") == 1
+    assert witnessed_runs(managed.admin_url)[1] == 0
