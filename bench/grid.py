@@ -45,7 +45,7 @@ from bench.per_call import (
     hot_fetch_alone,
     server_time_per_call,
 )
-from bench.server_choice import add_server_options, use_server_options
+from bench.server_choice import add_server_options, server_version, use_server_options
 from bench.sides import (
     alternating_runs,
     compare,
@@ -258,19 +258,19 @@ def main() -> None:
     )
     parser.add_argument("--only", action="append", default=[], help="a cell key (or prefix)")
     parser.add_argument("--list-cells", action="store_true", help="print the cell keys")
-    parser.add_argument("--url", help="server URL (default: DATABASE_URL, else embedded)")
     add_server_options(parser)
     args = parser.parse_args()
-    use_server_options(args)
     cells = select_cells(grid_cells(), args.only)
     if args.list_cells:
         print("\n".join(f"{c.key:<24} {c.label}" for c in cells))
         return
+    chosen_url = use_server_options(args)
     plan, flavours = parse_plan(args), flavours_with(args.also)
 
-    url, cluster = database_url(args.url)
+    url, cluster = database_url(chosen_url)
     started = time.perf_counter()
     try:
+        server = server_version(url)
         grid = run_grid(url, plan, flavours, cells)
         side = run_side_scenarios(url, plan, flavours)
         single = run_single_client(url, plan, flavours)
@@ -278,6 +278,7 @@ def main() -> None:
         if cluster is not None:
             cluster.stop()
     document: dict[str, Any] = {
+        "server": server,
         "plan": asdict(plan),
         "flavours": [f.name for f in flavours],
         "elapsed_s": time.perf_counter() - started,
@@ -291,6 +292,7 @@ def main() -> None:
         for f in flavours
         if f.name != ANCHOR
     }
+    print(f"PostgreSQL {server}")
     print_grid(document)
     RESULTS.mkdir(exist_ok=True)
     save_json(RESULTS / "grid.json", document)

@@ -2,43 +2,55 @@
 
 For each major in turn, a cluster of its own pinned binaries (as `make
 test-matrix` uses), and in one run on it, our schema side by side with the
-released duroxide 0.2.2's, alternating which goes first, medians of the
-rounds: the server time of a light orchestration turn and of an activity
-(fetch + ack, pg_stat_user_functions), one fetch of a hot instance alone
-(2,000 events of 2 KB, server time), and the runtime itself end to end
-(fan-out orchestrations per second).
+released duroxide 0.2.2's: the server time of a light orchestration turn
+and of an activity (fetch + ack, pg_stat_user_functions), one fetch of a hot
+instance alone (2,000 events of 2 KB, server time), and the runtime itself
+end to end (fan-out orchestrations per second). Each round runs all four on
+both sides, in the other order every other round; medians of the rounds.
+About 3 minutes per major (15 rounds); --quick is a smoke run of seconds.
 
     python -m bench.majors [--majors 14,15,16,17,18] [--rounds N] [--quick]
 
 Results: one table on stdout (a row per major, ours / 0.2.2 / ratio for
-each figure) and bench/results/majors.json (every run, the medians).
+each figure) and bench/results/majors.json (every run, the medians, the
+seconds each scenario took). DATABASE_URL must be unset: every major runs
+on a server started here.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import psycopg
-
 from bench import end_to_end
 from bench.per_call import QUICK_CALLS, hot_fetch_alone, server_time_per_call
+from bench.server_choice import refuse_database_url, server_version, use_bin_dir
 from bench.sides import alternating_runs, database_url, median_metrics
 from bench.targets import ANCHOR, Metrics, with_turns
 from devkit import pgbinaries
 from devkit.workloads.flavours import DUROXIDE_0_2_2, TASKHUB
 
 RESULTS = Path(__file__).resolve().parent / "results"
-FLAVOURS = [TASKHUB, DUROXIDE_0_2_2]
-CALLS = 1_000
-END_TO_END = end_to_end.EndToEndSettings(orchestrations=100, fan_out=5)
-QUICK_END_TO_END = end_to_end.EndToEndSettings(orchestrations=20, fan_out=3)
+FLAVOURS = (TASKHUB, DUROXIDE_0_2_2)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A run's size: by default about 3 minutes per major on 2 cores."""
+
+    rounds: int = 15
+    calls: int = 2_000  # light turns and activities per round and side
+    orchestrations: int = 200  # end to end, fan-outs of `fan_out` activities
+    fan_out: int = 5
+
+
+QUICK = Plan(rounds=2, calls=QUICK_CALLS, orchestrations=20, fan_out=3)
 # (column, the scenario's figure, unit)
 COLUMNS = (
     ("light turn", "orchestration turn (fetch + ack)", "us"),
@@ -48,25 +60,32 @@ COLUMNS = (
 )
 
 
-def measure_major(major: int, rounds: int, quick: bool) -> dict[str, Any]:
-    """Every figure of one major, on a cluster of its binaries started here."""
-    os.environ["PG_BIN"] = str(pgbinaries.bin_dir(major))
-    calls = QUICK_CALLS if quick else CALLS
-    settings = QUICK_END_TO_END if quick else END_TO_END
+def measure_major(major: int, plan: Plan) -> dict[str, Any]:
+    """Every figure of one major, on a cluster of its binaries started here.
+    Each round runs every scenario on both sides, the sides in the other
+    order in every other round: a noisy minute on a shared machine then
+    falls on both sides and on every scenario, not on one of them."""
+    use_bin_dir(pgbinaries.bin_dir(major))
     url, cluster = database_url(None)
+    settings = end_to_end.EndToEndSettings(orchestrations=plan.orchestrations, fan_out=plan.fan_out)
+    scenarios: dict[str, Callable[[str, str], Metrics]] = {
+        "per_call": lambda u, s: with_turns(server_time_per_call(u, s, plan.calls)),
+        "hot_fetch_alone": hot_fetch_alone,
+        "end_to_end": lambda u, s: end_to_end.run(u, s, settings),
+    }
+    runs: dict[str, dict[str, list[Metrics]]] = {
+        name: {flavour.name: [] for flavour in FLAVOURS} for name in scenarios
+    }
+    seconds = dict.fromkeys(scenarios, 0.0)
     try:
-        with psycopg.connect(url) as conn:
-            row = conn.execute("SHOW server_version").fetchone()
-        server = str(row[0]).split()[0] if row else str(major)
-        scenarios: dict[str, Callable[[str, str], Metrics]] = {
-            "per_call": lambda u, s: with_turns(server_time_per_call(u, s, calls)),
-            "hot_fetch_alone": hot_fetch_alone,
-            "end_to_end": lambda u, s: end_to_end.run(u, s, settings),
-        }
-        runs = {
-            name: alternating_runs(url, rounds, scenario, FLAVOURS)
-            for name, scenario in scenarios.items()
-        }
+        server = server_version(url)
+        for round_ in range(plan.rounds):
+            order = FLAVOURS if round_ % 2 == 0 else FLAVOURS[::-1]
+            for name, scenario in scenarios.items():
+                began = time.perf_counter()
+                for flavour, flavour_runs in alternating_runs(url, 1, scenario, order).items():
+                    runs[name][flavour].extend(flavour_runs)
+                seconds[name] += time.perf_counter() - began
     finally:
         if cluster is not None:
             cluster.stop()
@@ -74,7 +93,7 @@ def measure_major(major: int, rounds: int, quick: bool) -> dict[str, Any]:
     for by_flavour in runs.values():
         for name, flavour_runs in by_flavour.items():
             medians[name].update(median_metrics(flavour_runs))
-    return {"server": server, "medians": medians, "runs": runs}
+    return {"server": server, "seconds": seconds, "medians": medians, "runs": runs}
 
 
 def table(results: dict[int, dict[str, Any]]) -> list[str]:
@@ -100,9 +119,15 @@ def main() -> None:
         default=",".join(str(m) for m in pgbinaries.MAJORS),
         help="comma-separated majors, default every pinned one",
     )
-    parser.add_argument("--rounds", type=int, default=3, help="rounds (medians), default 3")
+    parser.add_argument(
+        "--rounds", type=int, help=f"rounds (medians), default {Plan.rounds} ({QUICK.rounds} quick)"
+    )
     parser.add_argument("--quick", action="store_true", help="short runs: a smoke test")
     args = parser.parse_args()
+    refuse_database_url("bench.majors")
+    plan = QUICK if args.quick else Plan()
+    if args.rounds:
+        plan = replace(plan, rounds=args.rounds)
     majors = [int(m) for m in args.majors.split(",") if m.strip()]
     unknown = sorted(set(majors) - set(pgbinaries.MAJORS))
     if unknown:
@@ -111,17 +136,17 @@ def main() -> None:
     results: dict[int, dict[str, Any]] = {}
     for major in majors:
         began = time.perf_counter()
-        results[major] = measure_major(major, args.rounds, args.quick)
+        results[major] = measure_major(major, plan)
         print(
             f"PostgreSQL {results[major]['server']}: {time.perf_counter() - began:.0f} s",
             flush=True,
         )
-    rounds = f"medians of {args.rounds} rounds, alternating; server time per call"
+    rounds = f"medians of {plan.rounds} rounds, alternating; server time per call"
     print(f"\nevery major, taskhub against duroxide 0.2.2 ({rounds})")
     print("\n".join(table(results)))
     elapsed = time.perf_counter() - started
     RESULTS.mkdir(exist_ok=True)
-    document = {"rounds": args.rounds, "quick": args.quick, "elapsed_s": elapsed, "majors": results}
+    document = {"plan": asdict(plan), "elapsed_s": elapsed, "majors": results}
     (RESULTS / "majors.json").write_text(json.dumps(document, indent=2))
     print(f"\nresults in {RESULTS / 'majors.json'} ({elapsed:.0f} s)")
     spread = {

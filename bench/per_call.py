@@ -24,8 +24,9 @@ from typing import Any
 
 import psycopg
 
+from bench.function_stats import flushed_totals, function_totals, ms_per_call
 from bench.grid_workload import seed_light_instances
-from bench.server_choice import add_server_options, use_server_options
+from bench.server_choice import add_server_options, server_version, use_server_options
 from bench.sides import alternating_runs, database_url, median_metrics
 from bench.targets import (
     ANCHOR,
@@ -46,7 +47,6 @@ HOT_ALONE = ContentionSettings(hot_instances=1, history_events=2_000, event_payl
 CALLS = 1_000
 QUICK_CALLS = 200
 MEASURED = ("fetch_orchestration_item", "ack_orchestration_item", "fetch_work_item", "ack_worker")
-FunctionTotals = dict[str, tuple[int, float]]
 
 
 def _median_ms(conn: psycopg.Connection[Any], sql: str, args: list[Any], times: int) -> float:
@@ -56,36 +56,6 @@ def _median_ms(conn: psycopg.Connection[Any], sql: str, args: list[Any], times: 
         conn.execute(sql, args).fetchall()
         samples.append((time.perf_counter() - started) * 1000)
     return statistics.median(samples)
-
-
-def _function_totals(conn: psycopg.Connection[Any], schema: str) -> FunctionTotals:
-    rows = conn.execute(
-        "SELECT funcname, calls, total_time FROM pg_stat_user_functions WHERE schemaname = %s",
-        [schema],
-    ).fetchall()
-    return {name: (int(calls), float(total)) for name, calls, total in rows}
-
-
-def _flushed_totals(url: str, conn: psycopg.Connection[Any], schema: str) -> FunctionTotals:
-    """The function statistics once `conn` has flushed its own, read on a new
-    connection (which holds no cached snapshot of them)."""
-    if conn.info.server_version >= 150000:
-        conn.execute("SELECT pg_stat_force_next_flush()")
-        conn.execute("SELECT 1")
-        time.sleep(0.5)
-    else:
-        # PostgreSQL 14 has no forced flush: a backend reports its statistics
-        # at the end of a statement at most every 500 ms.
-        time.sleep(0.6)
-        conn.execute("SELECT 1")
-    with psycopg.connect(url, autocommit=True) as reader:
-        return _function_totals(reader, schema)
-
-
-def _server_ms_per_call(before: FunctionTotals, after: FunctionTotals, name: str) -> float:
-    calls = after[name][0] - before.get(name, (0, 0.0))[0]
-    total_ms = after[name][1] - before.get(name, (0, 0.0))[1]
-    return total_ms / calls if calls else 0.0
 
 
 def hot_fetch_alone(url: str, schema: str, times: int = 9) -> dict[str, float]:
@@ -105,7 +75,7 @@ def hot_fetch_alone(url: str, schema: str, times: int = 9) -> dict[str, float]:
         seed_hot_instances(conn, schema, HOT_ALONE)
         conn.execute(f"ANALYZE {q}.history")
         conn.execute("SET track_functions = 'all'")
-        before = _function_totals(conn, schema)
+        before = function_totals(conn, schema)
         fetches, floors = [], []
         for _ in range(times):
             started = time.perf_counter()
@@ -116,10 +86,10 @@ def hot_fetch_alone(url: str, schema: str, times: int = 9) -> dict[str, float]:
                 f"SELECT {q}.abandon_orchestration_item(%s, %s, 0, true)", [row[0], now_ms()]
             )
             floors.append(_median_ms(conn, floor, [], 1))
-        after = _flushed_totals(url, conn, schema)
+        after = flushed_totals(url, conn, schema, before, {"fetch_orchestration_item": times})
     return {
         "fetch_ms": statistics.median(fetches),
-        "fetch_server_ms": _server_ms_per_call(before, after, "fetch_orchestration_item"),
+        "fetch_server_ms": ms_per_call(before, after, "fetch_orchestration_item"),
         "string_agg_floor_ms": statistics.median(floors),
     }
 
@@ -128,7 +98,7 @@ def _timed(round_trips: dict[str, list[float]], name: str, started: float) -> No
     round_trips.setdefault(name, []).append((time.perf_counter() - started) * 1e6)
 
 
-def _orchestration_turns(
+def orchestration_turns(
     conn: psycopg.Connection[Any], q: str, calls: int, round_trips: dict[str, list[float]]
 ) -> None:
     """Light turns: fetch, ack with one new event and one message to the same instance."""
@@ -200,12 +170,12 @@ def server_time_per_call(url: str, schema: str, calls: int = CALLS) -> dict[str,
     seed_light_turns(url, schema)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET track_functions = 'all'")
-        before = _function_totals(conn, schema)
+        before = function_totals(conn, schema)
         round_trips: dict[str, list[float]] = {}
-        _orchestration_turns(conn, q, calls, round_trips)
+        orchestration_turns(conn, q, calls, round_trips)
         _activities(conn, q, calls, round_trips)
-        after = _flushed_totals(url, conn, schema)
-    figures = {name: 1000 * _server_ms_per_call(before, after, name) for name in MEASURED}
+        after = flushed_totals(url, conn, schema, before, dict.fromkeys(MEASURED, calls))
+    figures = {name: 1000 * ms_per_call(before, after, name) for name in MEASURED}
     figures = with_turns(figures)
     for name in MEASURED:
         figures[f"{name} round trip"] = statistics.median(round_trips[name])
@@ -231,15 +201,15 @@ def main() -> None:
     parser.add_argument(
         "--also", action="append", default=[], choices=sorted(ALL), help="another flavour"
     )
-    parser.add_argument("--url", help="server URL (default: DATABASE_URL, else embedded)")
     add_server_options(parser)
     args = parser.parse_args()
-    use_server_options(args)
+    chosen_url = use_server_options(args)
     flavours = flavours_with(args.also)
     calls = QUICK_CALLS if args.quick else CALLS
-    url, cluster = database_url(args.url)
+    url, cluster = database_url(chosen_url)
     started = time.perf_counter()
     try:
+        server = server_version(url)
         # Each in its own alternating rounds: neither always follows the other.
         per_call_runs = alternating_runs(
             url, args.rounds, lambda u, s: server_time_per_call(u, s, calls), flavours
@@ -251,12 +221,14 @@ def main() -> None:
     per_call = {name: median_metrics(runs) for name, runs in per_call_runs.items()}
     alone = {name: median_metrics(runs) for name, runs in alone_runs.items()}
     rounds = f"medians of {args.rounds} rounds, ratio to duroxide 0.2.2"
+    print(f"PostgreSQL {server}")
     print_ratio_table(f"microseconds per call, {calls} calls of each ({rounds})", per_call)
     print_ratio_table(f"hot fetch alone, 2,000 events of 2 KB, ms ({rounds})", alone)
     targets = {f.name: targets_of(per_call, alone, f.name) for f in flavours if f.name != ANCHOR}
     for name, judged in targets.items():
         print_targets(f"targets of issue 23, {name} against duroxide 0.2.2:", judged)
     document = {
+        "server": server,
         "rounds": args.rounds,
         "calls": calls,
         "elapsed_s": time.perf_counter() - started,

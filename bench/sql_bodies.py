@@ -24,17 +24,14 @@ from typing import Any
 
 import psycopg
 
-from bench.per_call import (
-    _flushed_totals,
-    _function_totals,
-    _orchestration_turns,
-    seed_light_turns,
-)
-from bench.server_choice import add_server_options, use_server_options
+from bench.function_stats import calls_between, flushed_totals, function_totals
+from bench.per_call import orchestration_turns, seed_light_turns
+from bench.server_choice import add_server_options, server_version, use_server_options
 from bench.sides import database_url, fresh_schema
 from devkit.workloads.flavours import TASKHUB
 
 TURNS = 500
+TURN_FUNCTIONS = ("fetch_orchestration_item", "ack_orchestration_item")
 LOOP_CALLS = 100_000
 # Each PL/pgSQL helper of a light turn, with a twin in SQL that gives the
 # same answer (the clock's twin leaves out its refusal of a caller clock
@@ -71,16 +68,11 @@ def calls_per_turn(url: str, schema: str) -> tuple[dict[str, float], float]:
     seed_light_turns(url, schema)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET track_functions = 'all'")
-        before = _function_totals(conn, schema)
-        _orchestration_turns(conn, q, TURNS, {})
-        after = _flushed_totals(url, conn, schema)
-    per_turn = {
-        name: (calls - before.get(name, (0, 0.0))[0]) / TURNS for name, (calls, _) in after.items()
-    }
-    turn_ms = sum(
-        after[name][1] - before.get(name, (0, 0.0))[1]
-        for name in ("fetch_orchestration_item", "ack_orchestration_item")
-    )
+        before = function_totals(conn, schema)
+        orchestration_turns(conn, q, TURNS, {})
+        after = flushed_totals(url, conn, schema, before, dict.fromkeys(TURN_FUNCTIONS, TURNS))
+    per_turn = {name: calls_between(before, after, name) / TURNS for name in after}
+    turn_ms = sum(after[name][1] - before.get(name, (0, 0.0))[1] for name in TURN_FUNCTIONS)
     return per_turn, 1000 * turn_ms / TURNS
 
 
@@ -128,21 +120,19 @@ def call_costs(url: str, schema: str, rounds: int) -> dict[str, tuple[float, flo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5, help="rounds (medians), default 5")
-    parser.add_argument("--url", help="server URL (default: DATABASE_URL, else embedded)")
     add_server_options(parser)
     args = parser.parse_args()
-    use_server_options(args)
-    url, cluster = database_url(args.url)
+    chosen_url = use_server_options(args)
+    url, cluster = database_url(chosen_url)
     try:
-        with psycopg.connect(url) as conn:
-            server = conn.execute("SHOW server_version").fetchone()
+        server = server_version(url)
         schema = fresh_schema(url, TASKHUB)
         per_turn, turn_us = calls_per_turn(url, schema)
         costs = call_costs(url, schema, args.rounds)
     finally:
         if cluster is not None:
             cluster.stop()
-    print(f"\nPostgreSQL {server[0] if server else '?'}: light turn {turn_us:.1f} us on the server")
+    print(f"\nPostgreSQL {server}: light turn {turn_us:.1f} us on the server")
     print(f"{'helper':<26}{'calls/turn':>11}{'plpgsql us':>12}{'sql us':>9}{'saving/turn':>13}")
     saving = 0.0
     for name, (plpgsql, sql) in costs.items():

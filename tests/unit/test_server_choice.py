@@ -1,5 +1,5 @@
-"""bench/server_choice.py: --pg-bin and --major name the server a benchmark
-starts; no database."""
+"""bench/server_choice.py: --url, --pg-bin and --major name the server a
+benchmark runs on; no database."""
 
 from __future__ import annotations
 
@@ -19,28 +19,46 @@ def parsed(*argv: str) -> argparse.Namespace:
     return parser.parse_args(list(argv))
 
 
-def test_a_major_resolves_to_its_pinned_binaries(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def pinned(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """devkit.pgbinaries.bin_dir without a download: the majors asked for."""
     asked: list[int] = []
 
-    def pinned(major: int) -> Path:
+    def bin_dir(major: int) -> Path:
         asked.append(major)
         return Path(f"/cache/postgresql-{major}/bin")
 
-    monkeypatch.setattr(pgbinaries, "bin_dir", pinned)
-    # Set through monkeypatch first, so that whatever the code under test
-    # writes there is undone after the test (the other tests of this process
-    # start their servers from PG_BIN).
-    monkeypatch.setenv("PG_BIN", "/before")
-    chosen = server_choice.use_server_options(parsed("--major", "17"))
-    assert chosen == Path("/cache/postgresql-17/bin") and asked == [17]
+    monkeypatch.setattr(pgbinaries, "bin_dir", bin_dir)
+    # Set through monkeypatch before they are removed, so that whatever the
+    # code under test writes there is undone after the test (delenv of an
+    # unset variable records nothing; the other tests of this process start
+    # their servers from PG_BIN).
+    for name in ("PG_BIN", "DATABASE_URL"):
+        monkeypatch.setenv(name, "/before")
+        monkeypatch.delenv(name)
+    return asked
+
+
+def test_a_major_resolves_to_its_pinned_binaries(pinned: list[int]) -> None:
+    assert server_choice.use_server_options(parsed("--major", "17")) is None
+    assert pinned == [17]
     assert os.environ["PG_BIN"] == "/cache/postgresql-17/bin"
 
 
-def test_a_bin_folder_of_ones_own_needs_pg_ctl(tmp_path: Path) -> None:
+def test_every_supported_major_is_a_choice(pinned: list[int]) -> None:
+    for major in (14, 15, 16, 17, 18):
+        server_choice.use_server_options(parsed("--major", str(major)))
+        assert os.environ["PG_BIN"] == f"/cache/postgresql-{major}/bin"
+    assert pinned == [14, 15, 16, 17, 18]
+
+
+def test_a_bin_folder_of_ones_own_needs_pg_ctl(tmp_path: Path, pinned: list[int]) -> None:
     with pytest.raises(SystemExit, match="no pg_ctl"):
-        server_choice.bin_dir_for(tmp_path, None)
+        server_choice.use_server_options(parsed("--pg-bin", str(tmp_path)))
+    assert "PG_BIN" not in os.environ
     (tmp_path / "pg_ctl").touch()
-    assert server_choice.bin_dir_for(tmp_path, None) == tmp_path
+    assert server_choice.use_server_options(parsed("--pg-bin", str(tmp_path))) is None
+    assert os.environ["PG_BIN"] == str(tmp_path) and pinned == []
 
 
 def test_without_options_the_default_server_stays(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -49,8 +67,32 @@ def test_without_options_the_default_server_stays(monkeypatch: pytest.MonkeyPatc
     assert os.environ["PG_BIN"] == "/usr/lib/postgresql/15/bin"
 
 
-def test_a_major_without_pinned_binaries_and_both_options_are_refused() -> None:
+def test_a_url_is_passed_on_and_names_no_binaries(pinned: list[int]) -> None:
+    assert server_choice.use_server_options(parsed("--url", "postgresql://h/db")) == (
+        "postgresql://h/db"
+    )
+    assert "PG_BIN" not in os.environ and pinned == []
+
+
+def test_binaries_are_refused_while_database_url_names_a_server(
+    pinned: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Else the run would measure DATABASE_URL's server under the major's name.
+    monkeypatch.setenv("DATABASE_URL", "postgresql://h/db")
+    with pytest.raises(SystemExit, match="DATABASE_URL"):
+        server_choice.use_server_options(parsed("--major", "18"))
+    assert "PG_BIN" not in os.environ
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--major", "12"),
+        ("--major", "17", "--pg-bin", "/usr/lib/postgresql/15/bin"),
+        ("--major", "17", "--url", "postgresql://h/db"),
+        ("--pg-bin", "/usr/lib/postgresql/15/bin", "--url", "postgresql://h/db"),
+    ],
+)
+def test_an_unpinned_major_and_two_servers_at_once_are_refused(argv: tuple[str, ...]) -> None:
     with pytest.raises(SystemExit):
-        parsed("--major", "12")
-    with pytest.raises(SystemExit):
-        parsed("--major", "17", "--pg-bin", "/usr/lib/postgresql/15/bin")
+        parsed(*argv)
