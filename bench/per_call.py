@@ -46,6 +46,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 HOT_ALONE = ContentionSettings(hot_instances=1, history_events=2_000, event_payload_bytes=2_000)
 CALLS = 1_000
 QUICK_CALLS = 200
+LIGHT_INSTANCES = 200
 MEASURED = ("fetch_orchestration_item", "ack_orchestration_item", "fetch_work_item", "ack_worker")
 
 
@@ -99,17 +100,22 @@ def _timed(round_trips: dict[str, list[float]], name: str, started: float) -> No
 
 
 def orchestration_turns(
-    conn: psycopg.Connection[Any], q: str, calls: int, round_trips: dict[str, list[float]]
+    conn: psycopg.Connection[Any],
+    q: str,
+    calls: int,
+    round_trips: dict[str, list[float]],
+    fetch: str = "fetch_orchestration_item",
+    ack: str = "ack_orchestration_item",
 ) -> None:
-    """Light turns: fetch, ack with one new event and one message to the same instance."""
+    """Light turns: fetch, ack with one new event and one message to the same
+    instance (`fetch` and `ack` name the procedures: bench.sql_turn's twins)."""
     for _ in range(calls):
         started = time.perf_counter()
         row = conn.execute(
-            "SELECT out_instance_id, out_lock_token, out_execution_id"
-            f" FROM {q}.fetch_orchestration_item(%s, 30000)",
+            f"SELECT out_instance_id, out_lock_token, out_execution_id FROM {q}.{fetch}(%s, 30000)",
             [now_ms()],
         ).fetchone()
-        _timed(round_trips, "fetch_orchestration_item", started)
+        _timed(round_trips, fetch, started)
         assert row is not None
         instance, token, execution = row
         # Not timed; read from the history so as not to depend on out_history's type.
@@ -123,10 +129,10 @@ def orchestration_turns(
         message = {"ExternalRaised": {"instance": instance, "name": "Go", "data": "{}"}}
         started = time.perf_counter()
         conn.execute(
-            f"SELECT {q}.ack_orchestration_item(%s, %s, %s, %s, '[]', %s, '{{}}')",
+            f"SELECT {q}.{ack}(%s, %s, %s, %s, '[]', %s, '{{}}')",
             [token, now_ms(), execution, json.dumps([event]), json.dumps([message])],
         )
-        _timed(round_trips, "ack_orchestration_item", started)
+        _timed(round_trips, ack, started)
 
 
 def _activities(
@@ -154,9 +160,9 @@ def _activities(
 
 
 def seed_light_turns(url: str, schema: str) -> None:
-    """200 light instances, each with a message waiting, and fresh statistics."""
+    """LIGHT_INSTANCES light instances, each with a message waiting, and fresh statistics."""
     with psycopg.connect(url, autocommit=True) as conn:
-        seed_light_instances(conn, schema, 200)
+        seed_light_instances(conn, schema, LIGHT_INSTANCES)
         q = f'"{schema}"'
         conn.execute(f"ANALYZE {q}.history, {q}.orchestrator_queue, {q}.instances")
 
