@@ -15,7 +15,7 @@
 #   make bench-grid  the hot path over a grid of loads, side by side (table, JSON, heat map)
 #   make bench-per-call  server time and round trip per procedure call, side by side
 #   make bench-majors  the light turn, the activity, the hot fetch and end to end on
-#               every supported major (MAJORS=14,15,16,17,18), side by side
+#               every supported major (MAJORS=14,15,16,17,18), side by side (3 min a major)
 #   make bench-wakeups  push wakeups against polling: start latency, notification cost
 #   make bench-dashboard  each dashboard page's server time on 100,000 instances
 #   make bench-tracing  a provider call without OpenTelemetry, with the API alone, with an SDK
