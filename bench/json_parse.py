@@ -33,7 +33,9 @@ from devkit.workloads.flavours import TASKHUB
 EVENTS = "FROM {q}.history AS h WHERE h.instance_id = %s AND h.execution_id = 1"
 READS = {
     "string_agg floor": (
-        "SELECT length('[' || string_agg(h.event_data, ',' ORDER BY h.event_id) || ']') " + EVENTS
+        # octet_length: length() would count the characters of 4 MB of UTF-8.
+        "SELECT octet_length('[' || string_agg(h.event_data, ',' ORDER BY h.event_id) || ']') "
+        + EVENTS
     ),
     "as json (ours)": (
         "SELECT ('[' || string_agg(h.event_data, ',' ORDER BY h.event_id) || ']')::json IS NULL "
