@@ -99,12 +99,12 @@ def _twin(name: str, schema: str) -> str:
     return (TWINS / name).read_text().replace("__SCHEMA__", f'"{schema}"')
 
 
-def _statements(text: str) -> list[str]:
+def statements_of(text: str) -> list[str]:
     """The statements of an SQL body, each without its final semicolon."""
     return [s.strip() for s in text.split(";\n") if s.strip()]
 
 
-def _as_plpgsql(statement: str) -> str:
+def as_plpgsql(statement: str) -> str:
     """A statement as a PL/pgSQL body runs it: a SELECT whose rows go nowhere
     is a PERFORM there."""
     return re.sub(r"\ASELECT\b", "PERFORM", statement)
@@ -122,7 +122,7 @@ def create_twins(url: str, schema: str) -> None:
     """Every twin, beside the hub's own procedures."""
     q = f'"{schema}"'
     fetch_statement = _twin("fetch_statement.sql", schema)
-    ack_statements = _statements(_twin("ack_statements.sql", schema))
+    ack_statements = statements_of(_twin("ack_statements.sql", schema))
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(_twin("lease_lost.sql", schema))
         _create(conn, q, "twin_fetch_steps", FETCH_SIGNATURE, _twin("fetch_steps.sql", schema))
@@ -136,7 +136,7 @@ def create_twins(url: str, schema: str) -> None:
         )
         _create(conn, q, "twin_ack_steps", ACK_SIGNATURE, _twin("ack_steps.sql", schema))
         _create(conn, q, "twin_ack_sql", ACK_SIGNATURE, ";\n\n".join(ack_statements))
-        pl_body = "".join(f"{_as_plpgsql(s)};\n" for s in ack_statements)
+        pl_body = "".join(f"{as_plpgsql(s)};\n" for s in ack_statements)
         _create(conn, q, "twin_ack_pl", ACK_SIGNATURE, f"BEGIN\n{pl_body}END")
 
 
