@@ -46,8 +46,8 @@ def refuse_database_url(starting: str) -> None:
     wrong name; and DATABASE_URL always wins elsewhere, so it is not ignored."""
     if os.environ.get("DATABASE_URL"):
         raise SystemExit(
-            f"{starting} starts a server of its own, but DATABASE_URL names one:"
-            " unset DATABASE_URL, or run without it"
+            f"{starting} starts a server of its own, but DATABASE_URL names another:"
+            " unset DATABASE_URL to run it"
         )
 
 
