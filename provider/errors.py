@@ -1,7 +1,8 @@
 """Errors raised by the provider, split by what the caller should do next.
 
 * `RetryableError`: transient (connection lost, deadlock, statement timeout,
-  server restarting, disk full). Retry the same call later.
+  server restarting, disk full, a failover under way, a pooler's prepared
+  statement clash). Retry the same call later.
 * `PermanentError`: retrying the same call cannot succeed (bad input, a
   duplicate event, a schema that is missing a function). `InvalidInput` is
   the bad input found before any SQL runs; `ConfigurationError` a hub that
@@ -31,7 +32,21 @@ _RETRYABLE_STATES = {
     "40P01",  # deadlock_detected
     "55P03",  # lock_not_available
     "0A000",  # cached plan must not change result type (a migration replaced a function)
+    # A connection that no longer reaches a writable primary: one left on a
+    # demoted primary, or a standby reached through a URL without
+    # target_session_attrs=read-write. A new connection finds the primary.
+    "25006",  # read_only_sql_transaction
+    # A prepared statement another client of a transaction pooler made or
+    # dropped (provider/client/pooling.py says how to avoid them): the next
+    # call, on another server connection, can succeed.
+    "26000",  # invalid_sql_statement_name: prepared statement does not exist
+    "42P05",  # duplicate_prepared_statement
 }
+
+# SQLSTATEs after which the connection itself is not worth keeping: the pool
+# closes it rather than hand it out again (the 08 and 57P0x classes already
+# leave the connection broken).
+REPLACE_CONNECTION_STATES = frozenset({"25006"})
 
 
 class TaskHubError(Exception):

@@ -30,7 +30,7 @@ from provider.client.connecting import (
 )
 from provider.client.plans import AsyncRunner, Call, Plan, Rows, SyncRunner
 from provider.config import TaskHubConfig
-from provider.errors import LockLost, TaskHubError, translate
+from provider.errors import REPLACE_CONNECTION_STATES, LockLost, TaskHubError, translate
 from provider.logs import fields
 from provider.shapes import activity_body
 from provider.tracing import CallSpan, call_span
@@ -206,8 +206,13 @@ class ProcedureClient(SyncRunner):
                 else self._pool.connection(call.timeout_s) as conn,
                 conn.cursor(row_factory=dict_row) as cur,
             ):
-                cur.execute(query, call.args)
-                rows = cur.fetchall() if cur.description else []
+                try:
+                    cur.execute(query, call.args)
+                    rows = cur.fetchall() if cur.description else []
+                except psycopg.Error as error:
+                    if own is None and error.sqlstate in REPLACE_CONNECTION_STATES:
+                        conn.close()  # the pool drops it on return
+                    raise
         except (psycopg.Error, PoolTimeout) as error:
             if isinstance(error, psycopg.OperationalError) and own is None:
                 # The server may have dropped every connection (restart, failover,
@@ -310,8 +315,13 @@ class AsyncProcedureClient(AsyncRunner):
                 else self._pool.connection(call.timeout_s) as conn,
                 conn.cursor(row_factory=dict_row) as cur,
             ):
-                await cur.execute(query, call.args)
-                rows = await cur.fetchall() if cur.description else []
+                try:
+                    await cur.execute(query, call.args)
+                    rows = await cur.fetchall() if cur.description else []
+                except psycopg.Error as error:
+                    if own is None and error.sqlstate in REPLACE_CONNECTION_STATES:
+                        await conn.close()  # the pool drops it on return
+                    raise
         except (psycopg.Error, PoolTimeout) as error:
             if isinstance(error, psycopg.OperationalError) and own is None:
                 await self._pool.check()
