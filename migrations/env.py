@@ -48,9 +48,10 @@ import random
 import time
 from typing import Any
 
+import psycopg
 from alembic import context
 from alembic.runtime.migration import MigrationContext, RevisionStep
-from sqlalchemy import create_engine, event, pool
+from sqlalchemy import create_engine, pool
 from sqlalchemy.engine import Connection
 
 from provider.deploy import (
@@ -58,6 +59,7 @@ from provider.deploy import (
     migration_options,
     privileged_fence,
     runtime_role,
+    session_pinning,
     table_locks,
     turn_form,
 )
@@ -217,8 +219,22 @@ def _step_name(step: Any) -> str:
     return f"{source} -> {target}"
 
 
+def _dbapi(connection: Connection) -> psycopg.Connection[Any]:
+    raw: psycopg.Connection[Any] = connection.connection.dbapi_connection  # type: ignore[assignment]
+    return raw
+
+
+def _same_session() -> None:
+    """Online, the transaction under way must be on the run's server session
+    (provider/deploy/session_pinning.py)."""
+    pinned = PINNED.get("pin")
+    if pinned is not None and pinned.pooled:
+        session_pinning.check(_dbapi(context.get_bind()), pinned)
+
+
 def _applied(**applied: Any) -> None:
     """Alembic calls this after each revision, just before its commit."""
+    _same_session()
     applied_steps.append(applied["step"])
     RUN.steps.append(_step_name(applied["step"]))
     RUN.first_revision_done_at = RUN.first_revision_done_at or time.time()
@@ -331,6 +347,7 @@ def _run(connection: Connection | None, first: bool = True, final: bool = True) 
     with context.begin_transaction():  # the pass's one transaction, unless per revision
         if first:
             with _transaction():
+                _same_session()
                 # Queue behind other deploy jobs of this schema (no timeout),
                 # then give up quickly on every other lock.
                 context.execute(PINNED_SEARCH_PATH)
@@ -429,25 +446,50 @@ def _attempt_online(engine: Any, number: int) -> LockWait | None:
         finally:
             if GUARD.node_gate is not None:
                 GUARD.node_gate.open()  # after a failure; a commit opened it already
+            pinned = PINNED.get("pin")
+            if pinned is not None:
+                session_pinning.release(_dbapi(connection), pinned)
     return None
 
 
-def _pin_search_path(dbapi_connection: Any, _record: Any) -> None:
-    """Before the run's first look at the hub (online)."""
-    with dbapi_connection.cursor() as cursor:
-        cursor.execute(PINNED_SEARCH_PATH)
-    dbapi_connection.commit()
+# The server session the online run's connection reached (session_pinning.Pin).
+PINNED: dict[str, session_pinning.Pin] = {}
+
+
+def _libpq_url(url: str) -> str:
+    """The URL as libpq takes it, unparsed by SQLAlchemy: a multi-host URL
+    (h1:p1,h2:p2), a keyword string and every other libpq form reach libpq whole."""
+    prefix = "postgresql+psycopg://"
+    return "postgresql://" + url[len(prefix) :] if url.startswith(prefix) else url
+
+
+def _connector(url: str, connect_args: dict[str, Any]) -> Any:
+    """SQLAlchemy's creator: each connection made by libpq from the URL as
+    given; first the look at which server session it reached, then the
+    search_path pinned, before the run's first look at the hub."""
+
+    def connect() -> psycopg.Connection[Any]:
+        conn = psycopg.connect(url, prepare_threshold=None, **connect_args)
+        try:
+            PINNED["pin"] = session_pinning.pin(conn, url, connect_args)
+            conn.execute(PINNED_SEARCH_PATH)
+            conn.commit()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    return connect
 
 
 def run_migrations_online() -> None:
-    url = _database_url()
+    url = _libpq_url(_database_url())
     connect_args = {} if "application_name=" in url else {"application_name": APPLICATION_NAME}
-    engine = create_engine(url, poolclass=pool.NullPool, connect_args=connect_args)
-    event.listen(engine, "connect", _pin_search_path)
-    # On a hub distributed by Citus the run closes the call gate on its node too.
-    GUARD.node_gate = NodeGate(
-        engine.url.set(drivername="postgresql").render_as_string(hide_password=False), SCHEMA
+    engine = create_engine(
+        "postgresql+psycopg://", poolclass=pool.NullPool, creator=_connector(url, connect_args)
     )
+    # On a hub distributed by Citus the run closes the call gate on its node too.
+    GUARD.node_gate = NodeGate(url, SCHEMA)
     started = time.monotonic()
     try:
         for number in range(1, LOCKS.attempts + 1):

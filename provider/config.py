@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 from provider.errors import InvalidInput
 from provider.schema_name import validate_schema_name
+
+# What sits between the provider and the server (provider/client/pooling.py).
+Pooler = Literal["auto", "direct", "session", "transaction"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,18 @@ class TaskHubConfig:
     # so that each call is one hop. A hub that is not distributed there is
     # reached at `url` as it is.
     citus_direct: bool = False
+    # What sits between the provider and the server: "auto" looks when the hub
+    # opens; "direct", "session" or "transaction" (a pooler's pool mode) say it
+    # (docs/poolers-and-failover.md).
+    pooler: Pooler = "auto"
+    # After how many runs psycopg prepares a statement on the server; None
+    # never does (transaction pooling); "auto": psycopg's 5, None behind a
+    # transaction pooler.
+    prepare_threshold: int | Literal["auto"] | None = "auto"
+    # Where push wakeups LISTEN when `url` goes through a transaction pooler:
+    # the server directly, or a pooler's session mode. None: `url`, unless a
+    # transaction pooler is in between (then the workers poll).
+    listen_url: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         validate_schema_name(self.schema)
@@ -55,3 +71,16 @@ class TaskHubConfig:
             raise InvalidInput("connect", "connect_timeout_s must be positive")
         if self.statement_timeout_ms is not None and self.statement_timeout_ms <= 0:
             raise InvalidInput("connect", "statement_timeout_ms must be positive or None")
+        if self.pooler not in get_args(Pooler):
+            raise InvalidInput(
+                "connect", f"pooler must be one of {', '.join(get_args(Pooler))}: {self.pooler!r}"
+            )
+        threshold = self.prepare_threshold
+        if (
+            threshold != "auto"
+            and threshold is not None
+            and (isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 0)
+        ):
+            raise InvalidInput(
+                "connect", "prepare_threshold must be a whole number >= 0, None or 'auto'"
+            )

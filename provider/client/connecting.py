@@ -10,14 +10,29 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 
 from provider.citus_placement import CITUS_PRESENT, PLACEMENT_QUERY, Node, node_url
+from provider.client.pooling import (
+    behind_a_pooler,
+    behind_a_pooler_async,
+    refused_startup_option,
+)
 from provider.config import TaskHubConfig
 from provider.errors import ConfigurationError
 from provider.masking import mask_url, masked, passwords_of, url_problem
+
+
+class Opened(NamedTuple):
+    conn: psycopg.Connection[Any]
+    refused_option: bool  # a pooler refused the startup option
+
+
+class AsyncOpened(NamedTuple):
+    conn: psycopg.AsyncConnection[Any]
+    refused_option: bool
 
 
 def _refused(operation: str, url: str, problem: str, error: psycopg.Error) -> ConfigurationError:
@@ -49,27 +64,69 @@ def _connect_problem(config: TaskHubConfig, error: psycopg.Error) -> str:
     return "cannot connect to"
 
 
-def probe(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> None:
+def _refusal_hint(config: TaskHubConfig, error: psycopg.Error) -> str:
+    if refused_startup_option(error):
+        return (
+            "cannot connect (a connection pooler refuses the statement timeout's startup "
+            f"option: pooler={config.pooler!r}; set pooler='transaction' or 'session') to"
+        )
+    return _connect_problem(config, error)
+
+
+def _without_startup_option(settings: dict[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in settings.items() if name != "options"}
+
+
+def _first_connection(config: TaskHubConfig, url: str, settings: dict[str, Any]) -> Opened:
+    """A connection as the pool will make it, and whether a pooler answered:
+    with pooler='auto', one that refuses the startup option is a pooler, and
+    the connection is made again without it."""
+    timeout = _connect_timeout(config)
+    try:
+        return Opened(psycopg.Connection.connect(url, **settings, connect_timeout=timeout), False)
+    except psycopg.Error as error:
+        if not (config.pooler == "auto" and refused_startup_option(error)):
+            raise
+    bare = _without_startup_option(settings)
+    return Opened(psycopg.Connection.connect(url, **bare, connect_timeout=timeout), True)
+
+
+async def _first_connection_async(
+    config: TaskHubConfig, url: str, settings: dict[str, Any]
+) -> AsyncOpened:
+    """As `_first_connection`, on the running event loop."""
+    timeout = _connect_timeout(config)
+    try:
+        conn = await psycopg.AsyncConnection.connect(url, **settings, connect_timeout=timeout)
+        return AsyncOpened(conn, False)
+    except psycopg.Error as error:
+        if not (config.pooler == "auto" and refused_startup_option(error)):
+            raise
+    bare = _without_startup_option(settings)
+    conn = await psycopg.AsyncConnection.connect(url, **bare, connect_timeout=timeout)
+    return AsyncOpened(conn, True)
+
+
+def probe(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> bool:
     """Make one connection as the pool will, at once: a hub that cannot
     connect raises here, not on its first call 10 s later as a RetryableError
-    a worker would retry forever."""
+    a worker would retry forever. Whether a pooler sits in between."""
     try:
-        timeout = _connect_timeout(config)
-        psycopg.Connection.connect(config.url, **settings, connect_timeout=timeout).close()
+        opened = _first_connection(config, config.url, settings)
+        with opened.conn as conn:
+            return opened.refused_option or behind_a_pooler(conn)
     except psycopg.Error as error:
-        raise _refused(operation, config.url, _connect_problem(config, error), error) from None
+        raise _refused(operation, config.url, _refusal_hint(config, error), error) from None
 
 
-async def probe_async(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> None:
+async def probe_async(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> bool:
     """As `probe`, on the running event loop."""
     try:
-        timeout = _connect_timeout(config)
-        conn = await psycopg.AsyncConnection.connect(
-            config.url, **settings, connect_timeout=timeout
-        )
-        await conn.close()
+        opened = await _first_connection_async(config, config.url, settings)
+        async with opened.conn as conn:
+            return opened.refused_option or await behind_a_pooler_async(conn)
     except psycopg.Error as error:
-        raise _refused(operation, config.url, _connect_problem(config, error), error) from None
+        raise _refused(operation, config.url, _refusal_hint(config, error), error) from None
 
 
 def _node_of(rows: list[Any], config: TaskHubConfig) -> str:
@@ -79,41 +136,43 @@ def _node_of(rows: list[Any], config: TaskHubConfig) -> str:
     return node_url(config.url, Node(str(rows[0][0]), int(rows[0][1])))
 
 
-def direct_url(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> str:
+def direct_url(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> tuple[str, bool]:
     """With citus_direct: the URL of the Citus node that holds the hub, found
     on config.url (the coordinator; connecting to it is the probe), and the
-    node probed in turn; config.url itself for a hub not distributed."""
+    node probed in turn; config.url itself for a hub not distributed. With it,
+    whether a pooler sits in front of the node."""
     try:
-        timeout = _connect_timeout(config)
-        with psycopg.Connection.connect(config.url, **settings, connect_timeout=timeout) as conn:
+        opened = _first_connection(config, config.url, settings)
+        with opened.conn as conn:
+            pooled = opened.refused_option or behind_a_pooler(conn)
             present = conn.execute(CITUS_PRESENT).fetchone()
             rows = []
             if present and present[0]:
                 rows = conn.execute(PLACEMENT_QUERY, {"schema": config.schema}).fetchall()
     except psycopg.Error as error:
-        raise _refused(operation, config.url, _connect_problem(config, error), error) from None
+        raise _refused(operation, config.url, _refusal_hint(config, error), error) from None
     url = _node_of(rows, config)
     if url != config.url:
-        probe(operation, replace(config, url=url), settings)
-    return url
+        pooled = probe(operation, replace(config, url=url), settings)
+    return url, pooled
 
 
-async def direct_url_async(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> str:
+async def direct_url_async(
+    operation: str, config: TaskHubConfig, settings: dict[str, Any]
+) -> tuple[str, bool]:
     """As `direct_url`, on the running event loop."""
     try:
-        timeout = _connect_timeout(config)
-        conn = await psycopg.AsyncConnection.connect(
-            config.url, **settings, connect_timeout=timeout
-        )
-        async with conn:
+        opened = await _first_connection_async(config, config.url, settings)
+        async with opened.conn as conn:
+            pooled = opened.refused_option or await behind_a_pooler_async(conn)
             present = await (await conn.execute(CITUS_PRESENT)).fetchone()
             rows = []
             if present and present[0]:
                 cursor = await conn.execute(PLACEMENT_QUERY, {"schema": config.schema})
                 rows = await cursor.fetchall()
     except psycopg.Error as error:
-        raise _refused(operation, config.url, _connect_problem(config, error), error) from None
+        raise _refused(operation, config.url, _refusal_hint(config, error), error) from None
     url = _node_of(rows, config)
     if url != config.url:
-        await probe_async(operation, replace(config, url=url), settings)
-    return url
+        pooled = await probe_async(operation, replace(config, url=url), settings)
+    return url, pooled

@@ -77,16 +77,29 @@ class OrchestrationQueue(Plans):
 
     def start_orchestration(
         self, instance_id: str, name: str, input: Any = None, version: str | None = None
-    ) -> Plan[None]:
+    ) -> Plan[bool]:
         """Queue the start of an orchestration: the work item the duroxide client's
-        start_orchestration (start_orchestration_versioned with a version) writes.
-        Every argument is checked here, before any SQL (provider/client/arguments.py)."""
+        start_orchestration (start_orchestration_versioned with a version) writes,
+        once. True: this call started it; False: the instance exists, or its
+        start is queued, and nothing was written. A start whose outcome the
+        caller did not hear (a RetryableError in a failover) is safe to repeat
+        with the same instance id. Every argument is checked here, before any
+        SQL (provider/client/arguments.py)."""
         check_instance_id("start_orchestration", instance_id)
         check_text("start_orchestration", "name", name)
         check_version("start_orchestration", version)
         item = runtime_work_item_text(start_orchestration_item(instance_id, name, input, version))
         check_work_item_size("start_orchestration", "the input", item)
-        yield from self._enqueue_in_callers_trace(instance_id, item)
+        trace_context = current_trace_context()
+        started = yield from self._scalar(
+            "taskhub_start_orchestration",
+            p_instance_id=instance_id,
+            p_work_item=item,
+            p_visible_at=visible_after(0),
+            p_traceparent=trace_context.traceparent if trace_context else None,
+            p_tracestate=trace_context.tracestate if trace_context else None,
+        )
+        return bool(started)
 
     def raise_event(self, instance_id: str, name: str, data: Any = None) -> Plan[None]:
         """Queue an external event for an instance, as the duroxide client's raise_event

@@ -29,6 +29,7 @@ from provider.client.connecting import (
     probe_async,
 )
 from provider.client.plans import AsyncRunner, Call, Plan, Rows, SyncRunner
+from provider.client.pooling import Pooling, after_looking, set_timeout
 from provider.config import TaskHubConfig
 from provider.errors import REPLACE_CONNECTION_STATES, LockLost, TaskHubError, translate
 from provider.logs import fields
@@ -59,11 +60,41 @@ def procedure_query(schema: str, call: Call) -> sql.Composed:
 
 
 def connection_settings(config: TaskHubConfig) -> dict[str, Any]:
-    """Every pooled connection: autocommit, named, and bounded per statement."""
-    settings: dict[str, Any] = {"autocommit": True, "application_name": config.application_name}
-    if config.statement_timeout_ms is not None:
-        settings["options"] = f"-c statement_timeout={config.statement_timeout_ms}"
-    return settings
+    """Every pooled connection as the configuration names it, before the hub
+    looks at what answers (provider/client/pooling.py)."""
+    return Pooling.configured(config).connection_settings(config)
+
+
+def _run_sync(
+    cur: psycopg.Cursor[Any], query: sql.Composed, args: dict[str, Any], timeout_ms: int | None
+) -> Rows:
+    """The call; with `timeout_ms`, inside a transaction bounded by SET LOCAL,
+    all sent at once (transaction pooling keeps no session setting)."""
+    if timeout_ms is None:
+        cur.execute(query, args)
+        return cur.fetchall() if cur.description else []
+    conn = cur.connection
+    with conn.pipeline(), conn.transaction():
+        conn.execute(set_timeout(timeout_ms, local=True))
+        cur.execute(query, args)
+    return cur.fetchall() if cur.description else []
+
+
+async def _run_async(
+    cur: psycopg.AsyncCursor[Any],
+    query: sql.Composed,
+    args: dict[str, Any],
+    timeout_ms: int | None,
+) -> Rows:
+    """As `_run_sync`, on the running event loop."""
+    if timeout_ms is None:
+        await cur.execute(query, args)
+        return await cur.fetchall() if cur.description else []
+    conn = cur.connection
+    async with conn.pipeline(), conn.transaction():
+        await conn.execute(set_timeout(timeout_ms, local=True))
+        await cur.execute(query, args)
+    return await cur.fetchall() if cur.description else []
 
 
 def operation_of(plan: Plan[Any]) -> str | None:
@@ -122,13 +153,17 @@ class ProcedureClient(SyncRunner):
         a hub that cannot connect raises ConfigurationError; without it,
         nothing connects until open()."""
         check_url(f"{type(self).__name__}.connect", config.url)
+        if config.listen_url is not None:
+            check_url(f"{type(self).__name__}.connect", config.listen_url)
         self.config = config
+        self.pooling = Pooling.configured(config)
         self._pool = ConnectionPool(
             config.url,
             min_size=config.pool_min_size,
             max_size=config.pool_max_size,
             timeout=config.pool_timeout_s,
-            kwargs=connection_settings(config),
+            kwargs=self.pooling.connection_settings(config),
+            configure=self._configure,
             open=False,
             # No check on checkout: psycopg_pool backs off a second or more
             # after a failed check. A dead connection fails its one call as a
@@ -144,15 +179,24 @@ class ProcedureClient(SyncRunner):
 
     def _open(self, operation: str) -> None:
         if self._pool.closed:
-            settings = connection_settings(self.config)
+            settings = self.pooling.connection_settings(self.config)
             if self.config.citus_direct:  # its look on the URL is the probe
-                self._pool.conninfo = direct_url(operation, self.config, settings)
+                self._pool.conninfo, pooled = direct_url(operation, self.config, settings)
             else:
-                probe(operation, self.config, settings)
+                pooled = probe(operation, self.config, settings)
+            self.pooling = after_looking(self.config, pooled)
+            self._pool.kwargs = self.pooling.connection_settings(self.config)
             self._pool.open()
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        self.pooling.configure(self.config)(conn)
 
     def close(self) -> None:
         self._pool.close()
+
+    @property
+    def _per_call_timeout_ms(self) -> int | None:
+        return self.pooling.per_call_timeout_ms(self.config)
 
     def run(self, plan: Plan[T], conn: psycopg.Connection[Any] | None = None) -> T:
         """Make each call the plan asks for; its return value is the result.
@@ -207,8 +251,8 @@ class ProcedureClient(SyncRunner):
                 conn.cursor(row_factory=dict_row) as cur,
             ):
                 try:
-                    cur.execute(query, call.args)
-                    rows = cur.fetchall() if cur.description else []
+                    timeout_ms = None if own is not None else self._per_call_timeout_ms
+                    rows = _run_sync(cur, query, call.args, timeout_ms)
                 except psycopg.Error as error:
                     if own is None and error.sqlstate in REPLACE_CONNECTION_STATES:
                         conn.close()  # the pool drops it on return
@@ -237,13 +281,17 @@ class AsyncProcedureClient(AsyncRunner):
 
     def __init__(self, config: TaskHubConfig) -> None:
         check_url(f"{type(self).__name__}.connect", config.url)
+        if config.listen_url is not None:
+            check_url(f"{type(self).__name__}.connect", config.listen_url)
         self.config = config
+        self.pooling = Pooling.configured(config)
         self._pool = AsyncConnectionPool(
             config.url,
             min_size=config.pool_min_size,
             max_size=config.pool_max_size,
             timeout=config.pool_timeout_s,
-            kwargs=connection_settings(config),
+            kwargs=self.pooling.connection_settings(config),
+            configure=self._configure,
             open=False,
             name=f"taskhub-async:{config.schema}",
         )
@@ -253,12 +301,23 @@ class AsyncProcedureClient(AsyncRunner):
         ConfigurationError), then open the pool."""
         if self._pool.closed:
             operation = f"{type(self).__name__}.open"
-            settings = connection_settings(self.config)
+            settings = self.pooling.connection_settings(self.config)
             if self.config.citus_direct:  # its look on the URL is the probe
-                self._pool.conninfo = await direct_url_async(operation, self.config, settings)
+                self._pool.conninfo, pooled = await direct_url_async(
+                    operation, self.config, settings
+                )
             else:
-                await probe_async(operation, self.config, settings)
+                pooled = await probe_async(operation, self.config, settings)
+            self.pooling = after_looking(self.config, pooled)
+            self._pool.kwargs = self.pooling.connection_settings(self.config)
             await self._pool.open()
+
+    async def _configure(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        await self.pooling.configure_async(self.config)(conn)
+
+    @property
+    def _per_call_timeout_ms(self) -> int | None:
+        return self.pooling.per_call_timeout_ms(self.config)
 
     async def close(self) -> None:
         await self._pool.close()
@@ -316,8 +375,8 @@ class AsyncProcedureClient(AsyncRunner):
                 conn.cursor(row_factory=dict_row) as cur,
             ):
                 try:
-                    await cur.execute(query, call.args)
-                    rows = await cur.fetchall() if cur.description else []
+                    timeout_ms = None if own is not None else self._per_call_timeout_ms
+                    rows = await _run_async(cur, query, call.args, timeout_ms)
                 except psycopg.Error as error:
                     if own is None and error.sqlstate in REPLACE_CONNECTION_STATES:
                         await conn.close()  # the pool drops it on return

@@ -48,7 +48,7 @@ class TaskHub(ProcedureClient):
     def wakeups(self, queue: str = "worker") -> Wakeups:
         """The process's listener for this hub's schema, shared by every
         worker of the process; release() it when done."""
-        return Wakeups.acquire(self.config, queue)
+        return Wakeups.acquire(self.config, queue, self.pooling.listen_url(self.config))
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
@@ -62,11 +62,17 @@ class TaskHub(ProcedureClient):
         version: str | None = None,
         *,
         conn: psycopg.Connection[Any] | None = None,
-    ) -> None:
-        """Start an orchestration as the duroxide client does. With `conn`, the
-        work item is written on that connection, in its open transaction: it
-        becomes visible when the caller commits, and is gone if it rolls back."""
-        self.run(self.plans.start_orchestration(instance_id, name, input, version), conn)
+    ) -> bool:
+        """Start an orchestration as the duroxide client does, once: True when
+        this call started it, False when the instance exists or its start is
+        queued (nothing written). Safe to repeat with the same instance id
+        after a RetryableError. With `conn`, the work item is written on that
+        connection, in its open transaction: it becomes visible when the
+        caller commits, and is gone if it rolls back."""
+        started: bool = self.run(
+            self.plans.start_orchestration(instance_id, name, input, version), conn
+        )
+        return started
 
     def raise_event(
         self,
@@ -151,7 +157,7 @@ class AsyncTaskHub(AsyncProcedureClient):
 
     def wakeups(self, queue: str = "worker") -> Wakeups:
         """As TaskHub.wakeups: the same listener serves asyncio workers."""
-        return Wakeups.acquire(self.config, queue)
+        return Wakeups.acquire(self.config, queue, self.pooling.listen_url(self.config))
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
@@ -165,11 +171,13 @@ class AsyncTaskHub(AsyncProcedureClient):
         version: str | None = None,
         *,
         conn: psycopg.AsyncConnection[Any] | None = None,
-    ) -> None:
-        """Start an orchestration as the duroxide client does. With `conn`, the
-        work item is written on that connection, in its open transaction: it
-        becomes visible when the caller commits, and is gone if it rolls back."""
-        await self.run(self.plans.start_orchestration(instance_id, name, input, version), conn)
+    ) -> bool:
+        """As TaskHub.start_orchestration: True when this call started it,
+        False when it already exists; safe to repeat after a RetryableError."""
+        started: bool = await self.run(
+            self.plans.start_orchestration(instance_id, name, input, version), conn
+        )
+        return started
 
     async def raise_event(
         self,

@@ -9,7 +9,7 @@ listening connection, a notification, the connection lost. When the
 connection dies, it is opened again and registered again; meanwhile the
 slots just poll.
 
-    listener = Wakeups.acquire(hub.config)       # shared; release() when done
+    listener = hub.wakeups()                     # shared; release() when done
     listener.subscribe(board)                    # board.listening(pid), .notified(), .lost()
 """
 
@@ -22,7 +22,6 @@ from typing import Any, ClassVar, Protocol
 import psycopg
 from psycopg import sql
 
-from provider.client.procedures import connection_settings
 from provider.config import TaskHubConfig
 from provider.logs import fields
 from provider.masking import masked, passwords_of
@@ -48,12 +47,24 @@ class Subscriber(Protocol):
 
 
 def _register(conn: psycopg.Connection[Any], schema: str, queue: str) -> tuple[str, int]:
-    """LISTEN on the schema's channel as a listener of `queue`: (channel, pid)."""
-    query = sql.SQL("SELECT {}.taskhub_listen(%s)").format(sql.Identifier(schema))
+    """LISTEN on the schema's channel as a listener of `queue`: (channel, pid).
+    The pid is the server's, as the procedures see it: behind a pooler, the
+    one the connection announced is the pooler's."""
+    query = sql.SQL("SELECT {}.taskhub_listen(%s), pg_backend_pid()").format(sql.Identifier(schema))
     row = conn.execute(query, [queue]).fetchone()
     assert row is not None
     conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(str(row[0]))))
-    return str(row[0]), conn.info.backend_pid
+    return str(row[0]), int(row[1])
+
+
+def _listener_settings(config: TaskHubConfig) -> dict[str, Any]:
+    """The listening connection runs two short statements once, and may go
+    through a session pooler: no startup option, nothing prepared."""
+    return {
+        "autocommit": True,
+        "application_name": config.application_name,
+        "prepare_threshold": None,
+    }
 
 
 class Wakeups:
@@ -62,9 +73,10 @@ class Wakeups:
     _shared: ClassVar[dict[Key, Wakeups]] = {}
     _shared_lock: ClassVar[threading.Lock] = threading.Lock()
 
-    def __init__(self, config: TaskHubConfig, queue: str = "worker") -> None:
+    def __init__(self, config: TaskHubConfig, queue: str, url: str | None) -> None:
         self.config = config
         self.queue = queue
+        self.url = url  # None: nowhere LISTEN can work (a transaction pooler)
         self._lock = threading.Lock()
         self._subscribers: list[Subscriber] = []
         self._pid: int | None = None  # the listening connection's, while it listens
@@ -75,14 +87,15 @@ class Wakeups:
     # -- sharing --------------------------------------------------------------
 
     @classmethod
-    def acquire(cls, config: TaskHubConfig, queue: str = "worker") -> Wakeups:
-        """The process's listener for config's schema and `queue`, started
-        when its first user asks for it."""
-        key = (config.url, config.schema, queue)
+    def acquire(cls, config: TaskHubConfig, queue: str, url: str | None) -> Wakeups:
+        """The process's listener for config's schema and `queue` on `url`
+        (None: nowhere, the workers poll), started when its first user asks
+        for it."""
+        key = (url or "", config.schema, queue)
         with cls._shared_lock:
             wakeups = cls._shared.get(key)
             if wakeups is None:
-                wakeups = cls._shared[key] = Wakeups(config, queue)
+                wakeups = cls._shared[key] = Wakeups(config, queue, url)
                 wakeups._thread.start()
             wakeups._users += 1
             return wakeups
@@ -94,7 +107,7 @@ class Wakeups:
             self._users -= 1
             if self._users > 0:
                 return
-            key = (self.config.url, self.config.schema, self.queue)
+            key = (self.url or "", self.config.schema, self.queue)
             if self._shared.get(key) is self:
                 del self._shared[key]
         self._stopping.set()
@@ -107,9 +120,18 @@ class Wakeups:
     def _listen(self) -> None:
         failures = 0
         schema = self.config.schema
+        if self.url is None:
+            log.warning(
+                "schema %s: push wakeups cannot work through a transaction pooler "
+                "(LISTEN needs a session): the workers poll; give listen_url (the "
+                "server directly, or a pooler's session mode) to have them",
+                schema,
+                extra=fields("wakeups.unavailable", schema=schema, reason="transaction pooler"),
+            )
+            return
         while not self._stopping.is_set():
             try:
-                with psycopg.connect(self.config.url, **connection_settings(self.config)) as conn:
+                with psycopg.connect(self.url, **_listener_settings(self.config)) as conn:
                     channel, pid = _register(conn, schema, self.queue)
                     failures = 0
                     self._listening(pid)
@@ -135,7 +157,7 @@ class Wakeups:
                 log.warning(
                     "wakeup listener lost its connection, listening again in %.1f s: %s",
                     delay,
-                    masked(str(error), passwords_of(self.config.url)),
+                    masked(str(error), passwords_of(self.url)),
                     extra=fields("wakeups.reconnecting", schema=schema),
                 )
                 self._stopping.wait(delay)

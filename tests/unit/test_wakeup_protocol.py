@@ -188,7 +188,7 @@ def test_the_listener_tells_its_subscribers_and_one_board_serves_its_workers() -
     """What the LISTEN thread reports reaches the board: a new connection (the
     slots then tell the server), a notification, a lost connection (the slots
     then poll). Every worker of the process gets the same board."""
-    listener = Wakeups(TaskHubConfig(url="postgresql://unused", schema="s"))
+    listener = Wakeups(TaskHubConfig(url="postgresql://unused", schema="s"), "worker", None)
     board = SlotBoard.of(listener)
     assert SlotBoard.of(listener) is board
     slots, flag = board.group(), ServerFlag()

@@ -41,6 +41,9 @@ SELECT 'function', name, 'EXECUTE',
        'taskhub provider: W3C trace context of start_orchestration, raise_event and the workers'
   FROM unnest(ARRAY['taskhub_enqueue_traced_orchestrator_work', 'taskhub_trace_context']) AS name
 UNION ALL
+SELECT 'function', 'taskhub_start_orchestration', 'EXECUTE',
+       'taskhub provider: start_orchestration, safe to repeat with the same instance id'
+UNION ALL
 VALUES
     ('table', 'instances', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),
     ('table', 'executions', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),

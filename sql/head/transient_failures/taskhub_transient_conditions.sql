@@ -36,6 +36,14 @@ AS $$
          '|too many connections for'),
         ('read_only_transaction', '25006',
          'cannot execute [a-z ]+ in a read-only transaction'),
+        -- A transaction pooler handing the runtime's named prepared
+        -- statements to another server connection (docs/poolers-and-failover.md):
+        -- a misconfigured pooler delays turns instead of failing them.
+        ('pooled_prepared_statement', '26000 42P05 08P01',
+         'prepared statement "[^"]*" (does not exist|already exists)'
+         '|unnamed prepared statement does not exist'
+         '|bind message supplies [0-9]+ parameters?, but prepared statement'
+         '|bind message has [0-9]+ (parameter|result) formats but'),
         ('connection_failure', '08000 08001 08003 08006',
          'server closed the connection unexpectedly|connection refused|connection reset'
          '|broken pipe|could not connect to server|connection to server .* failed'
