@@ -39,16 +39,17 @@ def test_the_work_items_are_the_ones_the_duroxide_client_writes(
         duroxide.PostgresProvider.connect_with_schema(database_url, hub_schema)
     )
     client.start_orchestration("by-duroxide", "Nämé", value)
-    client.start_orchestration_versioned("by-duroxide", "Nämé", value, "2.1.0")
+    client.start_orchestration_versioned("by-duroxide-v", "Nämé", value, "2.1.0")
     client.raise_event("by-duroxide", "Évt", value)
     hub = make_hub(hub_schema)
     hub.start_orchestration("by-taskhub", "Nämé", value)
-    hub.start_orchestration("by-taskhub", "Nämé", value, "2.1.0")
+    hub.start_orchestration("by-taskhub-v", "Nämé", value, "2.1.0")
     hub.raise_event("by-taskhub", "Évt", value)
 
-    theirs = stored_items(sql, hub_schema, "by-duroxide")
-    ours = stored_items(sql, hub_schema, "by-taskhub")
-    assert [item.replace("by-taskhub", "by-duroxide") for item in ours] == theirs
+    for suffix in ("", "-v"):
+        theirs = stored_items(sql, hub_schema, "by-duroxide" + suffix)
+        ours = stored_items(sql, hub_schema, "by-taskhub" + suffix)
+        assert [item.replace("by-taskhub", "by-duroxide") for item in ours] == theirs
 
 
 def test_committing_makes_the_start_visible_and_rolling_back_leaves_nothing(

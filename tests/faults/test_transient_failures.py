@@ -389,7 +389,39 @@ def too_many_connections(url: str) -> str:
             admin.execute(f"DROP ROLE {role}")
 
 
+def protocol_error(url: str, steps: list[tuple[str, bytes, list[bytes | None]]]) -> str:
+    """What the server says to the last of `steps` (prepare or execute of a
+    named statement, at the protocol level, as the runtime's driver does
+    them): what a transaction pooler makes of named statements when it hands
+    them to another server connection."""
+    with psycopg.connect(url) as conn:
+        message = ""
+        for step, name, values in steps:
+            if step == "prepare":
+                result = conn.pgconn.prepare(name, b"SELECT $1::int")
+            else:
+                result = conn.pgconn.exec_prepared(name, values)
+            primary = result.error_field(psycopg.pq.DiagnosticField.MESSAGE_PRIMARY)
+            message = (primary or b"").decode()
+        return message
+
+
+def prepared_statement_missing(url: str) -> str:
+    return protocol_error(url, [("execute", b"sqlx_s_14", [b"1"])])
+
+
+def prepared_statement_taken(url: str) -> str:
+    return protocol_error(url, [("prepare", b"sqlx_s_3", []), ("prepare", b"sqlx_s_3", [])])
+
+
+def bind_to_another_statement(url: str) -> str:
+    return protocol_error(
+        url, [("prepare", b"sqlx_s_14", []), ("execute", b"sqlx_s_14", [b"1", b"2", b"3"])]
+    )
+
+
 REAL_SERVER_MESSAGES: dict[str, Callable[[str], str]] = {
+    "pooled_prepared_statement": prepared_statement_missing,
     "admin_shutdown": terminated_backend,
     "statement_timeout": statement_timeout,
     "lock_timeout": lock_timeout,
@@ -416,9 +448,14 @@ def test_each_transient_condition_matches_what_the_server_says(
 
 @pytest.mark.parametrize(
     ("produce", "condition"),
-    [(cancelled_by_an_operator, "statement_timeout"), (lock_not_available, "lock_timeout")],
+    [
+        (cancelled_by_an_operator, "statement_timeout"),
+        (lock_not_available, "lock_timeout"),
+        (prepared_statement_taken, "pooled_prepared_statement"),
+        (bind_to_another_statement, "pooled_prepared_statement"),
+    ],
 )
-def test_operator_cancels_and_nowait_locks_are_transient_too(
+def test_other_ways_to_a_condition_match_too(
     produce: Callable[[str], str],
     condition: str,
     hub_schema: str,

@@ -7,13 +7,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from typing import Any
+from urllib.parse import quote
 
 import psycopg
 import pytest
+from psycopg.conninfo import conninfo_to_dict
 
 from provider.cli import main
 from provider.deploy import migrate
+from provider.testing.embedded_pg import free_port
 from tests.support.db import new_schema_name
 from tests.support.paths import REPO
 
@@ -117,3 +121,40 @@ def test_a_held_table_fails_upgrade_in_one_line_with_exit_1(database_url: str) -
     assert len(lines) == 3 and all("table history" in line for line in lines), lines
     assert "attempt 1:" in lines[0] and "retrying in" in lines[0]
     assert "nothing changed" in lines[2] and "stuck-app" in lines[2]
+
+
+def multi_host(url: str) -> str:
+    """`url`'s server as the second of two hosts of a libpq multi-host URL,
+    behind one nobody listens on, as a URL for a primary and its standby
+    (hosts as percent-encoded socket folders: the test servers listen there)."""
+    params = conninfo_to_dict(url)
+    folder, port = params["host"], params.get("port", "5432")
+    nobody = tempfile.mkdtemp(prefix="taskhub-no-server-")
+    hosts = ",".join(f"{quote(host, safe='')}:{port}" for host in (nobody, folder))
+    return (
+        f"postgresql://{params['user']}@{hosts}/{params['dbname']}"
+        "?target_session_attrs=read-write&connect_timeout=2"
+    )
+
+
+def test_upgrade_on_a_multi_host_url_reaches_the_writable_host(database_url: str) -> None:
+    """libpq takes the URL whole (SQLAlchemy's URL parser cannot read host:port
+    lists): the first host does not answer, the second is the primary."""
+    schema = new_schema_name("cli")
+    url = multi_host(database_url)
+    done = run_cli("upgrade", "--url", url, "--schema", schema)
+    assert done.returncode == 0, done.stderr
+    assert f"schema {schema}: base -> " in done.stdout
+    assert schema_exists(database_url, schema)
+
+
+def test_a_multi_host_url_that_reaches_no_host_fails_in_one_line(database_url: str) -> None:
+    schema = new_schema_name("cli")
+    dead = (
+        f"postgresql://postgres@127.0.0.1:{free_port()},127.0.0.1:{free_port()}/x?connect_timeout=2"
+    )
+    for argv in (["upgrade"], ["status"]):
+        done = run_cli(*argv, "--url", dead, "--schema", schema)
+        assert done.returncode != 0
+        assert "Traceback" not in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
