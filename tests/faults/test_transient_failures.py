@@ -389,7 +389,7 @@ def too_many_connections(url: str) -> str:
             admin.execute(f"DROP ROLE {role}")
 
 
-def protocol_error(url: str, steps: list[tuple[str, bytes, list[bytes | None]]]) -> str:
+def protocol_error(url: str, steps: list[tuple[str, bytes, list[bytes]]]) -> str:
     """What the server says to the last of `steps` (prepare or execute of a
     named statement, at the protocol level, as the runtime's driver does
     them): what a transaction pooler makes of named statements when it hands

@@ -128,7 +128,7 @@ def multi_host(url: str) -> str:
     behind one nobody listens on, as a URL for a primary and its standby
     (hosts as percent-encoded socket folders: the test servers listen there)."""
     params = conninfo_to_dict(url)
-    folder, port = params["host"], params.get("port", "5432")
+    folder, port = str(params["host"]), params.get("port", "5432")
     nobody = tempfile.mkdtemp(prefix="taskhub-no-server-")
     hosts = ",".join(f"{quote(host, safe='')}:{port}" for host in (nobody, folder))
     return (
