@@ -38,7 +38,7 @@ from provider.deploy import gate, migrate
 from provider.deploy.gate import Problem
 from provider.deploy.hub_status import HubStatus, read_hub_status, schema_exists
 from provider.deploy.migration_options import InvalidMigrationOption, MigrationOptions
-from provider.deploy.privileged_fence import pin_search_path
+from provider.deploy.privileged_fence import PINNED_SEARCH_PATH
 from provider.deploy.run_report import (
     MigrationLocksNotTaken,
     MigrationRun,
@@ -46,6 +46,7 @@ from provider.deploy.run_report import (
     UndeclaredTableLocks,
 )
 from provider.deploy.run_report import log as migration_log
+from provider.deploy.session_pinning import one_transaction_behind_a_pooler
 
 
 class RuntimeDdl(StrEnum):
@@ -162,7 +163,7 @@ def print_problems(problems: list[Problem], empty: str) -> None:
 def _status_note(target: str, schema: str) -> str | None:
     """Why a schema holds no hub, and where the hubs are; exit 3 when the
     schema does not exist at all (an empty schema is "not migrated")."""
-    with psycopg.connect(target, autocommit=True) as conn:
+    with psycopg.connect(target, autocommit=True, prepare_threshold=None) as conn:
         missing = no_hub(conn, schema)
         if missing is not None and not schema_exists(conn, schema):
             raise missing
@@ -213,7 +214,7 @@ def _print_status(found: HubStatus, head: str, note: str | None) -> None:
 def _explain_not_migrated(target: str, schema: str, as_json: bool) -> None:
     """check and repair report an unmigrated schema as their problem (exit 1);
     this line says where the hubs are, for a forgotten --schema."""
-    with psycopg.connect(target, autocommit=True) as conn:
+    with psycopg.connect(target, autocommit=True, prepare_threshold=None) as conn:
         missing = no_hub(conn, schema, code=PROBLEMS)
     if missing is not None:
         report(missing, as_json)
@@ -289,8 +290,10 @@ def register(app: typer.Typer) -> None:
         A schema that exists but holds no hub is "not migrated" (exit 0, with
         a note naming the hubs); one that does not exist is exit 3."""
         target = database_url(url)
-        with psycopg.connect(target, autocommit=True) as conn:
-            pin_search_path(conn)
+        with (
+            psycopg.connect(target, autocommit=True, prepare_threshold=None) as conn,
+            one_transaction_behind_a_pooler(conn, [PINNED_SEARCH_PATH]),
+        ):
             refused = too_privileged(conn, schema)  # it reads the hub's views
         if refused is not None:
             raise refused

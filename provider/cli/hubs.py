@@ -13,7 +13,8 @@ import psycopg
 from provider.cli.options import NOT_FOUND, PROBLEMS, Failure
 from provider.cli.urls import InvalidUrl, libpq_url
 from provider.deploy.hub_status import HubSchema, hub_schemas, schema_exists
-from provider.deploy.privileged_fence import is_privileged, pin_search_path
+from provider.deploy.privileged_fence import PINNED_SEARCH_PATH, is_privileged
+from provider.deploy.session_pinning import one_transaction_behind_a_pooler
 
 LISTED = 10  # a database of many hubs: name the first few
 
@@ -65,7 +66,9 @@ def explain_missing(url: str | None, schema: str | None, error: Exception) -> Fa
     diag = getattr(error, "diag", None)
     what = getattr(diag, "message_primary", None) or getattr(error, "message", None) or str(error)
     try:
-        with psycopg.connect(libpq_url(url), autocommit=True, connect_timeout=5) as conn:
+        with psycopg.connect(
+            libpq_url(url), autocommit=True, prepare_threshold=None, connect_timeout=5
+        ) as conn:
             failure = no_hub(conn, schema)
     except (psycopg.Error, InvalidUrl):
         return None
@@ -98,8 +101,10 @@ def hub_connection(
     """An autocommit connection, once --schema is known to hold a hub and,
     unless the verb runs behind the privileged fence (privileged_ok), the
     session is known to gain nothing by running the hub's code."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        pin_search_path(conn)
+    with (
+        psycopg.connect(url, autocommit=True, prepare_threshold=None) as conn,
+        one_transaction_behind_a_pooler(conn, [PINNED_SEARCH_PATH]),
+    ):
         failure = no_hub(conn, schema) or (None if privileged_ok else too_privileged(conn, schema))
         if failure is not None:
             raise failure
@@ -117,10 +122,15 @@ def refuse_a_privileged_session(url: str, schema: str, connect_timeout_s: float)
     """For a server that must start whether the database answers or not (the
     metrics): exit 1 if it answers and the session would be privileged."""
     try:
-        with psycopg.connect(
-            url, autocommit=True, connect_timeout=max(1, round(connect_timeout_s))
-        ) as conn:
-            pin_search_path(conn)
+        with (
+            psycopg.connect(
+                url,
+                autocommit=True,
+                prepare_threshold=None,
+                connect_timeout=max(1, round(connect_timeout_s)),
+            ) as conn,
+            one_transaction_behind_a_pooler(conn, [PINNED_SEARCH_PATH]),
+        ):
             refused = too_privileged(conn, schema)
     except psycopg.OperationalError:
         return  # /healthz says it is down; the check comes with the first read

@@ -23,7 +23,7 @@ def downgrade_warning(url: str, schema: str, revision: str) -> str:
     """What a downgrade below 0017 does to a json hub, for its question."""
     if revision != "base" and (not revision.isdigit() or int(revision) >= 17):
         return ""
-    with psycopg.connect(url, autocommit=True) as conn:
+    with psycopg.connect(url, autocommit=True, prepare_threshold=None) as conn:
         if turn_form.current_form(conn, schema) != "json":
             return ""
     return (

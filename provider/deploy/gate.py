@@ -37,7 +37,7 @@ from provider.deploy.privileged_fence import (
     fence_statement,
     hand_back_statement,
     is_privileged,
-    pin_search_path,
+    pin_search_path_on_one_session,
 )
 from provider.deploy.sql_files import released_folders, render_text
 from provider.deploy.version_table import VERSION_TABLE, installed_revision
@@ -239,8 +239,8 @@ def _unpackaged(conn: psycopg.Connection[Any], schema: str) -> list[Problem]:
 
 def check(url: str, schema: str) -> CheckReport:
     """Everything that differs from what the installed revision shipped."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        pin_search_path(conn)
+    with psycopg.connect(url, autocommit=True, prepare_threshold=None) as conn:
+        pin_search_path_on_one_session(conn, url)
         if is_privileged(conn, schema) is None:
             return _check_on(conn, schema)
         # Behind the fence, then rolled back: the functions it took go back.
@@ -276,7 +276,7 @@ def render(statement: str, schema: str) -> str:
 def repair(url: str, schema: str) -> RepairReport:
     """Put back what check found, in one transaction (see the module's doc)."""
     with psycopg.connect(url) as conn:
-        pin_search_path(conn)
+        pin_search_path_on_one_session(conn, url)
         conn.execute(fence_statement(schema))  # refuses in a privileged session: see above
         before = _check_on(conn, schema)
         revision = before.revision

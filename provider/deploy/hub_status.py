@@ -78,7 +78,7 @@ def schema_exists(conn: psycopg.Connection[Any], schema: str) -> bool:
 
 
 def read_hub_status(url: str, schema: str) -> HubStatus:
-    with psycopg.connect(url, autocommit=True) as conn:
+    with psycopg.connect(url, autocommit=True, prepare_threshold=None) as conn:
         return HubStatus(
             schema=schema,
             revision=installed_revision(conn, schema),

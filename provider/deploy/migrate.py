@@ -97,7 +97,7 @@ def drop_hub(url: str, schema: str) -> None:
     """Drop a throwaway hub's schema with everything in it (the test kit's
     teardown): no downgrade runs, and nothing of it is left to report."""
     validate_schema_name(schema)
-    with psycopg.connect(url, autocommit=True) as conn:
+    with psycopg.connect(url, autocommit=True, prepare_threshold=None) as conn:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 

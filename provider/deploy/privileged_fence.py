@@ -55,7 +55,7 @@ from typing import Any
 
 import psycopg
 
-from provider.deploy import packaged_code, vouched_duroxide
+from provider.deploy import packaged_code, session_pinning, vouched_duroxide
 from provider.deploy.version_table import VERSION_TABLE
 from provider.schema_name import quote_schema
 
@@ -385,6 +385,14 @@ def pin_search_path(conn: psycopg.Connection[Any]) -> None:
     conn.execute(PINNED_SEARCH_PATH)
     if not conn.autocommit:
         conn.commit()
+
+
+def pin_search_path_on_one_session(conn: psycopg.Connection[Any], url: str) -> None:
+    """pin_search_path for a deploy verb, which runs several transactions on
+    one session: refused in one line, before anything is set, behind a
+    transaction pooler (provider/deploy/session_pinning.py)."""
+    session_pinning.pin(conn, url, {}, "refused: this verb runs on one session; its connection")
+    pin_search_path(conn)
 
 
 @contextmanager

@@ -19,7 +19,7 @@ import psycopg
 from psycopg import sql
 
 from provider.deploy import citus, ddl_guard
-from provider.deploy.privileged_fence import fenced_transaction, pin_search_path
+from provider.deploy.privileged_fence import fenced_transaction, pin_search_path_on_one_session
 from provider.schema_name import quote_schema
 
 RUNTIME_DDL_MODES = ("guarded", "none")
@@ -182,8 +182,8 @@ def _step(url: str, schema: str, function: str, *args: str, guard_changed: bool)
     puts the guard's packaged body in place (where this role may: a guard
     installed by a migration's owner could not get it); on a hub distributed
     by Citus, the workers' guard follows after the commit."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        pin_search_path(conn)
+    with psycopg.connect(url, autocommit=True, prepare_threshold=None) as conn:
+        pin_search_path_on_one_session(conn, url)
         with fenced_transaction(conn, schema):
             if guard_changed:
                 conn.execute(ddl_guard.head_body_statement(schema))

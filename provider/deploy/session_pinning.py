@@ -19,6 +19,8 @@ mode does the same when the client leaves; one in transaction mode does not).
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,10 +53,15 @@ def server_pid(conn: psycopg.Connection[Any]) -> int:
     return int(row[0])
 
 
-def pin(conn: psycopg.Connection[Any], url: str, connect_args: dict[str, Any]) -> Pin:
+def pin(
+    conn: psycopg.Connection[Any],
+    url: str,
+    connect_args: dict[str, Any],
+    refused: str = "refused before any revision: the migration's connection",
+) -> Pin:
     """The run's first look, before it sets or takes anything: the server's pid,
     and a refusal when a second client of the same pooler reaches that very
-    server session (transaction pooling)."""
+    server session (transaction pooling). `refused` names who is refused."""
     pid = server_pid(conn)
     conn.rollback()  # between transactions, a transaction pooler may hand the session on
     pooled = pid != conn.info.backend_pid
@@ -63,9 +70,9 @@ def pin(conn: psycopg.Connection[Any], url: str, connect_args: dict[str, Any]) -
             shared = server_pid(other) == pid
         if shared:
             raise SessionNotPinned(
-                f"refused before any revision: the migration's connection goes through a "
-                f"pooler that hands its server session (pid {pid}) to other clients between "
-                f"transactions (transaction pooling); {REFUSAL}"
+                f"{refused} goes through a pooler that hands its server session "
+                f"(pid {pid}) to other clients between transactions (transaction "
+                f"pooling); {REFUSAL}"
             )
     return Pin(pid, pooled)
 
@@ -107,3 +114,25 @@ def release(conn: psycopg.Connection[Any], pinned: Pin) -> None:
         )
     except psycopg.Error as error:  # the run's own outcome is what the caller hears
         log.warning("could not clean up the migration's server session: %s", error)
+
+
+@contextmanager
+def one_transaction_behind_a_pooler(
+    conn: psycopg.Connection[Any], session_settings: list[str]
+) -> Iterator[None]:
+    """An autocommit connection for a short verb, with `session_settings`
+    (SET statements) in force for all of it. Direct, they are SET on the
+    session, which ends with the connection. Behind a pooler (a transaction
+    pooler would hand the session to the application with them), the verb's
+    statements run in one transaction instead, and the settings are SET LOCAL."""
+    pooled = server_pid(conn) != conn.info.backend_pid
+    if not pooled:
+        for setting in session_settings:
+            conn.execute(setting)
+        yield
+        return
+    conn.autocommit = False
+    with conn.transaction():
+        for setting in session_settings:
+            conn.execute(setting.replace("SET ", "SET LOCAL ", 1))
+        yield
