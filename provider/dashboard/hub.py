@@ -20,7 +20,12 @@ class Hub:
     def __init__(self, url: str, schema: str) -> None:
         self.schema = schema
         self.pool = ConnectionPool(
-            url, min_size=1, max_size=4, kwargs={"autocommit": True}, open=False
+            url,
+            min_size=1,
+            max_size=4,
+            # Nothing prepared: the reads may go through a transaction pooler.
+            kwargs={"autocommit": True, "prepare_threshold": None},
+            open=False,
         )
         self.url = url
         self.task_hub: TaskHub | None = None

@@ -8,6 +8,7 @@ scrapes against a slow database is one connection, not one each."""
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import logging
@@ -28,6 +29,7 @@ from prometheus_client.registry import Collector
 from psycopg.conninfo import conninfo_to_dict
 
 from provider.client.connecting import check_url
+from provider.client.pooling import behind_a_pooler, refused_startup_option, set_timeout
 from provider.deploy import runbook
 from provider.errors import InvalidInput
 from provider.logs import fields
@@ -89,6 +91,7 @@ class HubCollector(Collector):
         self.url = url
         self.schemas = list(schemas)
         self.timeout_s = timeout_s
+        self._bound_each_read = False  # a pooler in between (_connect)
         self.health = HubHealth(self.schemas, passwords_of(url))
         self._reads = SingleFlight(self._read_all)
 
@@ -111,7 +114,8 @@ class HubCollector(Collector):
                 try:
                     if conn is None:
                         conn = self._connect()
-                    _read(conn, schema, families)
+                    with self._bounded(conn):
+                        _read(conn, schema, families)
                 except psycopg.Error as error:
                     self.health.record(schema, error)
                     families.up.add_metric([schema], 0)
@@ -127,9 +131,30 @@ class HubCollector(Collector):
         return families
 
     def _connect(self) -> psycopg.Connection[Any]:
-        return psycopg.connect(
-            self.url, autocommit=True, **bounded_settings(self.url, self.timeout_s)
-        )
+        """A connection bounded by a startup option; behind a pooler, which
+        refuses or drops that option, each read is bounded in a transaction
+        of its own instead (SET LOCAL leaves nothing on a pooled session)."""
+        settings = bounded_settings(self.url, self.timeout_s)
+        try:
+            conn = psycopg.connect(self.url, autocommit=True, prepare_threshold=None, **settings)
+        except psycopg.OperationalError as error:
+            if not refused_startup_option(error):
+                raise
+            del settings["options"]
+            conn = psycopg.connect(self.url, autocommit=True, prepare_threshold=None, **settings)
+            self._bound_each_read = True
+            return conn
+        self._bound_each_read = behind_a_pooler(conn)
+        return conn
+
+    @contextlib.contextmanager
+    def _bounded(self, conn: psycopg.Connection[Any]) -> Iterator[None]:
+        if not self._bound_each_read:
+            yield
+            return
+        with conn.transaction():
+            conn.execute(set_timeout(max(1, round(self.timeout_s * 1000)), local=True))
+            yield
 
 
 def bounded_settings(url: str, timeout_s: float) -> dict[str, Any]:
