@@ -401,7 +401,9 @@ def run_migrations_offline() -> None:
         _configure(
             per_revision,
             limit,
-            url=_database_url(),
+            # A script connects nowhere: the dialect alone, whatever the URL
+            # says (SQLAlchemy's parser cannot read a multi-host URL).
+            url="postgresql+psycopg://",
             literal_binds=True,
             dialect_opts={"paramstyle": "named"},
         )

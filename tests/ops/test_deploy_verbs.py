@@ -18,6 +18,7 @@ from psycopg.conninfo import conninfo_to_dict
 from provider.cli import main
 from provider.deploy import migrate
 from provider.testing.embedded_pg import free_port
+from tests.support.alembic_cli import alembic
 from tests.support.db import new_schema_name
 from tests.support.paths import REPO
 
@@ -146,6 +147,14 @@ def test_upgrade_on_a_multi_host_url_reaches_the_writable_host(database_url: str
     assert done.returncode == 0, done.stderr
     assert f"schema {schema}: base -> " in done.stdout
     assert schema_exists(database_url, schema)
+    for argv in (["status"], ["check"], ["inspect", "queues"]):
+        done = run_cli(*argv, "--url", url, "--schema", schema)
+        assert done.returncode == 0, (argv, done.stderr)
+    # alembic itself, online and as a script (which connects nowhere).
+    other = new_schema_name("cli")
+    assert alembic("-x", f"schema={other}", "upgrade", "head", url=url).returncode == 0
+    script = alembic("-x", f"schema={other}", "upgrade", "head", "--sql", url=url)
+    assert script.returncode == 0 and "COMMIT;" in script.stdout, script.stderr
 
 
 def test_a_multi_host_url_that_reaches_no_host_fails_in_one_line(database_url: str) -> None:
