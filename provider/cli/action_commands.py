@@ -30,6 +30,7 @@ from provider.cli.options import (
     say,
 )
 from provider.client.management import DEFAULT_PRUNE_BATCH, MAX_PRUNE_BATCH, prune_batches
+from provider.client.pooling import ONE_SHOT_POOLER
 from provider.client.task_hub import TaskHub
 from provider.deploy import runbook
 from provider.errors import TaskHubError
@@ -170,7 +171,7 @@ def register(app: typer.Typer) -> None:
             return
         more = " or more" if limit is None and candidates >= counted else ""
         confirm(f"Delete {candidates}{more} ended instances and their histories?", yes)
-        with TaskHub.connect(target, schema, pool_min_size=1) as hub:
+        with TaskHub.connect(target, schema, pool_min_size=1, pooler=ONE_SHOT_POOLER) as hub:
             total = prune_in_batches(hub, before_ms, limit, batch_size, as_json)
         counts = dataclasses.asdict(total)  # the roots last, after what they took with them
         counts["roots_deleted"] = counts.pop("roots_deleted")
@@ -191,7 +192,7 @@ def register(app: typer.Typer) -> None:
             if not runbook.instance_exists(conn, schema, instance_id):
                 fail(NOT_FOUND, f"instance {instance_id} not found")
         confirm(f"Delete instance {instance_id} and everything it has?", yes)
-        with TaskHub.connect(target, schema, pool_min_size=1) as hub:
+        with TaskHub.connect(target, schema, pool_min_size=1, pooler=ONE_SHOT_POOLER) as hub:
             try:
                 deleted = hub.delete_instance(instance_id, force=force)
             except TaskHubError as error:

@@ -3,7 +3,6 @@ error ends a verb: one line on stderr (one JSON object under --json)."""
 
 from __future__ import annotations
 
-import logging
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
@@ -130,9 +129,6 @@ def main(argv: list[str] | None = None) -> int:
     provider error gets out as a traceback: failures.failure_of maps each."""
     args = sys.argv[1:] if argv is None else list(argv)
     as_json = wants_json(args)
-    # A verb is one short session: the advice a long-lived hub logs when it
-    # finds a pooler in between (set pooler=...) is not the operator's to act on.
-    logging.getLogger("provider.client.pooling").setLevel(logging.ERROR)
     target.url = target.schema = None  # what an earlier run in this process said
     target.as_json = as_json
     try:

@@ -28,6 +28,7 @@ from provider.cli.options import (
     print_rows,
     say,
 )
+from provider.client.pooling import ONE_SHOT_POOLER
 from provider.client.task_hub import TaskHub
 from provider.deploy import runbook
 from provider.types import INSTANCE_STATUSES, InstanceSummary
@@ -94,7 +95,7 @@ def instances(
     updated = (_moment(updated_after), _moment(updated_before))
     target = database_url(url)
     require_hub(target, schema)
-    with TaskHub.connect(target, schema, pool_min_size=1) as hub:
+    with TaskHub.connect(target, schema, pool_min_size=1, pooler=ONE_SHOT_POOLER) as hub:
         found = hub.find_instances(
             status=None if status is None else status.value,
             orchestration_name=name,

@@ -24,7 +24,8 @@ once. A pooler that refuses the startup option tells the same.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -37,6 +38,11 @@ from provider.logs import fields
 log = logging.getLogger(__name__)
 
 Mode = Literal["direct", "session", "transaction"]
+
+# The setting of a verb's or a page's few calls (taskhub-pg, the dashboard):
+# safe whatever sits in between, with nothing to look for or to advise; they
+# prepare nothing worth keeping and listen to nothing.
+ONE_SHOT_POOLER: Literal["transaction"] = "transaction"
 
 # psycopg's own default: a query is prepared on the server after 5 runs.
 PSYCOPG_PREPARE_THRESHOLD = 5
@@ -133,6 +139,15 @@ async def behind_a_pooler_async(conn: psycopg.AsyncConnection[Any]) -> bool:
     """As `behind_a_pooler`, on the running event loop."""
     row = await (await conn.execute("SELECT pg_backend_pid()")).fetchone()
     return row is not None and row[0] != conn.info.backend_pid
+
+
+@contextmanager
+def bounded_transaction(conn: psycopg.Connection[Any], timeout_ms: int) -> Iterator[None]:
+    """A transaction whose statements each get `timeout_ms` (SET LOCAL: nothing
+    stays on a pooled session), for reads that cannot carry a startup option."""
+    with conn.transaction():
+        conn.execute(set_timeout(timeout_ms, local=True))
+        yield
 
 
 def refused_startup_option(error: psycopg.Error) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
+from provider.client.pooling import ONE_SHOT_POOLER
 from provider.client.task_hub import TaskHub
 
 
@@ -32,7 +33,9 @@ class Hub:
 
     def open(self) -> None:
         self.pool.open(wait=True, timeout=10)
-        self.task_hub = TaskHub.connect(self.url, self.schema, pool_min_size=1)
+        self.task_hub = TaskHub.connect(
+            self.url, self.schema, pool_min_size=1, pooler=ONE_SHOT_POOLER
+        )
 
     def close(self) -> None:
         if self.task_hub is not None:

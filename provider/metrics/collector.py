@@ -29,7 +29,11 @@ from prometheus_client.registry import Collector
 from psycopg.conninfo import conninfo_to_dict
 
 from provider.client.connecting import check_url
-from provider.client.pooling import behind_a_pooler, refused_startup_option, set_timeout
+from provider.client.pooling import (
+    behind_a_pooler,
+    bounded_transaction,
+    refused_startup_option,
+)
 from provider.deploy import runbook
 from provider.errors import InvalidInput
 from provider.logs import fields
@@ -152,8 +156,7 @@ class HubCollector(Collector):
         if not self._bound_each_read:
             yield
             return
-        with conn.transaction():
-            conn.execute(set_timeout(max(1, round(self.timeout_s * 1000)), local=True))
+        with bounded_transaction(conn, max(1, round(self.timeout_s * 1000))):
             yield
 
 
