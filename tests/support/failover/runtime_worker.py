@@ -1,0 +1,50 @@
+"""One drill runtime process: the released duroxide 0.2.2 runtime, through
+the proxy that follows the primary, serving the drill's orchestration and
+the runtime's activity until it is stopped.
+
+    python -m tests.support.failover.runtime_worker URL SCHEMA LOG_FILE READY_FILE
+
+Its WARN and ERROR lines go to LOG_FILE (the drill prints them per event),
+its activity executions to LOG_FILE with the suffix .runs.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import duroxide
+
+from tests.support.chaos.worker import connect
+from tests.support.failover import workload
+
+# Leases as short as a latency-minded deployment would set them: work a
+# crash took with it comes back within seconds.
+LOCK_TIMEOUT_MS = 5_000
+
+
+def runtime_options() -> Any:
+    return duroxide.RuntimeOptions(
+        dispatcher_poll_interval_ms=20,
+        orchestration_concurrency=2,
+        worker_concurrency=4,
+        orchestrator_lock_timeout_ms=LOCK_TIMEOUT_MS,
+        worker_lock_timeout_ms=LOCK_TIMEOUT_MS,
+    )
+
+
+def main(url: str, schema: str, log_file: str, ready_file: str) -> None:
+    duroxide.init_tracing(log_file, log_level="warn")
+    workload.RunLog.path = workload.runs_file(log_file)
+    runtime = duroxide.Runtime(connect(url, schema), runtime_options())
+    workload.register_with_runtime(runtime)
+    runtime.start()
+    Path(ready_file).touch()
+    while True:  # until the drill kills it
+        time.sleep(60)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:5])
