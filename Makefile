@@ -23,13 +23,16 @@
 #   make revision NAME=x  start revision NNNN_x from what changed in sql/head/
 #   make chaos  the duroxide runtime under faults on both schemas (CHAOS_ORCHESTRATIONS, CHAOS_SECONDS)
 #   make deploy-drill  live deploys under the runtime's load (DRILL_ROUNDS, default 20)
+#   make failover-drill  a primary and its streaming standby under load, through a
+#               switchover, a crash and a crash with a lagging standby (FAILOVER_RATE,
+#               FAILOVER_SECONDS)
 #   make soak   the hub under a steady mix of work for SOAK_MINUTES (30) at SOAK_RATE (20/s)
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-prune bench-citus bench-citus-hubs chaos deploy-drill soak revision clean
+.PHONY: venv run stop test test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-prune bench-citus bench-citus-hubs chaos deploy-drill failover-drill soak revision clean
 
 # With requirements/ci.txt (as in a checkout, so on CI) the venv gets exactly
 # that set: every package pinned, each file checked against its sha256
@@ -164,6 +167,18 @@ DRILL_ROUNDS ?= 20
 DRILL_ARGS ?=
 deploy-drill: venv
 	$(PY) -m tests.support.deploy_drill --rounds $(DRILL_ROUNDS) $(DRILL_ARGS)
+
+# A primary and a streaming standby of its own, under the released runtime's
+# load (through a proxy repointed at promotion) and our worker's (on a libpq
+# multi-host URL): a switchover, a crash with the standby caught up and one
+# with it 3 s behind, each with FAILOVER_SECONDS of load at FAILOVER_RATE
+# orders/s (about 2 minutes); fails when a target is missed. make test runs a
+# bounded switchover and crash.
+FAILOVER_RATE ?= 10
+FAILOVER_SECONDS ?= 30
+FAILOVER_ARGS ?=
+failover-drill: venv
+	$(PY) -m tests.support.failover --rate $(FAILOVER_RATE) --seconds $(FAILOVER_SECONDS) $(FAILOVER_ARGS)
 
 # The hub under a steady mix of work, minute by minute, with a retention job;
 # fails when a target of issue 26 is missed. A 5-minute smoke: make soak SOAK_MINUTES=5

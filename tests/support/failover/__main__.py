@@ -3,8 +3,9 @@ released runtime's load and our worker's, through a switchover, a crash and
 a crash with a lagging standby; per event what happened to every start and
 the verdicts. Exit 1 when a target is missed.
 
-    python -m tests.support.failover [--rate 10] [--seconds 30] [--events switchover crash lagging]
-                                     [--lag 3] [--defect permanent-failover-errors|single-host-worker]
+    python -m tests.support.failover [--rate 10] [--seconds 30]
+        [--events switchover crash lagging] [--lag 3]
+        [--defect permanent-failover-errors|single-host-worker]
 
 Defaults come from FAILOVER_RATE and FAILOVER_SECONDS. The servers are the
 drill's own (PG_BIN, else the newest /usr/lib/postgresql/*/bin), removed at
@@ -65,8 +66,8 @@ def main(argv: list[str]) -> int:
     print()
     found = [verdict for outcome in outcomes for verdict in verdicts(outcome)]
     for verdict in found:
-        print(verdict.line())
-    return 0 if all(verdict.met for verdict in found) else 1
+        print(f"  {verdict.line()}")
+    return 0 if all(verdict.passed for verdict in found) else 1
 
 
 if __name__ == "__main__":

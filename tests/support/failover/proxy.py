@@ -97,7 +97,9 @@ class TcpProxy:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
 
-    async def _relay(self, client_in: asyncio.StreamReader, client_out: asyncio.StreamWriter) -> None:
+    async def _relay(
+        self, client_in: asyncio.StreamReader, client_out: asyncio.StreamWriter
+    ) -> None:
         self.connections += 1
         try:
             server_in, server_out = await asyncio.open_connection(HOST, self.target_port)

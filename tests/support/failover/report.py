@@ -10,22 +10,11 @@ have acknowledged starts and completed orders, or it proved nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tests.support.failover.events import CRASH, LAGGING, SWITCHOVER
 from tests.support.failover.outcome import EventOutcome
+from tests.support.soak.verdicts import Verdict
 
 SHOWN = 5  # examples printed of each kind
-
-
-@dataclass(frozen=True)
-class Verdict:
-    event: str
-    text: str
-    met: bool
-
-    def line(self) -> str:
-        return f"  {'MET    ' if self.met else 'NOT MET'}  {self.event}: {self.text}"
 
 
 def _seconds(value: float | None) -> str:
@@ -77,30 +66,30 @@ def verdicts(outcome: EventOutcome) -> list[Verdict]:
     found = [
         Verdict(
             name,
-            f"acknowledged starts {outcome.acknowledged}, orders completed {outcome.completed}",
             outcome.acknowledged > 0 and outcome.completed > 0,
+            f"acknowledged starts {outcome.acknowledged}, orders completed {outcome.completed}",
         )
     ]
     if name in (SWITCHOVER, CRASH):
         found += [
             Verdict(
                 name,
-                f"acknowledged starts lost: {len(outcome.lost)}, given up: {len(outcome.given_up)}",
                 not outcome.lost and not outcome.given_up,
+                f"acknowledged starts lost: {len(outcome.lost)}, given up: {len(outcome.given_up)}",
             ),
             Verdict(
                 name,
+                not outcome.failed and not outcome.wrong and not outcome.stuck,
                 f"orchestrations failed: {len(outcome.failed)}, wrong: {len(outcome.wrong)},"
                 f" stuck: {len(outcome.stuck)}",
-                not outcome.failed and not outcome.wrong and not outcome.stuck,
             ),
         ]
     if name == SWITCHOVER:
         found.append(
             Verdict(
                 name,
-                f"leases our worker lost: {outcome.worker.leases_lost}",
                 outcome.worker.leases_lost == 0,
+                f"leases our worker lost: {outcome.worker.leases_lost}",
             )
         )
     if name == LAGGING:
@@ -108,9 +97,9 @@ def verdicts(outcome: EventOutcome) -> list[Verdict]:
         found.append(
             Verdict(
                 name,
+                not unexplained,
                 f"acknowledged starts lost: {len(outcome.lost)},"
                 f" not explained by the replication lag: {len(unexplained)}",
-                not unexplained,
             )
         )
     return found

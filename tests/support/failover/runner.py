@@ -106,8 +106,7 @@ def run_drill(
             f"failover drill on PostgreSQL in {pair.bin_dir}: {first.name} (port {first.port})"
             f" primary, {pair.standby.name} (port {pair.standby.port}) its asynchronous standby;"
             f" {settings.rate_per_s:g} orders/s for {settings.seconds:g} s per event;"
-            f" logs in {log_dir}"
-            + (f"; DEFECT: {settings.defect}" if settings.defect else "")
+            f" logs in {log_dir}" + (f"; DEFECT: {settings.defect}" if settings.defect else "")
         )
         with defects.applied(settings.defect):
             pools = [

@@ -13,26 +13,13 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import duroxide
 
-from tests.support.chaos.worker import connect
+# The chaos workers' options: short leases (3 s), so that work a crash took
+# with it comes back within seconds.
+from tests.support.chaos.worker import connect, runtime_options
 from tests.support.failover import workload
-
-# Leases as short as a latency-minded deployment would set them: work a
-# crash took with it comes back within seconds.
-LOCK_TIMEOUT_MS = 5_000
-
-
-def runtime_options() -> Any:
-    return duroxide.RuntimeOptions(
-        dispatcher_poll_interval_ms=20,
-        orchestration_concurrency=2,
-        worker_concurrency=4,
-        orchestrator_lock_timeout_ms=LOCK_TIMEOUT_MS,
-        worker_lock_timeout_ms=LOCK_TIMEOUT_MS,
-    )
 
 
 def main(url: str, schema: str, log_file: str, ready_file: str) -> None:
