@@ -5,8 +5,8 @@ server binaries (PG_BIN, else the newest /usr/lib/postgresql/*/bin) as the
 Each server listens on 127.0.0.1 only, on a port of its own that it keeps
 when its role changes, and checks passwords (scram-sha-256): a loopback
 port is open to every local user, unlike the suite's socket-only cluster.
-A standby is a fresh pg_basebackup of the primary (`-R`: it streams from the
-address it was copied through, the replication proxy, so the drill can
+A standby is a fresh pg_basebackup of the primary that streams from the
+address it was copied through (the replication proxy, so the drill can
 stall it), asynchronous as PostgreSQL's default.
 """
 
@@ -115,7 +115,7 @@ class ServerPair:
             "-E", "UTF8", "--locale=C.UTF-8", "-N")  # fmt: skip
         password_file.unlink()
         # libpq's password file, for pg_basebackup and the standby's
-        # primary_conninfo (-R writes passfile=..., not the password).
+        # primary_conninfo (the password itself is written nowhere else).
         passfile = base / "pgpass"
         passfile.write_text(f"127.0.0.1:*:*:{REPLICATION_ROLE}:{pair.password}\n")
         passfile.chmod(0o600)
@@ -158,7 +158,15 @@ class ServerPair:
             f" passfile={self.base / 'pgpass'} application_name={node.name}"
         )
         run(self.bin_dir / "pg_basebackup", "-D", str(node.data_dir), "-d", conninfo,
-            "-R", "-X", "stream", "-c", "fast")  # fmt: skip
+            "-X", "stream", "-c", "fast")  # fmt: skip
+        # What -R would write, with only these options: -R copies every option
+        # its own libpq knows, which the server's walreceiver (loading the
+        # system's libpq, perhaps older) may refuse (sslnegotiation, on 17).
+        with (node.data_dir / "postgresql.auto.conf").open("a") as settings:
+            settings.write(f"primary_conninfo = '{conninfo}'\n")
+        (node.data_dir / "standby.signal").touch()
+        for made in ("postgresql.auto.conf", "standby.signal"):
+            _chown_to_service_user(node.data_dir / made)
         node.start()
         self.standby = node
         wait_until(
