@@ -46,6 +46,7 @@ class EventRecord:
     old_primary: Node
     new_primary: Node
     began_at: float  # Unix time the primary was told to stop
+    stopped_at: float  # ... it had stopped: what is acknowledged later is the new one's
     promoted_at: float  # ... the promotion returned and the proxies were repointed
     received: int  # what the standby had received when the primary went
     unreceived: wal.Unreceived  # what the old primary had written beyond it
@@ -66,6 +67,7 @@ def run_event(name: str, topology: Topology, lag_s: float) -> EventRecord:
             conn.execute("CHECKPOINT")
         began = time.time()
         old.stop("fast")
+        stopped = time.time()
         last = wal.last_checkpoint(pair.bin_dir, old.data_dir)
         _wait_replayed(pair, standby, last, "the old primary's shutdown checkpoint")
     else:
@@ -79,6 +81,7 @@ def run_event(name: str, topology: Topology, lag_s: float) -> EventRecord:
             _wait_replayed(pair, standby, flushed - 1, "what the primary had flushed")
         began = time.time()
         old.stop("immediate")
+        stopped = time.time()
         # Nothing still in transit reaches the standby after the crash.
         topology.replication_proxy.drop_connections()
         topology.replication_proxy.resume()
@@ -92,6 +95,7 @@ def run_event(name: str, topology: Topology, lag_s: float) -> EventRecord:
         old,
         new,
         began,
+        stopped,
         promoted,
         received,
         wal.unreceived(pair.bin_dir, old.data_dir, received),

@@ -84,6 +84,8 @@ class EventOutcome:
     reruns: Counter[str] = field(default_factory=Counter)  # activity -> instances re-run
     rerun_examples: list[str] = field(default_factory=list)
     worker: WorkerDelta = field(default_factory=WorkerDelta)
+    # From the event to the first start acknowledged, the first order
+    # completed, once the old primary had stopped (so by the new one).
     first_ack_after_s: float | None = None
     first_completion_after_s: float | None = None
     runtime_problems: list[str] = field(default_factory=list)
@@ -129,7 +131,7 @@ def read_outcome(
     with pair.connect(pair.primary) as conn:
         ends = _ends(conn, schema, list(records))
         queued = _queued(conn, schema, list(records))
-        first_completion = _first_completion_after(conn, schema, event.began_at)
+        first_completion = _first_completion_after(conn, schema, event.stopped_at)
     for record in records.values():
         if not record.acknowledged:
             outcome.given_up.append(f"{record.instance}: {record.last_error}")
@@ -140,7 +142,7 @@ def read_outcome(
             outcome.repeated_existing += record.created is False
         _judge(outcome, record, ends, queued)
     acknowledged = [r.acknowledged_at for r in records.values() if r.acknowledged_at is not None]
-    after = [at - event.began_at for at in acknowledged if at > event.began_at]
+    after = [at - event.began_at for at in acknowledged if at > event.stopped_at]
     outcome.first_ack_after_s = min(after, default=None)
     if first_completion is not None:
         outcome.first_completion_after_s = first_completion - event.began_at

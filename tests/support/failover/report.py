@@ -40,7 +40,8 @@ def event_lines(outcome: EventOutcome) -> list[str]:
         f" renewals {outcome.worker.renewals},"
         f" renewal errors retried {outcome.worker.renewal_errors}",
         f"  primary stopped -> standby promoted and proxies repointed {event.outage_s:.2f} s;"
-        f" from the event: first start acknowledged {_seconds(outcome.first_ack_after_s)},"
+        f" from the event, on the new primary: first start acknowledged"
+        f" {_seconds(outcome.first_ack_after_s)},"
         f" first completion {_seconds(outcome.first_completion_after_s)}",
         f"  WAL the standby had not received: {event.unreceived.line()}"
         + (f" (replication stalled {event.stalled_s:g} s)" if event.stalled_s else ""),
