@@ -4,10 +4,11 @@ promoted and both proxies repointed at it:
 * switchover: a checkpoint, a fast shutdown of the primary (its walsender
   sends everything first), the standby waited for until it replayed the old
   primary's shutdown checkpoint, its last record;
-* crash: the standby waited for until it replayed what the primary had
-  flushed, then `pg_ctl stop -m immediate` of the primary at once;
+* crash: the primary's clients stopped where they are, the standby waited
+  for until it replayed what the primary had flushed, then the primary
+  killed as an immediate shutdown does (crash.py: a crash at that instant);
 * lagging: the replication link stalled (the replication proxy paused) for
-  `lag_s` while the load goes on, then the same crash.
+  `lag_s` while the load goes on, then `pg_ctl stop -m immediate`.
 
 Each records the standby's received position once its WAL receiver has
 stopped (all the new primary will have) and what the old primary wrote
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 import psycopg
 
 from tests.support.failover import wal
+from tests.support.failover.crash import crash_caught_up
 from tests.support.failover.proxy import TcpProxy
 from tests.support.failover.servers import Node, ServerPair
 from tests.support.waiting import wait_until
@@ -70,15 +72,18 @@ def run_event(name: str, topology: Topology, lag_s: float) -> EventRecord:
         stopped = time.time()
         last = wal.last_checkpoint(pair.bin_dir, old.data_dir)
         _wait_replayed(pair, standby, last, "the old primary's shutdown checkpoint")
+    elif name == CRASH:
+        began = time.time()
+        crash_caught_up(
+            pair,
+            lambda flushed: _wait_replayed(pair, standby, flushed - 1, "all the primary flushed"),
+        )
+        stopped = time.time()
     else:
-        if name == LAGGING:
-            topology.replication_proxy.pause()
-            # The load goes on while the standby falls behind: time is the subject.
-            time.sleep(lag_s)
-            stalled_s = lag_s
-        else:
-            flushed = pair.flushed(old)
-            _wait_replayed(pair, standby, flushed - 1, "what the primary had flushed")
+        topology.replication_proxy.pause()
+        # The load goes on while the standby falls behind: time is the subject.
+        time.sleep(lag_s)
+        stalled_s = lag_s
         began = time.time()
         old.stop("immediate")
         stopped = time.time()

@@ -27,12 +27,12 @@ class TcpProxy:
         self.name = name
         self.target_port = target_port
         self.port = 0  # where it listens, once started
-        self.connections = 0  # accepted so far
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=name, daemon=True)
         self._server: asyncio.Server | None = None
         self._links: set[tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = set()
         self._flowing: asyncio.Event | None = None
+        self._relays: set[asyncio.Task[None]] = set()
 
     def start(self) -> TcpProxy:
         self._thread.start()
@@ -92,15 +92,30 @@ class TcpProxy:
         if self._server is not None:
             self._server.close()
         await self._close_links()
-        others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-        for task in others:
-            task.cancel()
-        await asyncio.gather(*others, return_exceptions=True)
+        relays = list(self._relays)
+        for relay in relays:
+            relay.cancel()
+        await asyncio.gather(*relays, return_exceptions=True)
 
     async def _relay(
         self, client_in: asyncio.StreamReader, client_out: asyncio.StreamWriter
     ) -> None:
-        self.connections += 1
+        """One client's connection, until either side closes it or the proxy stops."""
+        relay = asyncio.current_task()
+        assert relay is not None
+        self._relays.add(relay)
+        try:
+            await self._connect_and_pump(client_out, client_in)
+        except asyncio.CancelledError:
+            # The proxy stops: the connection ends here, as a normal return
+            # (asyncio's stream server reports a cancelled handler as an error).
+            client_out.transport.abort()
+        finally:
+            self._relays.discard(relay)
+
+    async def _connect_and_pump(
+        self, client_out: asyncio.StreamWriter, client_in: asyncio.StreamReader
+    ) -> None:
         try:
             server_in, server_out = await asyncio.open_connection(HOST, self.target_port)
         except OSError:  # nothing listens there (yet): as if the server refused
@@ -112,13 +127,15 @@ class TcpProxy:
             asyncio.ensure_future(self._pump(client_in, server_out)),
             asyncio.ensure_future(self._pump(server_in, client_out)),
         ]
-        # Either side closing ends the connection for both.
-        await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
-        for pump in pumps:
-            pump.cancel()
-        for writer in link:
-            writer.transport.abort()
-        self._links.discard(link)
+        try:
+            # Either side closing ends the connection for both.
+            await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for pump in pumps:
+                pump.cancel()
+            for writer in link:
+                writer.transport.abort()
+            self._links.discard(link)
 
     async def _pump(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
         assert self._flowing is not None

@@ -81,6 +81,10 @@ class Node:
     def promote(self) -> None:
         self.pg_ctl("-w", "-t", str(PG_CTL_TIMEOUT_S), "promote")
 
+    def postmaster_pid(self) -> int:
+        """The running server's postmaster (postmaster.pid's first line)."""
+        return int((self.data_dir / "postmaster.pid").read_text().split()[0])
+
     def is_running(self) -> bool:
         status = subprocess.run(
             _as_service_user([str(self.bin_dir / "pg_ctl"), "-D", str(self.data_dir), "status"]),
