@@ -43,8 +43,9 @@ def _activity(n: int, name: str = "Go") -> dict[str, Any]:
     }
 
 
-class _Timed:
-    """A worker whose handler records when each activity started."""
+class TimedWorker:
+    """A worker whose handler records when each activity started (also the
+    pooler drill's, tests/support/pooler_drill/latency.py)."""
 
     def __init__(self, hub: TaskHub, push: bool) -> None:
         self.started: dict[int, float] = {}
@@ -72,7 +73,7 @@ def wakeup_latency(url: str, samples: int) -> dict[str, dict[str, float]]:
     latencies: dict[str, list[float]] = {"push": [], "polling": []}
     schemas = {mode: TASKHUB.create_schema(url, f"bench_wake_{mode}") for mode in latencies}
     hubs = {mode: TaskHub.connect(url, schemas[mode]) for mode in latencies}
-    timed = {mode: _Timed(hubs[mode], push=mode == "push") for mode in latencies}
+    timed = {mode: TimedWorker(hubs[mode], push=mode == "push") for mode in latencies}
     rng = random.Random(7)
     try:
         for t in timed.values():

@@ -40,13 +40,14 @@ class WorkerPool:
         self.started = 0
         self.killed = 0
 
-    def start(self) -> None:
+    def start(self, ready_timeout_s: float = READY_TIMEOUT_S) -> None:
         """Start every worker and wait until each one runs its runtime."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
         with self._lock:
             fresh = [self._spawn() for _ in range(self._size)]
+        deadline = time.monotonic() + ready_timeout_s
         for process, ready in fresh:
-            self._wait_ready(process, ready, READY_TIMEOUT_S)
+            self._wait_ready(process, ready, max(0.1, deadline - time.monotonic()))
 
     def kill_one(self, rng: random.Random) -> None:
         """SIGKILL a random worker (mid-turn, mid-activity or idle) and start another."""
