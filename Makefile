@@ -26,13 +26,15 @@
 #   make failover-drill  a primary and its streaming standby under load, through a
 #               switchover, a crash and a crash with a lagging standby (FAILOVER_RATE,
 #               FAILOVER_SECONDS)
+#   make pooler-drill  the provider, the worker, the CLI, a migration and the released runtime
+#               behind Debian's PgBouncer, transaction and session pooling (POOLER_DRILL_ARGS)
 #   make soak   the hub under a steady mix of work for SOAK_MINUTES (30) at SOAK_RATE (20/s)
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-prune bench-citus bench-citus-hubs chaos deploy-drill failover-drill soak revision clean
+.PHONY: venv run stop test test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-prune bench-citus bench-citus-hubs chaos deploy-drill failover-drill pooler-drill soak revision clean
 
 # With requirements/ci.txt (as in a checkout, so on CI) the venv gets exactly
 # that set: every package pinned, each file checked against its sha256
@@ -179,6 +181,14 @@ FAILOVER_SECONDS ?= 30
 FAILOVER_ARGS ?=
 failover-drill: venv
 	$(PY) -m tests.support.failover --rate $(FAILOVER_RATE) --seconds $(FAILOVER_SECONDS) $(FAILOVER_ARGS)
+
+# Behind Debian's PgBouncer (apt-get install -y pgbouncer; .ci/run installs it),
+# in transaction and in session pooling, with the documented settings, then the
+# same workload without them; prints every error and fails when a target is
+# missed (about 4 minutes). make test runs one bounded round.
+POOLER_DRILL_ARGS ?=
+pooler-drill: venv
+	$(PY) -m tests.support.pooler_drill $(POOLER_DRILL_ARGS)
 
 # The hub under a steady mix of work, minute by minute, with a retention job;
 # fails when a target of issue 26 is missed. A 5-minute smoke: make soak SOAK_MINUTES=5

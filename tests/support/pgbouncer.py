@@ -33,7 +33,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +41,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 import psycopg
+import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from provider.testing.embedded_pg import SERVICE_USER, free_port
@@ -57,9 +58,8 @@ QUERY_WAIT_TIMEOUT_S = 15
 # The settings a migration sets for its run, and the statement timeout the
 # provider sets per session or per call: what must never stay behind.
 WATCHED_SETTINGS = ("lock_timeout", "check_function_bodies", "statement_timeout", "search_path")
-VISIT = (
-    "SELECT pg_backend_pid(), "
-    + ", ".join(f"current_setting('{name}')" for name in WATCHED_SETTINGS)
+VISIT = "SELECT pg_backend_pid(), " + ", ".join(
+    f"current_setting('{name}')" for name in WATCHED_SETTINGS
 )
 ADVISORY_LOCKS = """
 SELECT l.pid, l.classid, l.objid, l.objsubid, l.granted
@@ -190,7 +190,7 @@ class PgBouncer:
     def show(self, what: str) -> list[dict[str, Any]]:
         """SHOW <what> on the admin console, rows as dicts."""
         with closing(self.admin()) as conn, conn.cursor() as cur:
-            cur.execute(f"SHOW {what}")  # type: ignore[arg-type]  # a console verb, no input
+            cur.execute(f"SHOW {what}")  # a console verb, no input
             names = [column.name for column in cur.description or []]
             return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
@@ -199,8 +199,8 @@ class PgBouncer:
         RESUME): the next clients get fresh sessions. For between the
         drill's parts, when no client is connected."""
         with closing(self.admin()) as conn:
-            conn.execute(f'KILL "{database}"')  # type: ignore[arg-type]  # a console verb
-            conn.execute(f'RESUME "{database}"')  # type: ignore[arg-type]
+            conn.execute(f'KILL "{database}"')  # a console verb
+            conn.execute(f'RESUME "{database}"')
 
     def server_pids(self, user: str, database: str) -> set[int]:
         """The server pids of the pool of (user, database), as PgBouncer lists them."""
@@ -294,6 +294,30 @@ def pgbouncer(server_url: str, mode: PoolMode, pool_size: int = 4) -> Iterator[P
     finally:
         bouncer.stop()
         shutil.rmtree(base, ignore_errors=True)
+
+
+def require_pgbouncer() -> None:
+    """Skip without PgBouncer, except on CI, where .ci/run installs it: there
+    its absence is a failure, not a silent skip."""
+    if available():
+        return
+    reason = f"needs Debian's PgBouncer ({PGBOUNCER}; apt-get install -y pgbouncer)"
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}: .ci/run installs it")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def start_pgbouncer(database_url: str) -> Iterator[Callable[..., PgBouncer]]:
+    """start_pgbouncer(mode, pool_size=4): PgBouncer in front of the tests'
+    server, stopped after the test."""
+    require_pgbouncer()
+    with ExitStack() as stack:
+
+        def start(mode: PoolMode, pool_size: int = 4) -> PgBouncer:
+            return stack.enter_context(pgbouncer(database_url, mode, pool_size))
+
+        yield start
 
 
 def advisory_locks(direct_url: str) -> list[tuple[Any, ...]]:

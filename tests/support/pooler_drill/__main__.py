@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import subprocess
 import sys
 import tempfile
@@ -49,9 +50,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--orchestrations", type=int, default=Sizes.orchestrations)
     parser.add_argument("--latency-samples", type=int, default=Sizes.latency_samples)
     parser.add_argument(
-        "--url", help="a server PgBouncer may reach without a password (default: a cluster of its own)"
+        "--url",
+        help="a server PgBouncer may reach without a password (default: a cluster of its own)",
     )
     args = parser.parse_args(argv)
+    # Stopped by a signal, it still stops its PgBouncers and its cluster.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sizes = replace(
         Sizes(),
         seconds=args.seconds,

@@ -89,7 +89,7 @@ SELECT (SELECT count(*) FROM {orders} WHERE order_id = ANY(%(ids)s))
 
 def _count(direct_url: str, schema: str, query: str, instances: list[str]) -> int:
     """`query` (COMMITTED or LEFT_BEHIND) over `instances`, on the server directly."""
-    statement = sql.SQL(query).format(  # type: ignore[arg-type]  # one of the constants above
+    statement = sql.SQL(query).format(  # one of the constants above
         orders=_orders(schema), queue=sql.Identifier(schema, "orchestrator_queue")
     )
     with psycopg.connect(direct_url, autocommit=True) as conn:

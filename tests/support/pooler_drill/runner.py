@@ -115,7 +115,9 @@ def evidence_modes() -> list[Mode]:
     """The same workload through transaction pooling without the settings."""
     parts = (PROVIDER, OUTBOX, WORKER)
     return [
-        Mode("transaction pooling, defaults (no pooler setting)", "transaction", {}, {}, parts, False),
+        Mode(
+            "transaction pooling, defaults (no pooler setting)", "transaction", {}, {}, parts, False
+        ),
         Mode(
             "transaction pooling, pooler='direct' (the provider before issue 38)",
             "transaction",
@@ -217,6 +219,7 @@ def _run_part(
         report.runtime = runtime_mix.run(
             bouncer,
             direct_url,
+            mode.settings,
             sizes.orchestrations,
             log_dir / f"runtime-{mode.pool_mode}",
             sizes.settle_s,

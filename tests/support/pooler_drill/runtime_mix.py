@@ -19,7 +19,9 @@ from typing import Any
 
 import duroxide
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
+from provider import TaskHub
 from tests.support.chaos.client import HarnessClient
 from tests.support.chaos.progress import SettleWatch, progress
 from tests.support.chaos.side import prepared_side, with_application_name
@@ -28,7 +30,7 @@ from tests.support.chaos.workers import WorkerPool, WorkerStartError
 from tests.support.chaos.workload import PIPELINE
 from tests.support.deploy_drill.runner import ANSI, RUNTIME_PROBLEM
 from tests.support.flavours import TASKHUB
-from tests.support.pgbouncer import PgBouncer
+from tests.support.pgbouncer import PgBouncer, advisory_locks
 from tests.support.pooler_drill.tally import NUMBER, Tally
 
 RUNTIME_APPLICATION = "pooler-drill-runtime"
@@ -45,11 +47,13 @@ LINE_CHARS = 220
 
 @dataclass
 class RuntimeReport:
+    started_by: str = "the runtime's client"
     connects: Tally = field(default_factory=Tally)  # the client's connects
     started: Tally = field(default_factory=Tally)  # the client's starts
     outcome: SideOutcome | None = None
     runtime_log: Counter[str] = field(default_factory=Counter)  # WARN+ lines, folded
     not_started: str | None = None  # why the runtime did not start, if it did not
+    leaked_locks: list[tuple[Any, ...]] = field(default_factory=list)  # advisory, held
 
     @property
     def correct(self) -> bool:
@@ -61,21 +65,24 @@ class RuntimeReport:
             and outcome is not None
             and outcome.completed == outcome.orchestrations > 0
             and not outcome.problems()
+            and not self.leaked_locks
         )
 
 
 def run(
     bouncer: PgBouncer,
     direct_url: str,
+    settings: dict[str, Any],
     orchestrations: int,
     log_dir: Path,
     settle_s: float,
     quiet_s: float,
 ) -> RuntimeReport:
     """`orchestrations` pipelines on a fresh hub whose runtime role logs in
-    through `bouncer`; that role's statements time out after
+    through `bouncer` (`settings`: our TaskHub's, should the runtime's client
+    not connect); that role's statements time out after
     STATEMENT_TIMEOUT_MS, so that nothing the pooler does to the runtime
-    (a leaked lock) can hang the drill."""
+    can hang the drill."""
     report = RuntimeReport()
     with prepared_side(direct_url, TASKHUB, STATEMENT_TIMEOUT_MS) as side:
         url = bouncer.url(side.role.url)
@@ -87,46 +94,68 @@ def run(
         except WorkerStartError as error:
             report.not_started = str(error)
         try:
-            started = _start_all(url, side.schema, orchestrations, report)
-            report.outcome = _outcome(direct_url, side.schema, started, settle_s, quiet_s)
+            started = _start_all(url, side.schema, orchestrations, settings, report)
+            _settle(direct_url, side.schema, started, settle_s, quiet_s)
         finally:
             pool.stop()
+        # The runtime's connect takes a session advisory lock (its migration
+        # runner's); through transaction pooling the unlock may reach another
+        # server connection, and the lock stays on the first for good: every
+        # later connect of the runtime waits on it, direct ones too. Counted,
+        # then PgBouncer closes the pool's server connections.
+        report.leaked_locks = [lock for lock in advisory_locks(direct_url) if lock[-1]]
+        bouncer.reset_servers(str(conninfo_to_dict(direct_url)["dbname"]))
+        report.outcome = _outcome(direct_url, side.schema, started)
         report.runtime_log = _problems(log_dir)
     return report
 
 
-def _outcome(
+def _settle(
     direct_url: str, schema: str, started: dict[str, int], settle_s: float, quiet_s: float
-) -> SideOutcome:
-    """How each started orchestration ended, once all ended or none moved for quiet_s."""
+) -> None:
+    """Until every started orchestration ended, or none moved for quiet_s."""
     with psycopg.connect(direct_url, autocommit=True) as conn:
-        watch = SettleWatch(
+        SettleWatch(
             {"pooled": lambda: progress(conn, schema, list(started))},
             len(started),
             quiet_s,
             since=time.monotonic(),
-        )
-        watch.wait(settle_s)
+        ).wait(settle_s)
+
+
+def _outcome(direct_url: str, schema: str, started: dict[str, int]) -> SideOutcome:
+    """How each started orchestration ended, read directly."""
+    with psycopg.connect(direct_url, autocommit=True) as conn:
         return check_outcome("pooled", schema, HarnessClient(direct_url, schema), conn, started)
 
 
-def _start_all(url: str, schema: str, count: int, report: RuntimeReport) -> dict[str, int]:
-    """Start each orchestration once through `url`: instance -> n, for those
-    whose start the client acknowledged."""
+def _start_all(
+    url: str, schema: str, count: int, settings: dict[str, Any], report: RuntimeReport
+) -> dict[str, int]:
+    """Start each orchestration once through `url`, with the runtime's own
+    client, or with our TaskHub (`settings`) when that client never
+    connected: instance -> n, for those whose start was acknowledged."""
     started: dict[str, int] = {}
     client = _client(url, schema, report.connects)
     if client is None:
-        return started
-    tally = report.started
-    for n in range(count):
-        instance = f"{schema}-{n}"
-        tally.called()
-        try:
-            client.start_orchestration(instance, PIPELINE, n)
-        except Exception as error:
-            tally.failed(error)
-            continue
-        started[instance] = n
+        report.started_by = "TaskHub (the runtime's client never connected)"
+        hub = TaskHub.connect(url, schema, **settings)
+        start = hub.start_orchestration
+    else:
+        hub, start = None, client.start_orchestration
+    try:
+        for n in range(count):
+            instance = f"{schema}-{n}"
+            report.started.called()
+            try:
+                start(instance, PIPELINE, n)
+            except Exception as error:
+                report.started.failed(error)
+                continue
+            started[instance] = n
+    finally:
+        if hub is not None:
+            hub.close()
     return started
 
 
