@@ -250,7 +250,12 @@ def drill_round(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("pool_mode", ["transaction", "session"])
-def test_the_drill_round_meets_every_target(pool_mode: str, drill_round: list[ModeReport]) -> None:
-    found = [(text, met) for text, met in verdicts(drill_round) if text.startswith(pool_mode)]
-    assert found and [text for text, met in found if not met] == []
+def test_the_drill_round_meets_every_target(drill_round: list[ModeReport]) -> None:
+    """One test for both modes: the round runs once (a module fixture would
+    run again in each xdist worker that gets a test of it)."""
+    found = verdicts(drill_round)
+    assert {text.split(":")[0] for text, _ in found} >= {
+        "transaction pooling",
+        "session pooling",
+    }
+    assert [text for text, met in found if not met] == []

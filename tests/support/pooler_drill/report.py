@@ -11,6 +11,7 @@ from tests.support.pooler_drill.runner import LATENCY, RUNTIME, ModeReport, Size
 from tests.support.pooler_drill.worker import LEASE_MS, SLOW_S
 
 SHOWN_LINES = 12  # of one kind of list (errors, log lines) per mode
+SAID_CHARS = 300  # of what the migration printed
 
 
 def _settings(report: ModeReport) -> str:
@@ -132,7 +133,7 @@ def _migration_lines(report: ModeReport) -> list[str]:
     found = report.migration
     if found is None:
         return []
-    said = found.output[0] if len(found.output) == 1 else f"{len(found.output)} lines"
+    said = found.output[0][:SAID_CHARS] if len(found.output) == 1 else " / ".join(found.output)
     check = "" if found.check_exit_code is None else f"; check exit {found.check_exit_code}"
     return [
         f"    migration: taskhub-pg upgrade exit {found.exit_code}: {said}{check}",
