@@ -46,7 +46,7 @@ from provider.deploy.run_report import (
     UndeclaredTableLocks,
 )
 from provider.deploy.run_report import log as migration_log
-from provider.deploy.session_pinning import one_transaction_behind_a_pooler
+from provider.deploy.session_pinning import SessionNotPinned, one_transaction_behind_a_pooler
 
 
 class RuntimeDdl(StrEnum):
@@ -132,7 +132,12 @@ def _migrate(run: Callable[[], MigrationRun], as_json: bool) -> None:
     try:
         with _reporting_lock_waits(as_json):
             done = run()
-    except (MigrationLocksNotTaken, RuntimeSignaturesChanged, UndeclaredTableLocks) as error:
+    except (
+        MigrationLocksNotTaken,
+        RuntimeSignaturesChanged,
+        UndeclaredTableLocks,
+        SessionNotPinned,
+    ) as error:
         fail(PROBLEMS, str(error))  # each says what was rolled back
     except CommandError as error:  # an unknown revision, say
         fail(USAGE, f"nothing changed: {error}")

@@ -27,6 +27,7 @@ from provider.cli.options import (
     target,
 )
 from provider.cli.plain import visible
+from provider.deploy.session_pinning import SessionNotPinned
 from provider.errors import ConfigurationError, TaskHubError
 from provider.masking import masked, passwords_of
 
@@ -122,6 +123,8 @@ def failure_of(error: BaseException) -> Failure | None:
         return Failure(USAGE, f"--url: {error}")
     if isinstance(error, sqlalchemy.exc.SQLAlchemyError):
         return Failure(PROBLEMS, f"refused, nothing changed: {error}")
+    if isinstance(error, SessionNotPinned):  # refused, not misused: it says what to do
+        return Failure(PROBLEMS, str(error))
     if isinstance(error, CommandError):  # Alembic: an unknown revision, say
         return Failure(USAGE, f"nothing changed: {error}")
     if isinstance(error, TaskHubError):

@@ -7,18 +7,23 @@ hold the run, and whatever the run set would stay behind on a connection the
 pooler hands to the application (a 100 ms lock_timeout, a search_path of
 pg_catalog, a lock the next deploy waits on forever).
 
-So the run notes its server's pid before it sets anything. A pid other than
-the one the connection announced means a pooler is in between; a second
-connection then looks whether it gets the same server session, which only a
-transaction pooler hands out, and the run is refused before anything is set
-or taken. Every later transaction checks the pid again, and at the end a run
-through a pooler discards what it set on that session (a pooler in session
-mode does the same when the client leaves; one in transaction mode does not).
+A client cannot tell a pooler's session mode from its transaction mode
+reliably (a second client reaches the same server session only when the
+pooler happens to hand it out: not under load, measured). So the run notes
+its server's pid before it sets anything, and a pid other than the one the
+connection announced (a pooler announces its own) refuses the run, in one
+line, before anything is set or taken, unless the deploy says the pooler
+pins sessions (TASKHUB_POOLER=session). Then a second connection still looks
+whether it reaches the same server session (a pooler in transaction mode
+said to be in session mode, caught when idle), every later transaction checks
+the pid again, and at the end the run discards what it set on its session (a
+session pooler does the same when the client leaves).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +36,13 @@ log = logging.getLogger(__name__)
 
 REFUSAL = "connect directly or through session pooling"
 SERVER_PID = "SELECT pg_backend_pid()"
+# How a deploy says that the pooler in between pins sessions.
+DECLARATION = "TASKHUB_POOLER"
+SESSION_POOLING = "session"
+
+
+def declared_session_pooling() -> bool:
+    return os.environ.get(DECLARATION, "").strip().lower() == SESSION_POOLING
 
 
 class SessionNotPinned(CommandError):
@@ -59,22 +71,30 @@ def pin(
     connect_args: dict[str, Any],
     refused: str = "refused before any revision: the migration's connection",
 ) -> Pin:
-    """The run's first look, before it sets or takes anything: the server's pid,
-    and a refusal when a second client of the same pooler reaches that very
-    server session (transaction pooling). `refused` names who is refused."""
+    """The run's first look, before it sets or takes anything: the server's
+    pid, and a refusal behind a pooler not said to pin sessions, or one that
+    hands this very server session to a second client. `refused` names who is
+    refused."""
     pid = server_pid(conn)
     conn.rollback()  # between transactions, a transaction pooler may hand the session on
     pooled = pid != conn.info.backend_pid
-    if pooled:
-        with psycopg.connect(url, autocommit=True, prepare_threshold=None, **connect_args) as other:
-            shared = server_pid(other) == pid
-        if shared:
-            raise SessionNotPinned(
-                f"{refused} goes through a pooler that hands its server session "
-                f"(pid {pid}) to other clients between transactions (transaction "
-                f"pooling); {REFUSAL}"
-            )
-    return Pin(pid, pooled)
+    if not pooled:
+        return Pin(pid, pooled=False)
+    if not declared_session_pooling():
+        raise SessionNotPinned(
+            f"{refused} goes through a pooler (the server's pid {pid} is not the one the "
+            f"connection announced), and it needs one server session: {REFUSAL} "
+            f"(through a pooler's session mode, say so with {DECLARATION}={SESSION_POOLING})"
+        )
+    with psycopg.connect(url, autocommit=True, prepare_threshold=None, **connect_args) as other:
+        shared = server_pid(other) == pid
+    if shared:
+        raise SessionNotPinned(
+            f"{refused} goes through a pooler that hands its server session "
+            f"(pid {pid}) to another client between transactions: transaction "
+            f"pooling, though {DECLARATION}={SESSION_POOLING}; {REFUSAL}"
+        )
+    return Pin(pid, pooled=True)
 
 
 def check(conn: psycopg.Connection[Any], pinned: Pin) -> None:
@@ -90,9 +110,9 @@ def check(conn: psycopg.Connection[Any], pinned: Pin) -> None:
 
 def release(conn: psycopg.Connection[Any], pinned: Pin) -> None:
     """After a run through a pooler, leave its server session as it found it:
-    DISCARD ALL ends the run's lock and settings. On another session (the
-    pooler moved the run), the run's session is ended instead when idle: what
-    it holds then belongs to nobody."""
+    DISCARD ALL ends the run's lock and settings. A run the pooler moved off
+    its session (refused by `check`) cannot reach it any more: the warning
+    names it, for an operator to end."""
     if not pinned.pooled or conn.closed:
         return
     try:
@@ -102,18 +122,16 @@ def release(conn: psycopg.Connection[Any], pinned: Pin) -> None:
         if server_pid(conn) == pinned.pid:
             conn.execute("DISCARD ALL")
             return
-        conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-            " WHERE pid = %s AND state = 'idle'",
-            [pinned.pid],
-        )
-        log.warning(
-            "the migration's server session (pid %s) was ended: a transaction pooler "
-            "had moved the run off it",
-            pinned.pid,
-        )
     except psycopg.Error as error:  # the run's own outcome is what the caller hears
         log.warning("could not clean up the migration's server session: %s", error)
+        return
+    log.warning(
+        "the migration's server session (pid %s) may still hold its lock and settings: "
+        "a transaction pooler moved the run off it; end it with "
+        "SELECT pg_terminate_backend(%s) once it is idle",
+        pinned.pid,
+        pinned.pid,
+    )
 
 
 @contextmanager

@@ -19,9 +19,17 @@ import psycopg
 import pytest
 
 from provider import ActivityContext, ActivityWorker, AsyncTaskHub, ConfigurationError, TaskHub
+from provider.deploy.session_pinning import DECLARATION, SESSION_POOLING
 from tests.support.db import new_schema_name
-from tests.support.pgbouncer import PgBouncer, fresh_settings, pgbouncer, require_pgbouncer
+from tests.support.pgbouncer import (
+    PgBouncer,
+    advisory_locks,
+    fresh_settings,
+    pgbouncer,
+    require_pgbouncer,
+)
 from tests.support.pooler_drill import latency, migration, provider_load
+from tests.support.pooler_drill.cli import taskhub_pg
 from tests.support.pooler_drill.report import mode_lines, verdicts
 from tests.support.pooler_drill.runner import (
     LATENCY,
@@ -138,6 +146,26 @@ def test_a_migration_through_transaction_pooling_is_refused_and_leaves_nothing_b
         assert found.advisory_locks == []
         assert len(found.visits) == bouncer.pool_size and found.left_behind == []
         assert found.background.errors == Counter() and found.background.calls > 0
+
+
+def test_a_migration_through_session_pooling_runs_only_when_the_deploy_says_so(
+    start_pgbouncer: Any, database_url: str
+) -> None:
+    """A client cannot tell session pooling from transaction pooling for sure
+    (under load a second client rarely meets the same server session): a
+    migration through any pooler is refused in one line until the deploy says
+    the pooler pins sessions, and then it migrates and leaves nothing."""
+    bouncer: PgBouncer = start_pgbouncer("session", SESSION_POOL)
+    url = bouncer.url(database_url)
+    schema = new_schema_name("mig")
+    refused = taskhub_pg(["upgrade", "--schema", schema], url)
+    assert refused.returncode == 1, refused
+    assert refused.stderr.count("\n") == 1 and "TASKHUB_POOLER=session" in refused.stderr
+    said = {DECLARATION: SESSION_POOLING}
+    done = taskhub_pg(["upgrade", "--schema", schema], url, said)
+    assert done.returncode == 0, done.stderr
+    assert taskhub_pg(["check", "--schema", schema], url, said).returncode == 0
+    assert advisory_locks(database_url) == []
 
 
 @pytest.mark.parametrize("pool_mode", ["session", "transaction"])

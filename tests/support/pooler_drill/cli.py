@@ -28,15 +28,17 @@ class CliReport:
     warnings: Counter[str] = field(default_factory=Counter)
 
 
-def taskhub_pg(args: list[str], url: str) -> subprocess.CompletedProcess[str]:
-    """`taskhub-pg ARGS --url URL` from this checkout."""
+def taskhub_pg(
+    args: list[str], url: str, environment: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`taskhub-pg ARGS --url URL` from this checkout (`environment` added)."""
     return subprocess.run(
         [sys.executable, "-m", "provider", *args, "--url", url],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
-        env={**os.environ, "DATABASE_URL": ""},
+        env={**os.environ, "DATABASE_URL": "", **(environment or {})},
     )
 
 

@@ -3,10 +3,10 @@ while the application's calls share the pool's server connections.
 
 Through transaction pooling it must be refused in one line before any
 revision ("connect directly or through session pooling"); through session
-pooling it must migrate the hub to head, and `taskhub-pg check` then finds
-no drift. Either way, nothing may stay behind: no advisory lock on the
-server, and every server connection of the pool shows the settings a fresh
-session has (tests/support/pgbouncer.py visits each one)."""
+pooling, said so as the docs say (TASKHUB_POOLER=session), it must migrate
+the hub to head, and `taskhub-pg check` then finds no drift. Either way,
+nothing may stay behind: no advisory lock on the server, and every server
+connection of the pool shows the settings a fresh session has (tests/support/pgbouncer.py visits each one)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from typing import Any
 import psycopg
 
 from provider import TaskHub
+from provider.deploy.session_pinning import DECLARATION, SESSION_POOLING
 from tests.support.pgbouncer import PgBouncer, ServerVisit, advisory_locks, fresh_settings
 from tests.support.pooler_drill import provider_load
 from tests.support.pooler_drill.cli import taskhub_pg
@@ -85,15 +86,18 @@ def run(
     report = MigrationReport()
     load = threading.Thread(target=_background, args=(url, app_schema, settings, seconds, report))
     load.start()
+    # A pipeline behind session pooling says so (docs/poolers-and-failover.md).
+    declared = {DECLARATION: SESSION_POOLING} if bouncer.mode == "session" else {}
     try:
-        done = taskhub_pg(["upgrade", "--schema", new_schema], url)
+        done = taskhub_pg(["upgrade", "--schema", new_schema], url, declared)
     finally:
         load.join()
     report.exit_code = done.returncode
     text = done.stdout if done.returncode == 0 else done.stderr
     report.output = [line for line in text.splitlines() if line.strip()]
     if done.returncode == 0:
-        report.check_exit_code = taskhub_pg(["check", "--schema", new_schema], url).returncode
+        checked = taskhub_pg(["check", "--schema", new_schema], url, declared)
+        report.check_exit_code = checked.returncode
     report.schema_exists, report.revision = _revision(direct_url, new_schema)
     report.advisory_locks = advisory_locks(direct_url)
     report.visits = bouncer.visit_servers(url)
