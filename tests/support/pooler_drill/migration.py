@@ -6,7 +6,8 @@ revision ("connect directly or through session pooling"); through session
 pooling, said so as the docs say (TASKHUB_POOLER=session), it must migrate
 the hub to head, and `taskhub-pg check` then finds no drift. Either way,
 nothing may stay behind: no advisory lock on the server, and every server
-connection of the pool shows the settings a fresh session has (tests/support/pgbouncer.py visits each one)."""
+connection of the pool shows the settings a fresh session has
+(tests/support/pgbouncer.py visits each one)."""
 
 from __future__ import annotations
 
