@@ -15,14 +15,46 @@ from typing import Any, NamedTuple
 import psycopg
 
 from provider.citus_placement import CITUS_PRESENT, PLACEMENT_QUERY, Node, node_url
-from provider.client.pooling import (
-    behind_a_pooler,
-    behind_a_pooler_async,
-    refused_startup_option,
-)
+from provider.client.pooling import refused_startup_option
 from provider.config import TaskHubConfig
 from provider.errors import ConfigurationError
 from provider.masking import mask_url, masked, passwords_of, url_problem
+from provider.schema_name import quote_schema
+
+
+class Look(NamedTuple):
+    """What the hub found when it opened."""
+
+    pooled: bool  # a pooler sits between (provider/client/pooling.py)
+    # The schema starts orchestrations once (taskhub_start_orchestration,
+    # revision 0025); a hub opened on an older revision, as during a deploy
+    # from one, starts them as the duroxide client does.
+    start_once: bool
+
+
+# One statement: the server's pid (a pooler announces another) and whether the
+# schema has the start that runs once.
+LOOK = "SELECT pg_backend_pid(), to_regprocedure(%s) IS NOT NULL"
+START_ONCE = "taskhub_start_orchestration(text, text, timestamp with time zone, text, text)"
+
+
+def _look_arguments(config: TaskHubConfig) -> list[str]:
+    return [f"{quote_schema(config.schema)}.{START_ONCE}"]
+
+
+def _look(opened: Opened, config: TaskHubConfig) -> Look:
+    row = opened.conn.execute(LOOK, _look_arguments(config)).fetchone()
+    assert row is not None
+    pooled = opened.refused_option or row[0] != opened.conn.info.backend_pid
+    return Look(pooled, bool(row[1]))
+
+
+async def _look_async(opened: AsyncOpened, config: TaskHubConfig) -> Look:
+    cursor = await opened.conn.execute(LOOK, _look_arguments(config))
+    row = await cursor.fetchone()
+    assert row is not None
+    pooled = opened.refused_option or row[0] != opened.conn.info.backend_pid
+    return Look(pooled, bool(row[1]))
 
 
 class Opened(NamedTuple):
@@ -107,24 +139,24 @@ async def _first_connection_async(
     return AsyncOpened(conn, True)
 
 
-def probe(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> bool:
+def probe(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> Look:
     """Make one connection as the pool will, at once: a hub that cannot
     connect raises here, not on its first call 10 s later as a RetryableError
-    a worker would retry forever. Whether a pooler sits in between."""
+    a worker would retry forever. What it found there."""
     try:
         opened = _first_connection(config, config.url, settings)
-        with opened.conn as conn:
-            return opened.refused_option or behind_a_pooler(conn)
+        with opened.conn:
+            return _look(opened, config)
     except psycopg.Error as error:
         raise _refused(operation, config.url, _refusal_hint(config, error), error) from None
 
 
-async def probe_async(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> bool:
+async def probe_async(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> Look:
     """As `probe`, on the running event loop."""
     try:
         opened = await _first_connection_async(config, config.url, settings)
-        async with opened.conn as conn:
-            return opened.refused_option or await behind_a_pooler_async(conn)
+        async with opened.conn:
+            return await _look_async(opened, config)
     except psycopg.Error as error:
         raise _refused(operation, config.url, _refusal_hint(config, error), error) from None
 
@@ -136,15 +168,15 @@ def _node_of(rows: list[Any], config: TaskHubConfig) -> str:
     return node_url(config.url, Node(str(rows[0][0]), int(rows[0][1])))
 
 
-def direct_url(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> tuple[str, bool]:
+def direct_url(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> tuple[str, Look]:
     """With citus_direct: the URL of the Citus node that holds the hub, found
     on config.url (the coordinator; connecting to it is the probe), and the
     node probed in turn; config.url itself for a hub not distributed. With it,
-    whether a pooler sits in front of the node."""
+    what the probe found."""
     try:
         opened = _first_connection(config, config.url, settings)
         with opened.conn as conn:
-            pooled = opened.refused_option or behind_a_pooler(conn)
+            look = _look(opened, config)
             present = conn.execute(CITUS_PRESENT).fetchone()
             rows = []
             if present and present[0]:
@@ -153,18 +185,18 @@ def direct_url(operation: str, config: TaskHubConfig, settings: dict[str, Any]) 
         raise _refused(operation, config.url, _refusal_hint(config, error), error) from None
     url = _node_of(rows, config)
     if url != config.url:
-        pooled = probe(operation, replace(config, url=url), settings)
-    return url, pooled
+        look = probe(operation, replace(config, url=url), settings)
+    return url, look
 
 
 async def direct_url_async(
     operation: str, config: TaskHubConfig, settings: dict[str, Any]
-) -> tuple[str, bool]:
+) -> tuple[str, Look]:
     """As `direct_url`, on the running event loop."""
     try:
         opened = await _first_connection_async(config, config.url, settings)
         async with opened.conn as conn:
-            pooled = opened.refused_option or await behind_a_pooler_async(conn)
+            look = await _look_async(opened, config)
             present = await (await conn.execute(CITUS_PRESENT)).fetchone()
             rows = []
             if present and present[0]:
@@ -174,5 +206,5 @@ async def direct_url_async(
         raise _refused(operation, config.url, _refusal_hint(config, error), error) from None
     url = _node_of(rows, config)
     if url != config.url:
-        pooled = await probe_async(operation, replace(config, url=url), settings)
-    return url, pooled
+        look = await probe_async(operation, replace(config, url=url), settings)
+    return url, look

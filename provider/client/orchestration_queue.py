@@ -76,7 +76,13 @@ class OrchestrationQueue(Plans):
         yield from self.enqueue_orchestrator_work(instance_id, work_item, delay_ms=delay_ms)
 
     def start_orchestration(
-        self, instance_id: str, name: str, input: Any = None, version: str | None = None
+        self,
+        instance_id: str,
+        name: str,
+        input: Any = None,
+        version: str | None = None,
+        *,
+        once: bool = True,
     ) -> Plan[bool]:
         """Queue the start of an orchestration: the work item the duroxide client's
         start_orchestration (start_orchestration_versioned with a version) writes,
@@ -84,12 +90,17 @@ class OrchestrationQueue(Plans):
         start is queued, and nothing was written. A start whose outcome the
         caller did not hear (a RetryableError in a failover) is safe to repeat
         with the same instance id. Every argument is checked here, before any
-        SQL (provider/client/arguments.py)."""
+        SQL (provider/client/arguments.py). Without `once` (a schema before
+        revision 0025), the start is queued as the duroxide client queues it,
+        and the result is True."""
         check_instance_id("start_orchestration", instance_id)
         check_text("start_orchestration", "name", name)
         check_version("start_orchestration", version)
         item = runtime_work_item_text(start_orchestration_item(instance_id, name, input, version))
         check_work_item_size("start_orchestration", "the input", item)
+        if not once:
+            yield from self._enqueue_in_callers_trace(instance_id, item)
+            return True
         trace_context = current_trace_context()
         started = yield from self._scalar(
             "taskhub_start_orchestration",

@@ -135,12 +135,6 @@ def behind_a_pooler(conn: psycopg.Connection[Any]) -> bool:
     return row is not None and row[0] != conn.info.backend_pid
 
 
-async def behind_a_pooler_async(conn: psycopg.AsyncConnection[Any]) -> bool:
-    """As `behind_a_pooler`, on the running event loop."""
-    row = await (await conn.execute("SELECT pg_backend_pid()")).fetchone()
-    return row is not None and row[0] != conn.info.backend_pid
-
-
 @contextmanager
 def bounded_transaction(conn: psycopg.Connection[Any], timeout_ms: int) -> Iterator[None]:
     """A transaction whose statements each get `timeout_ms` (SET LOCAL: nothing

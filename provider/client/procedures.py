@@ -157,6 +157,7 @@ class ProcedureClient(SyncRunner):
             check_url(f"{type(self).__name__}.connect", config.listen_url)
         self.config = config
         self.pooling = Pooling.configured(config)
+        self.start_once = True  # until the hub looks at its schema (connecting.Look)
         self._pool = ConnectionPool(
             config.url,
             min_size=config.pool_min_size,
@@ -181,10 +182,11 @@ class ProcedureClient(SyncRunner):
         if self._pool.closed:
             settings = self.pooling.connection_settings(self.config)
             if self.config.citus_direct:  # its look on the URL is the probe
-                self._pool.conninfo, pooled = direct_url(operation, self.config, settings)
+                self._pool.conninfo, look = direct_url(operation, self.config, settings)
             else:
-                pooled = probe(operation, self.config, settings)
-            self.pooling = after_looking(self.config, pooled)
+                look = probe(operation, self.config, settings)
+            self.pooling = after_looking(self.config, look.pooled)
+            self.start_once = look.start_once
             self._pool.kwargs = self.pooling.connection_settings(self.config)
             self._pool.open()
 
@@ -285,6 +287,7 @@ class AsyncProcedureClient(AsyncRunner):
             check_url(f"{type(self).__name__}.connect", config.listen_url)
         self.config = config
         self.pooling = Pooling.configured(config)
+        self.start_once = True  # until the hub looks at its schema (connecting.Look)
         self._pool = AsyncConnectionPool(
             config.url,
             min_size=config.pool_min_size,
@@ -303,12 +306,11 @@ class AsyncProcedureClient(AsyncRunner):
             operation = f"{type(self).__name__}.open"
             settings = self.pooling.connection_settings(self.config)
             if self.config.citus_direct:  # its look on the URL is the probe
-                self._pool.conninfo, pooled = await direct_url_async(
-                    operation, self.config, settings
-                )
+                self._pool.conninfo, look = await direct_url_async(operation, self.config, settings)
             else:
-                pooled = await probe_async(operation, self.config, settings)
-            self.pooling = after_looking(self.config, pooled)
+                look = await probe_async(operation, self.config, settings)
+            self.pooling = after_looking(self.config, look.pooled)
+            self.start_once = look.start_once
             self._pool.kwargs = self.pooling.connection_settings(self.config)
             await self._pool.open()
 

@@ -66,12 +66,15 @@ class TaskHub(ProcedureClient):
         """Start an orchestration as the duroxide client does, once: True when
         this call started it, False when the instance exists or its start is
         queued (nothing written). Safe to repeat with the same instance id
-        after a RetryableError. With `conn`, the work item is written on that
-        connection, in its open transaction: it becomes visible when the
-        caller commits, and is gone if it rolls back."""
-        started: bool = self.run(
-            self.plans.start_orchestration(instance_id, name, input, version), conn
+        after a RetryableError. A hub opened on a schema before revision 0025
+        queues every start, as the duroxide client does, and returns True.
+        With `conn`, the work item is written on that connection, in its open
+        transaction: it becomes visible when the caller commits, and is gone
+        if it rolls back."""
+        plan = self.plans.start_orchestration(
+            instance_id, name, input, version, once=self.start_once
         )
+        started: bool = self.run(plan, conn)
         return started
 
     def raise_event(
@@ -174,9 +177,10 @@ class AsyncTaskHub(AsyncProcedureClient):
     ) -> bool:
         """As TaskHub.start_orchestration: True when this call started it,
         False when it already exists; safe to repeat after a RetryableError."""
-        started: bool = await self.run(
-            self.plans.start_orchestration(instance_id, name, input, version), conn
+        plan = self.plans.start_orchestration(
+            instance_id, name, input, version, once=self.start_once
         )
+        started: bool = await self.run(plan, conn)
         return started
 
     async def raise_event(

@@ -19,7 +19,9 @@ import psycopg
 import pytest
 
 from provider import AsyncTaskHub, TaskHub
+from provider.deploy import migrate
 from provider.errors import RetryableError
+from tests.support.db import new_schema_name
 from tests.support.waiting import wait_until
 from tests.support.work_items import metadata, orchestration_started
 
@@ -154,3 +156,16 @@ def test_the_async_face_says_the_same(
 
     assert asyncio.run(start_twice()) == [True, False]
     assert queued_starts(sql, hub_schema, "async-1") == 1
+
+
+def test_a_hub_opened_before_revision_0025_starts_as_the_duroxide_client_does(
+    database_url: str, make_hub: Callable[..., TaskHub], sql: psycopg.Connection[Any]
+) -> None:
+    """During a deploy from an older revision, the application's starts keep
+    working: without taskhub_start_orchestration, each is queued (True)."""
+    schema = new_schema_name("old")
+    migrate.upgrade(database_url, schema, "0024")
+    hub = make_hub(schema)
+    assert hub.start_once is False
+    assert [hub.start_orchestration("old-1", "Order", None) for _ in range(2)] == [True, True]
+    assert queued_starts(sql, schema, "old-1") == 2
