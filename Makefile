@@ -19,6 +19,8 @@
 #   make bench-wakeups  push wakeups against polling: start latency, notification cost
 #   make bench-dashboard  each dashboard page's server time on 100,000 instances
 #   make bench-tracing  a provider call without OpenTelemetry, with the API alone, with an SDK
+#   make bench-poolers  a call's round trip direct, with the transaction pooler's
+#               settings, and through PgBouncer in session and transaction mode
 #   make bench-prune  a backlog of ended instances pruned in batches while the hub serves
 #   make revision NAME=x  start revision NNNN_x from what changed in sql/head/
 #   make chaos  the duroxide runtime under faults on both schemas (CHAOS_ORCHESTRATIONS, CHAOS_SECONDS)
@@ -34,7 +36,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-prune bench-citus bench-citus-hubs chaos deploy-drill failover-drill pooler-drill soak revision clean
+.PHONY: venv run stop test test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-poolers bench-prune bench-citus bench-citus-hubs chaos deploy-drill failover-drill pooler-drill soak revision clean
 
 # With requirements/ci.txt (as in a checkout, so on CI) the venv gets exactly
 # that set: every package pinned, each file checked against its sha256
@@ -146,6 +148,9 @@ bench-tracing: venv
 # Retention under load (PRUNE_INSTANCES ended roots, 50,000 by default: about a
 # minute; 1,000,000 about five).
 PRUNE_INSTANCES ?= 50000
+bench-poolers: venv
+	$(PY) -m bench.pooler_modes
+
 bench-prune: venv
 	$(PY) -m bench.prune_under_load --instances $(PRUNE_INSTANCES)
 

@@ -29,7 +29,7 @@ from tests.support.busy_hub import busy_hub, live_hub  # noqa: F401  (fixtures f
 from tests.support.db import new_schema_name
 from tests.support.docker import docker_engine_answers
 from tests.support.flavours import ALL, DUROXIDE_0_2_2, TASKHUB, Flavour
-from tests.support.pgbouncer import start_pgbouncer  # noqa: F401  (a fixture: PgBouncer in front)
+from tests.support.pgbouncer_fixture import start_pgbouncer  # noqa: F401  (a fixture: PgBouncer in front)
 from tests.support.roles import LoginRole, login_role
 from tests.support.templates import SchemaTemplates
 

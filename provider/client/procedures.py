@@ -29,7 +29,7 @@ from provider.client.connecting import (
     probe_async,
 )
 from provider.client.plans import AsyncRunner, Call, Plan, Rows, SyncRunner
-from provider.client.pooling import Pooling, after_looking, set_timeout
+from provider.client.pooling import Pooling, after_looking
 from provider.config import TaskHubConfig
 from provider.errors import REPLACE_CONNECTION_STATES, LockLost, TaskHubError, translate
 from provider.logs import fields
@@ -65,36 +65,47 @@ def connection_settings(config: TaskHubConfig) -> dict[str, Any]:
     return Pooling.configured(config).connection_settings(config)
 
 
+def _bounded(query: sql.Composed, timeout_ms: int) -> sql.Composed:
+    """The call after SET LOCAL statement_timeout, as one simple-protocol
+    message: the server runs the two as one implicit transaction, so the
+    setting bounds the call and ends with it (nothing stays on a session a
+    transaction pooler hands on), in one round trip. Measured against a
+    pipelined BEGIN / SET LOCAL / call / COMMIT (4 statements, 2 syncs): 0.11
+    ms against 0.43 ms a call, the call alone 0.09 ms (bench.pooler_modes)."""
+    return sql.SQL("SET LOCAL statement_timeout = {}; ").format(sql.Literal(timeout_ms)) + query
+
+
 def _run_sync(
-    cur: psycopg.Cursor[Any], query: sql.Composed, args: dict[str, Any], timeout_ms: int | None
+    conn: psycopg.Connection[Any], query: sql.Composed, args: dict[str, Any], timeout_ms: int | None
 ) -> Rows:
-    """The call; with `timeout_ms`, inside a transaction bounded by SET LOCAL,
-    all sent at once (transaction pooling keeps no session setting)."""
+    """The call's rows; with `timeout_ms`, bounded as `_bounded` says (its
+    arguments then quoted by psycopg's client-side cursor, as the simple
+    protocol takes no parameters)."""
     if timeout_ms is None:
-        cur.execute(query, args)
-        return cur.fetchall() if cur.description else []
-    conn = cur.connection
-    with conn.pipeline(), conn.transaction():
-        conn.execute(set_timeout(timeout_ms, local=True))
-        cur.execute(query, args)
-    return cur.fetchall() if cur.description else []
+        with conn.cursor(row_factory=dict_row) as cur:
+            cur.execute(query, args)
+            return cur.fetchall() if cur.description else []
+    with psycopg.ClientCursor(conn, row_factory=dict_row) as client_side:
+        client_side.execute(_bounded(query, timeout_ms), args)
+        client_side.nextset()  # past the SET's empty result
+        return client_side.fetchall() if client_side.description else []
 
 
 async def _run_async(
-    cur: psycopg.AsyncCursor[Any],
+    conn: psycopg.AsyncConnection[Any],
     query: sql.Composed,
     args: dict[str, Any],
     timeout_ms: int | None,
 ) -> Rows:
     """As `_run_sync`, on the running event loop."""
     if timeout_ms is None:
-        await cur.execute(query, args)
-        return await cur.fetchall() if cur.description else []
-    conn = cur.connection
-    async with conn.pipeline(), conn.transaction():
-        await conn.execute(set_timeout(timeout_ms, local=True))
-        await cur.execute(query, args)
-    return await cur.fetchall() if cur.description else []
+        async with conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(query, args)
+            return await cur.fetchall() if cur.description else []
+    async with psycopg.AsyncClientCursor(conn, row_factory=dict_row) as client_side:
+        await client_side.execute(_bounded(query, timeout_ms), args)
+        client_side.nextset()  # past the SET's empty result
+        return await client_side.fetchall() if client_side.description else []
 
 
 def operation_of(plan: Plan[Any]) -> str | None:
@@ -247,14 +258,11 @@ class ProcedureClient(SyncRunner):
         query = procedure_query(self.config.schema, call)
         try:
             with (
-                nullcontext(own)
-                if own is not None
-                else self._pool.connection(call.timeout_s) as conn,
-                conn.cursor(row_factory=dict_row) as cur,
-            ):
+                nullcontext(own) if own is not None else self._pool.connection(call.timeout_s)
+            ) as conn:
                 try:
                     timeout_ms = None if own is not None else self._per_call_timeout_ms
-                    rows = _run_sync(cur, query, call.args, timeout_ms)
+                    rows = _run_sync(conn, query, call.args, timeout_ms)
                 except psycopg.Error as error:
                     if own is None and error.sqlstate in REPLACE_CONNECTION_STATES:
                         conn.close()  # the pool drops it on return
@@ -371,14 +379,11 @@ class AsyncProcedureClient(AsyncRunner):
         query = procedure_query(self.config.schema, call)
         try:
             async with (
-                nullcontext(own)
-                if own is not None
-                else self._pool.connection(call.timeout_s) as conn,
-                conn.cursor(row_factory=dict_row) as cur,
-            ):
+                nullcontext(own) if own is not None else self._pool.connection(call.timeout_s)
+            ) as conn:
                 try:
                     timeout_ms = None if own is not None else self._per_call_timeout_ms
-                    rows = await _run_async(cur, query, call.args, timeout_ms)
+                    rows = await _run_async(conn, query, call.args, timeout_ms)
                 except psycopg.Error as error:
                     if own is None and error.sqlstate in REPLACE_CONNECTION_STATES:
                         await conn.close()  # the pool drops it on return

@@ -1,4 +1,4 @@
-"""The provider behind Debian's PgBouncer (tests/support/pgbouncer.py): with
+"""The provider behind Debian's PgBouncer (devkit/pgbouncer.py): with
 the documented settings, transaction pooling makes no errors and a migration
 through it is refused with nothing left behind; session pooling carries
 push wakeups on the server's pid. Without the settings the errors appear,
@@ -18,16 +18,16 @@ from typing import Any
 import psycopg
 import pytest
 
-from provider import ActivityContext, ActivityWorker, AsyncTaskHub, ConfigurationError, TaskHub
-from provider.deploy.session_pinning import DECLARATION, SESSION_POOLING
-from tests.support.db import new_schema_name
-from tests.support.pgbouncer import (
+from devkit.pgbouncer import (
     PgBouncer,
     advisory_locks,
     fresh_settings,
     pgbouncer,
-    require_pgbouncer,
 )
+from provider import ActivityContext, ActivityWorker, AsyncTaskHub, ConfigurationError, TaskHub
+from provider.deploy.session_pinning import DECLARATION, SESSION_POOLING
+from tests.support.db import new_schema_name
+from tests.support.pgbouncer_fixture import require_pgbouncer
 from tests.support.pooler_drill import latency, migration, provider_load
 from tests.support.pooler_drill.cli import taskhub_pg
 from tests.support.pooler_drill.report import mode_lines, verdicts
@@ -93,12 +93,11 @@ def test_statements_prepared_through_transaction_pooling_fail(
     start_pgbouncer: Any, hub_schema: str, database_url: str
 ) -> None:
     """psycopg prepares a statement after its fifth run: on one server
-    connection, while the next transaction runs on another."""
+    connection, while the next transaction runs on another. (pooler='session'
+    keeps psycopg's threshold, as every hub did before the pooler setting.)"""
     bouncer: PgBouncer = start_pgbouncer("transaction", pool_size=2)
     url = bouncer.url(database_url)
-    with TaskHub.connect(
-        url, hub_schema, pooler="transaction", prepare_threshold=5, pool_max_size=THREADS
-    ) as hub:
+    with TaskHub.connect(url, hub_schema, pooler="session", pool_max_size=THREADS) as hub:
         tally = provider_load.threads(hub, f"{hub_schema}-p", THREADS, MIXED_S)
     assert any("prepared statement" in error for error in tally.errors), tally.errors
 

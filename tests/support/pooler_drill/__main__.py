@@ -17,8 +17,8 @@ from pathlib import Path
 
 import psycopg
 
+from devkit.pgbouncer import PGBOUNCER, pgbouncer
 from provider.testing.embedded_pg import EmbeddedPostgres
-from tests.support.pgbouncer import PGBOUNCER, pgbouncer
 from tests.support.pooler_drill.report import mode_lines, verdicts
 from tests.support.pooler_drill.runner import (
     Bouncers,

@@ -7,7 +7,7 @@ pooling, said so as the docs say (TASKHUB_POOLER=session), it must migrate
 the hub to head, and `taskhub-pg check` then finds no drift. Either way,
 nothing may stay behind: no advisory lock on the server, and every server
 connection of the pool shows the settings a fresh session has
-(tests/support/pgbouncer.py visits each one)."""
+(devkit/pgbouncer.py visits each one)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from typing import Any
 
 import psycopg
 
+from devkit.pgbouncer import PgBouncer, ServerVisit, advisory_locks, fresh_settings
 from provider import TaskHub
 from provider.deploy.session_pinning import DECLARATION, SESSION_POOLING
-from tests.support.pgbouncer import PgBouncer, ServerVisit, advisory_locks, fresh_settings
 from tests.support.pooler_drill import provider_load
 from tests.support.pooler_drill.cli import taskhub_pg
 from tests.support.pooler_drill.tally import Tally

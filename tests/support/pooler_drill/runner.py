@@ -19,8 +19,8 @@ from typing import Any
 
 from psycopg.conninfo import conninfo_to_dict
 
+from devkit.pgbouncer import PgBouncer, fresh_settings
 from provider.deploy import migrate
-from tests.support.pgbouncer import PgBouncer, fresh_settings
 from tests.support.pooler_drill import cli, latency, migration, outbox, provider_load, runtime_mix
 from tests.support.pooler_drill import worker as worker_part
 from tests.support.pooler_drill.tally import Tally, error_key, provider_warnings

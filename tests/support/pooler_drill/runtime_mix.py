@@ -21,6 +21,7 @@ import duroxide
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
+from devkit.pgbouncer import PgBouncer, advisory_locks
 from provider import TaskHub
 from tests.support.chaos.client import HarnessClient
 from tests.support.chaos.progress import SettleWatch, progress
@@ -30,7 +31,6 @@ from tests.support.chaos.workers import WorkerPool, WorkerStartError
 from tests.support.chaos.workload import PIPELINE
 from tests.support.deploy_drill.runner import ANSI, RUNTIME_PROBLEM
 from tests.support.flavours import TASKHUB
-from tests.support.pgbouncer import PgBouncer, advisory_locks
 from tests.support.pooler_drill.tally import NUMBER, Tally
 
 RUNTIME_APPLICATION = "pooler-drill-runtime"

@@ -1,4 +1,5 @@
-"""Debian's PgBouncer in front of a test server, in one pool mode.
+"""Debian's PgBouncer in front of a server, in one pool mode (the tests, the
+pooler drill and bench.pooler_modes).
 
     with pgbouncer(server_url, "transaction") as bouncer:
         pooled = bouncer.url(database_url)        # the same login, through the pooler
@@ -33,7 +34,8 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Iterator
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,11 +43,9 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 import psycopg
-import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from provider.testing.embedded_pg import SERVICE_USER, free_port
-from tests.support.waiting import wait_until
 
 PGBOUNCER = "/usr/sbin/pgbouncer"
 PoolMode = Literal["session", "transaction"]
@@ -150,17 +150,22 @@ class PgBouncer:
                 stdout=output,
                 stderr=subprocess.STDOUT,
             )
-        try:
-            wait_until(
-                self._answers,
-                timeout_s=START_TIMEOUT_S,
-                message="PgBouncer to answer on its admin console",
-                ignoring=(psycopg.OperationalError,),
-            )
-        except AssertionError as error:
-            self.stop()
-            raise PgBouncerError(f"{error}\n{self._log_tail()}") from None
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not self._answers_now():
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.stop()
+                raise PgBouncerError(
+                    f"PgBouncer did not answer on its admin console within "
+                    f"{START_TIMEOUT_S:.0f} s\n{self._log_tail()}"
+                )
+            time.sleep(0.05)  # a process starting: nothing to wait on but its socket
         return self
+
+    def _answers_now(self) -> bool:
+        try:
+            return self._answers()
+        except psycopg.OperationalError:
+            return False
 
     def stop(self) -> None:
         """Immediate shutdown (SIGTERM to PgBouncer itself, not to runuser);
@@ -235,7 +240,7 @@ class PgBouncer:
         server = conninfo_to_dict(self.server_url)
         target = make_conninfo(host=server.get("host", "localhost"), port=server.get("port"))
         return f"""\
-;; written by tests/support/pgbouncer.py
+;; written by devkit/pgbouncer.py
 [databases]
 * = {target}
 
@@ -294,30 +299,6 @@ def pgbouncer(server_url: str, mode: PoolMode, pool_size: int = 4) -> Iterator[P
     finally:
         bouncer.stop()
         shutil.rmtree(base, ignore_errors=True)
-
-
-def require_pgbouncer() -> None:
-    """Skip without PgBouncer, except on CI, where .ci/run installs it: there
-    its absence is a failure, not a silent skip."""
-    if available():
-        return
-    reason = f"needs Debian's PgBouncer ({PGBOUNCER}; apt-get install -y pgbouncer)"
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason}: .ci/run installs it")
-    pytest.skip(reason)
-
-
-@pytest.fixture
-def start_pgbouncer(database_url: str) -> Iterator[Callable[..., PgBouncer]]:
-    """start_pgbouncer(mode, pool_size=4): PgBouncer in front of the tests'
-    server, stopped after the test."""
-    require_pgbouncer()
-    with ExitStack() as stack:
-
-        def start(mode: PoolMode, pool_size: int = 4) -> PgBouncer:
-            return stack.enter_context(pgbouncer(database_url, mode, pool_size))
-
-        yield start
 
 
 def advisory_locks(direct_url: str) -> list[tuple[Any, ...]]:
