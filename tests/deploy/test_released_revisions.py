@@ -14,6 +14,7 @@ from devkit.schema import revision_digest
 from provider.deploy import migration_steps, sql_files
 
 RELEASED = {
+    "0025_poolers_and_failover": "3719cc57d8ad3d0d7aa74abf02bc09c7506b3c4ee4a602d8c1eee838c8629bc3",
     "0024_least_privilege_everywhere": (
         "6bb026d730043c8718447fd58c91544cd328219e772d78456f551027343106ed"
     ),
