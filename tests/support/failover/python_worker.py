@@ -11,14 +11,11 @@ FAILOVER_DEFECT in its environment it runs a defect flavour (defects.py).
 from __future__ import annotations
 
 import logging
-import signal
 import sys
-import threading
-from pathlib import Path
 
 from provider import ActivityWorker, TagFilter, TaskHub
 from tests.support.failover import defects, workload
-from tests.support.soak.python_worker import STATS_EVERY_S, write_stats
+from tests.support.soak.python_worker import serve_until_terminated
 
 APPLICATION_NAME = "failover-python-worker"
 CONCURRENCY = 16
@@ -33,9 +30,6 @@ def main(url: str, schema: str, log_file: str, ready_file: str) -> None:
     )
     defects.apply_from_environment()
     workload.RunLog.path = workload.runs_file(log_file)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    stats = Path(ready_file + ".stats")
     with TaskHub.connect(
         url, schema, application_name=APPLICATION_NAME, pool_max_size=CONCURRENCY + 4
     ) as hub:
@@ -46,11 +40,7 @@ def main(url: str, schema: str, log_file: str, ready_file: str) -> None:
             lock_timeout_ms=LOCK_TIMEOUT_MS,
         )
         worker.register(workload.SHIP, workload.ship)
-        with worker:
-            Path(ready_file).touch()
-            while not stop.wait(STATS_EVERY_S):
-                write_stats(worker, stats)
-        write_stats(worker, stats)
+        serve_until_terminated(worker, ready_file)
 
 
 if __name__ == "__main__":

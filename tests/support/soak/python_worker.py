@@ -56,18 +56,23 @@ def write_stats(worker: ActivityWorker, path: Path) -> None:
     os.replace(partial, path)
 
 
-def main(url: str, schema: str, log_file: str, ready_file: str) -> None:
-    logging.basicConfig(filename=log_file, level=logging.WARNING)
+def serve_until_terminated(worker: ActivityWorker, ready_file: str) -> None:
+    """Run `worker` until SIGTERM: READY_FILE once it serves, its WorkerStats
+    in READY_FILE.stats every STATS_EVERY_S and at the end."""
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     stats = Path(ready_file + ".stats")
+    with worker:
+        Path(ready_file).touch()
+        while not stop.wait(STATS_EVERY_S):
+            write_stats(worker, stats)
+    write_stats(worker, stats)
+
+
+def main(url: str, schema: str, log_file: str, ready_file: str) -> None:
+    logging.basicConfig(filename=log_file, level=logging.WARNING)
     with TaskHub.connect(url, schema, application_name=APPLICATION_NAME) as hub:
-        worker = build_worker(hub)
-        with worker:
-            Path(ready_file).touch()
-            while not stop.wait(STATS_EVERY_S):
-                write_stats(worker, stats)
-        write_stats(worker, stats)
+        serve_until_terminated(build_worker(hub), ready_file)
 
 
 if __name__ == "__main__":
