@@ -24,7 +24,7 @@ once. A pooler that refuses the startup option tells the same.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -91,27 +91,17 @@ class Pooling:
         """The timeout SET LOCAL inside each call's transaction (transaction mode)."""
         return config.statement_timeout_ms if self.mode == "transaction" else None
 
-    def configure(self, config: TaskHubConfig) -> Callable[[psycopg.Connection[Any]], None]:
-        """The pool's step for each new connection."""
+    def set_up(self, conn: psycopg.Connection[Any], config: TaskHubConfig) -> None:
+        """The pool's step for each new connection (session mode: the timeout)."""
         timeout_ms = self.session_timeout_ms(config)
+        if timeout_ms is not None:
+            conn.execute(set_timeout(timeout_ms, local=False))
 
-        def configure(conn: psycopg.Connection[Any]) -> None:
-            if timeout_ms is not None:
-                conn.execute(set_timeout(timeout_ms, local=False))
-
-        return configure
-
-    def configure_async(
-        self, config: TaskHubConfig
-    ) -> Callable[[psycopg.AsyncConnection[Any]], Any]:
-        """As `configure`, for the asyncio pool."""
+    async def set_up_async(self, conn: psycopg.AsyncConnection[Any], config: TaskHubConfig) -> None:
+        """As `set_up`, for the asyncio pool."""
         timeout_ms = self.session_timeout_ms(config)
-
-        async def configure(conn: psycopg.AsyncConnection[Any]) -> None:
-            if timeout_ms is not None:
-                await conn.execute(set_timeout(timeout_ms, local=False))
-
-        return configure
+        if timeout_ms is not None:
+            await conn.execute(set_timeout(timeout_ms, local=False))
 
     def listen_url(self, config: TaskHubConfig) -> str | None:
         """Where push wakeups LISTEN: `listen_url` when given; else the hub's

@@ -59,12 +59,6 @@ def procedure_query(schema: str, call: Call) -> sql.Composed:
     )
 
 
-def connection_settings(config: TaskHubConfig) -> dict[str, Any]:
-    """Every pooled connection as the configuration names it, before the hub
-    looks at what answers (provider/client/pooling.py)."""
-    return Pooling.configured(config).connection_settings(config)
-
-
 def _bounded(query: sql.Composed, timeout_ms: int) -> sql.Composed:
     """The call after SET LOCAL statement_timeout, as one simple-protocol
     message: the server runs the two as one implicit transaction, so the
@@ -202,7 +196,7 @@ class ProcedureClient(SyncRunner):
             self._pool.open()
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
-        self.pooling.configure(self.config)(conn)
+        self.pooling.set_up(conn, self.config)
 
     def close(self) -> None:
         self._pool.close()
@@ -323,7 +317,7 @@ class AsyncProcedureClient(AsyncRunner):
             await self._pool.open()
 
     async def _configure(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        await self.pooling.configure_async(self.config)(conn)
+        await self.pooling.set_up_async(conn, self.config)
 
     @property
     def _per_call_timeout_ms(self) -> int | None:

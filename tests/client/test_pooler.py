@@ -26,6 +26,7 @@ from devkit.pgbouncer import (
 )
 from provider import ActivityContext, ActivityWorker, AsyncTaskHub, ConfigurationError, TaskHub
 from provider.deploy.session_pinning import DECLARATION, SESSION_POOLING
+from provider.metrics.collector import HubCollector
 from tests.support.db import new_schema_name
 from tests.support.pgbouncer_fixture import require_pgbouncer
 from tests.support.pooler_drill import latency, migration, provider_load
@@ -110,6 +111,19 @@ def test_the_statement_timeout_as_a_startup_option_is_refused_with_a_hint(
     url = start_pgbouncer("transaction").url(database_url)
     with pytest.raises(ConfigurationError, match="pooler='transaction' or 'session'"):
         TaskHub.connect(url, hub_schema, pooler="direct")
+
+
+def test_the_metrics_read_a_hub_through_transaction_pooling_and_leave_nothing(
+    start_pgbouncer: Any, hub_schema: str, database_url: str
+) -> None:
+    """PgBouncer refuses the startup option that bounds a scrape's reads: the
+    exporter connects without it and bounds each read by SET LOCAL."""
+    bouncer: PgBouncer = start_pgbouncer("transaction")
+    url = bouncer.url(database_url)
+    collector = HubCollector(url, [hub_schema], timeout_s=5.0)
+    for _ in range(3):
+        assert [state.up for state in collector.probe()] == [True]
+    assert migration.differences(bouncer.visit_servers(url), fresh_settings(database_url)) == []
 
 
 def test_with_no_pooler_setting_the_hub_sees_the_pooler_and_says_so(
