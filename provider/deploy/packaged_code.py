@@ -32,7 +32,7 @@ PINNED_SEARCH_PATH = "search_path=pg_catalog, pg_temp"
 # and the runtime DDL guard's own records (sql/head/privileges/). None of them
 # can make a body run other code.
 PACKAGED_SETTING_NAMES = frozenset(
-    {"jit", "plan_cache_mode", "enable_seqscan", "taskhub.guarded_roles"}
+    {"jit", "plan_cache_mode", "enable_seqscan", "enable_bitmapscan", "taskhub.guarded_roles"}
 )
 
 

@@ -40,6 +40,8 @@ OPERATOR_FUNCTIONS = {
     "taskhub_cancel_instance",
     "taskhub_raise_event",
     "taskhub_release_work_item_lease",
+    # 0026: retention asks how far behind the dispatchers are.
+    "taskhub_dispatch_lag_ms",
 }
 
 
@@ -97,7 +99,12 @@ def refusal(conn: psycopg.Connection[Any], statement: str) -> str | None:
     return None
 
 
-HOT_PATH_PLANNER_SETTINGS = {"plan_cache_mode=force_generic_plan", "enable_seqscan=off", "jit=off"}
+HOT_PATH_PLANNER_SETTINGS = {
+    "plan_cache_mode=force_generic_plan",
+    "enable_seqscan=off",
+    "enable_bitmapscan=off",  # 0026: a bitmap scan leaves dead index entries unmarked
+    "jit=off",
+}
 # taskhub_find_instances plans each call with the filters it was given.
 OPERATOR_PLANNER_SETTINGS = {"plan_cache_mode=force_custom_plan"}
 

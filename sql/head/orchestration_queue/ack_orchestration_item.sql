@@ -29,6 +29,9 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET plan_cache_mode = force_generic_plan
 SET enable_seqscan = off
+-- Never a bitmap scan: it leaves the entries of deleted messages unmarked
+-- (fetch_orchestration_item says why that matters).
+SET enable_bitmapscan = off
 -- With seq scans priced out, plan costs pass jit_above_cost, and compiling each
 -- query would take longer than running it (12-19 ms per fetch at depth).
 SET jit = off

@@ -20,6 +20,13 @@
 -- Plans are generic (planned once per session, not on every call), and
 -- index-driven whatever the table statistics say: a plan made while a table
 -- was nearly empty must not turn into a sequential scan once it is large.
+-- Nor into a bitmap scan (revision 0026): a bitmap scan never marks the index
+-- entries of deleted messages dead, so when every read of the queue's
+-- visible_at index was one (as the statistics of a small, churning queue
+-- can make it after any ANALYZE), the entries of every message consumed
+-- since the last VACUUM were read again by every fetch: at 60 turns a
+-- second a fetch went from 0.6 ms to 5 ms within a minute (docs/benchmarks.md,
+-- "Retention at 60/s"). A plain index scan marks them as it passes.
 --
 -- The turn (history, messages, KV snapshot) is handed over as json: the
 -- text as stored, validated once, never built into jsonb and printed again.
@@ -50,6 +57,7 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET plan_cache_mode = force_generic_plan
 SET enable_seqscan = off
+SET enable_bitmapscan = off
 -- With seq scans priced out, plan costs pass jit_above_cost, and compiling each
 -- query would take longer than running it (12-19 ms per fetch at depth).
 SET jit = off
@@ -233,8 +241,12 @@ BEGIN
             SELECT q.id, q.attempt_count, q.work_item
               FROM __SCHEMA__.orchestrator_queue AS q
              WHERE q.instance_id = v_instance
-               AND q.visible_at <= v_now_ts
-               AND (q.lock_token IS NULL OR q.locked_until <= v_now_ms)
+               -- One test, which no index serves: only the instance's index
+               -- can drive this read, whatever the statistics (a walk of the
+               -- visible_at index would read every visible message).
+               AND CASE WHEN q.visible_at <= v_now_ts
+                        THEN q.lock_token IS NULL OR q.locked_until <= v_now_ms
+                        ELSE false END
              ORDER BY q.id
                FOR UPDATE SKIP LOCKED
         LOOP
@@ -257,8 +269,9 @@ BEGIN
         SELECT count(*) INTO v_visible
           FROM __SCHEMA__.orchestrator_queue AS v
          WHERE v.instance_id = v_instance
-           AND v.visible_at <= v_now_ts
-           AND (v.lock_token IS NULL OR v.locked_until <= v_now_ms);
+           AND CASE WHEN v.visible_at <= v_now_ts
+                    THEN v.lock_token IS NULL OR v.locked_until <= v_now_ms
+                    ELSE false END;
         CONTINUE WHEN v_locked <> v_visible;
 
         IF v_buried_ids IS NOT NULL THEN

@@ -38,7 +38,9 @@ VALUES
     -- Revision 0023: messages built by the hub, a release without a delay.
     ('function', 'taskhub_cancel_instance', 'EXECUTE', NULL, 'taskhub-pg cancel, the dashboard''s cancel'),
     ('function', 'taskhub_raise_event', 'EXECUTE', NULL, 'taskhub-pg raise-event'),
-    ('function', 'taskhub_release_work_item_lease', 'EXECUTE', NULL, 'taskhub-pg release-lease --activities, runbook: release an activity lease');
+    ('function', 'taskhub_release_work_item_lease', 'EXECUTE', NULL, 'taskhub-pg release-lease --activities, runbook: release an activity lease'),
+    -- Revision 0026: retention waits while the dispatchers are behind.
+    ('function', 'taskhub_dispatch_lag_ms', 'EXECUTE', NULL, 'taskhub-pg prune (waits while the hub is busy), the dashboard''s prune');
 
 -- Every read of the runbook: the hub's own tables and views, by name.
 INSERT INTO __SCHEMA__.taskhub_operator_privileges

@@ -8,6 +8,9 @@ from pathlib import Path
 from tests.support.soak.retention import PruneRun
 from tests.support.soak.sampler import QUEUE_AND_LEASE_TABLES, Minute
 from tests.support.soak.verdicts import quantile
+from tests.support.soak.watch import AUTOVACUUM, HOT_PATH, RETENTION
+
+CPU_COLUMNS = (HOT_PATH, RETENTION, AUTOVACUUM)
 
 PYTHON_WORKER = "python worker"
 RUNTIME = "runtime"
@@ -15,6 +18,7 @@ RUNTIME = "runtime"
 MINUTE_COLUMNS = (
     "min  done/s  p50 ms  p99 ms  failed  queues MB  hub MB  instances"
     "  q dead  q HOT%  autovac  py RSS MB  py conn  rt RSS MB  rt conn  server conn"
+    "  pruned  prune s  vacuums  vacuum s  lock ms  call ms  top wait       cpu% hot/ret/vac"
 )
 
 
@@ -48,6 +52,28 @@ def minute_row(minute: Minute, previous: Minute | None, connections: dict[str, s
         f"  {_rss_mb(minute, RUNTIME):>9.1f}"
         f"  {minute.connections[connections[RUNTIME]]:>7}"
         f"  {sum(minute.connections.values()):>11}"
+        f"  {_where_time_went(minute, previous)}"
+    )
+
+
+def _where_time_went(minute: Minute, previous: Minute | None) -> str:
+    """Retention's runs that ended this minute (instances deleted, seconds),
+    autovacuum on any hub table (runs ended, seconds sampled at work), the
+    hot path's longest lock wait and longest call, its most sampled wait, and
+    the server's CPU by whom it served."""
+    watch = minute.watch
+    vacuums = minute.autovacuums - (previous.autovacuums if previous else 0)
+    pruned = sum(run.instances_deleted for run in minute.prunes)
+    prune_s = sum(run.seconds for run in minute.prunes)
+    cpu = (
+        "/".join(f"{watch.cpu_percent(role, minute.seconds):.0f}" for role in CPU_COLUMNS)
+        if watch.cpu_known
+        else "-"
+    )
+    return (
+        f"{pruned:>6}  {prune_s:>7.1f}  {vacuums:>7}  {watch.autovacuum_s:>8.1f}"
+        f"  {watch.longest_lock_wait_ms:>7.0f}  {watch.longest_call_ms:>7.0f}"
+        f"  {watch.top_wait():<13}  {cpu:>16}"
     )
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
+# The CLI's connections name themselves so (TaskHubConfig.application_name).
+RETENTION_APP = "taskhub-pg"
 MESSAGE_CHARS = 300
 
 
@@ -32,6 +34,7 @@ class Retention:
     every_s: float = 60.0
     runs: list[PruneRun] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
+    _taken: int = 0
     _thread: threading.Thread | None = None
 
     def start(self, began: float) -> None:
@@ -45,9 +48,18 @@ class Retention:
         if self._thread is not None:
             self._thread.join()
 
+    def take_finished(self) -> list[PruneRun]:
+        """The runs that finished since the last call."""
+        taken, self._taken = self.runs[self._taken :], len(self.runs)
+        return taken
+
     def _loop(self, began: float) -> None:
-        while not self._stop.wait(self.every_s):
+        # As cron does: at every_s, 2 * every_s, ... after the start, whatever
+        # the runs take (a run that overruns its slot skips the next).
+        tick = 1
+        while not self._stop.wait(max(0.0, began + tick * self.every_s - time.monotonic())):
             self.runs.append(self.prune_once(time.monotonic() - began))
+            tick = max(tick + 1, int((time.monotonic() - began) // self.every_s) + 1)
 
     def prune_once(self, at_s: float) -> PruneRun:
         command = [

@@ -25,10 +25,13 @@ from provider.deploy import migrate
 from tests.support.chaos.side import with_application_name
 from tests.support.chaos.workers import WorkerPool
 from tests.support.soak import backlog, report, verdicts
+from tests.support.soak.application import APPLICATION_NAME as APPLICATION_APP
 from tests.support.soak.application import Application
+from tests.support.soak.completions import Completions
 from tests.support.soak.python_worker import APPLICATION_NAME as PYTHON_WORKER_APP
-from tests.support.soak.retention import Retention
+from tests.support.soak.retention import RETENTION_APP, Retention
 from tests.support.soak.sampler import Minute, Sampler
+from tests.support.soak.watch import Watch
 
 RUNTIME_APP = "soak-runtime"
 CONNECTIONS = {report.PYTHON_WORKER: PYTHON_WORKER_APP, report.RUNTIME: RUNTIME_APP}
@@ -92,7 +95,9 @@ def run_soak(url: str, settings: SoakSettings, out_dir: Path, echo: bool = True)
     python = WorkerPool(url, schema, 1, logs / "python", module="tests.support.soak.python_worker")
     application = Application(url, schema, settings.rate)
     retention = Retention(url, schema, int(settings.retention_s), settings.prune_every_s)
-    sampler = Sampler(url, schema, application)
+    sampler = Sampler(url, schema)
+    completions = Completions(url, schema, application, settings.minute_s)
+    watch = Watch(url, set(CONNECTIONS.values()) | {APPLICATION_APP}, RETENTION_APP)
     say(
         f"soak on {schema}: {settings.rate:g} orchestrations/s for {settings.minutes} min"
         f" ({settings.warm_up} min warm-up), {settings.runtime_workers} runtime processes"
@@ -106,17 +111,20 @@ def run_soak(url: str, settings: SoakSettings, out_dir: Path, echo: bool = True)
         runtime.start()
         python.start()
         began, began_epoch_ms = time.monotonic(), time.time() * 1000.0
+        completions.start(began_epoch_ms)
+        watch.start(began, settings.minute_s)
         application.start()
         retention.start(began)
         for minute in range(1, settings.minutes + 1):
             _sleep_until(began + minute * settings.minute_s + SAMPLE_LAG_S)
-            since = began_epoch_ms + (minute - 1) * settings.minute_s * 1000
             sample = sampler.sample(
                 minute,
-                since,
-                since + settings.minute_s * 1000,
+                settings.minute_s,
+                completions.take(minute),
                 {report.PYTHON_WORKER: python.pids(), report.RUNTIME: runtime.pids()},
             )
+            sample.watch = watch.take(minute)
+            sample.prunes = retention.take_finished()
             previous = result.minutes[-1] if result.minutes else None
             result.minutes.append(sample)
             say(report.minute_row(sample, previous, CONNECTIONS))
@@ -125,11 +133,14 @@ def run_soak(url: str, settings: SoakSettings, out_dir: Path, echo: bool = True)
             application.stop()
         retention.stop()
         sampler.close()
+        for observer in (completions, watch):
+            observer.stop()
         stats = _python_worker_stats(logs / "python")
         runtime.stop()
         python.stop()
 
     result.errors = _errors(application, retention, stats, logs, began_epoch_ms, settings)
+    result.errors["soak observer errors"] = completions.errors + watch.errors
     _conclude(result, retention, say)
     _write(result, out_dir, schema)
     return result
@@ -185,9 +196,10 @@ def _conclude(result: SoakResult, retention: Retention, say: Callable[[str], Non
         say(line)
     retained_minute = s.warm_up + int((s.retention_s + s.prune_every_s) // s.minute_s) + 1
     result.verdicts = [
-        verdicts.rate_verdict(w),
+        verdicts.rate_verdict(minutes, s.warm_up, s.rate),
+        verdicts.p99_spike_verdict(minutes, s.warm_up),
         verdicts.p99_verdict(w),
-        verdicts.queue_tables_verdict(w),
+        verdicts.queue_tables_verdict(minutes, w),
         verdicts.hub_size_verdict(
             minutes, w, retained_minute, s.rate, s.retention_s, s.prune_every_s
         ),

@@ -14,7 +14,9 @@ import psycopg
 from psycopg import sql
 
 from tests.support.soak import workload
-from tests.support.soak.application import Application
+from tests.support.soak.completions import Ended
+from tests.support.soak.retention import PruneRun
+from tests.support.soak.watch import MinuteWatch
 
 # The tables every turn and activity writes: the ones that rot first.
 QUEUE_AND_LEASE_TABLES = ("orchestrator_queue", "worker_queue", "instance_locks")
@@ -53,11 +55,18 @@ class Minute:
     instances: int = 0
     connections: Counter[str] = field(default_factory=Counter)  # application_name -> count
     processes: dict[str, list[ProcessSample]] = field(default_factory=dict)  # role -> samples
+    prunes: list[PruneRun] = field(default_factory=list)  # retention runs ended this minute
+    watch: MinuteWatch = field(default_factory=MinuteWatch)  # where the server's time went
 
     @property
     def rate(self) -> float:
         """Completions per second."""
         return self.completions / self.seconds
+
+    @property
+    def autovacuums(self) -> int:
+        """Autovacuum runs on any of the hub's tables (cumulative, as counted)."""
+        return sum(t.autovacuums for t in self.tables.values())
 
     @property
     def hub_bytes(self) -> int:
@@ -91,20 +100,19 @@ def process_sample(pid: int) -> ProcessSample | None:
 
 
 class Sampler:
-    def __init__(self, url: str, schema: str, application: Application) -> None:
+    def __init__(self, url: str, schema: str) -> None:
         self._conn = psycopg.connect(url, autocommit=True, application_name="soak-sampler")
         self._schema = sql.Identifier(schema)
         self._name = schema
-        self._application = application
 
     def close(self) -> None:
         self._conn.close()
 
     def sample(
-        self, minute: int, since_ms: float, until_ms: float, pids: dict[str, list[int]]
+        self, minute: int, seconds: float, ends: list[Ended], pids: dict[str, list[int]]
     ) -> Minute:
-        sample = Minute(minute, (until_ms - since_ms) / 1000.0)
-        self._completions(sample, since_ms, until_ms)
+        sample = Minute(minute, seconds)
+        self._completions(sample, ends)
         sample.tables = self._tables()
         sample.instances = self._count("instances")
         sample.connections = self._connections()
@@ -113,30 +121,15 @@ class Sampler:
             sample.processes[role] = [s for s in found if s is not None]
         return sample
 
-    def _completions(self, sample: Minute, since_ms: float, until_ms: float) -> None:
-        rows = self._conn.execute(
-            sql.SQL(
-                "SELECT i.instance_id, e.status,"
-                "       extract(epoch FROM e.completed_at) * 1000"
-                "  FROM {0}.executions AS e"
-                "  JOIN {0}.instances AS i"
-                "    ON i.instance_id = e.instance_id"
-                "   AND i.current_execution_id = e.execution_id"
-                " WHERE i.parent_instance_id IS NULL"
-                "   AND e.status <> 'Running'"
-                "   AND e.completed_at >= to_timestamp(%s / 1000.0)"
-                "   AND e.completed_at < to_timestamp(%s / 1000.0)"
-            ).format(self._schema),
-            [since_ms, until_ms],
-        ).fetchall()
-        started = self._application.take_started([row[0] for row in rows])
-        for instance, status, completed_ms in rows:
+    @staticmethod
+    def _completions(sample: Minute, ends: list[Ended]) -> None:
+        for end in ends:
             sample.completions += 1
-            start = started.get(instance)
-            kind = start.kind if start else workload.kind_of(int(instance.rsplit("-", 1)[1]))
-            sample.ended[f"{kind} {status}"] += 1
-            if start is not None and kind in workload.TIMED and status == "Completed":
-                sample.timed_ms.append(float(completed_ms) - start.at_ms)
+            start = end.started
+            kind = start.kind if start else workload.kind_of(int(end.instance.rsplit("-", 1)[1]))
+            sample.ended[f"{kind} {end.status}"] += 1
+            if start is not None and kind in workload.TIMED and end.status == "Completed":
+                sample.timed_ms.append(end.completed_ms - start.at_ms)
 
     def _tables(self) -> dict[str, TableSample]:
         rows = self._conn.execute(

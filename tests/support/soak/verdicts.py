@@ -15,6 +15,11 @@ from tests.support.soak.workload import MIX, SHIPMENT
 
 RATE_WITHIN = 0.05
 P99_AT_MOST = 1.2
+# No minute after warm-up may spike: its p99 at most this many times the
+# warm-up's, and never above SPIKE_CEILING_MS (issue 39: retention catching up
+# took p99 from 0.1 s to 6 s for minutes).
+SPIKE_AT_MOST = 3.0
+SPIKE_CEILING_MS = 500.0
 QUEUE_TABLES_AT_MOST = 1.5
 HUB_AT_MOST = 1.5
 RSS_AT_MOST = 1.10
@@ -70,15 +75,17 @@ def span(window: list[Minute]) -> str:
     return f"min {window[0].minute}-{window[-1].minute}"
 
 
-def rate_verdict(w: Windows) -> Verdict:
-    first = sum(m.rate for m in w.first) / len(w.first)
-    last = sum(m.rate for m in w.last) / len(w.last)
-    change = last / first - 1 if first else float("inf")
+def rate_verdict(minutes: list[Minute], warm_up: int, rate: float) -> Verdict:
+    """Every minute after warm-up completes what the application starts."""
+    measured = minutes[warm_up:]
+    worst = max(measured, key=lambda m: abs(m.rate / rate - 1))
+    change = worst.rate / rate - 1
     return Verdict(
-        "completion rate holds",
+        "completion rate holds every minute",
         abs(change) <= RATE_WITHIN,
-        f"{first:.2f}/s ({span(w.first)}) -> {last:.2f}/s ({span(w.last)}),"
-        f" {change:+.1%} (within {RATE_WITHIN:.0%})",
+        f"{min(m.rate for m in measured):.2f}-{max(m.rate for m in measured):.2f}/s"
+        f" in min {measured[0].minute}-{measured[-1].minute} for {rate:g}/s started;"
+        f" furthest min {worst.minute} {change:+.1%} (within {RATE_WITHIN:.0%})",
     )
 
 
@@ -92,14 +99,35 @@ def p99_verdict(w: Windows) -> Verdict:
     )
 
 
-def queue_tables_verdict(w: Windows) -> Verdict:
-    before, after = w.after_warm_up.queue_and_lease_bytes, w.end.queue_and_lease_bytes
-    ratio = after / before if before else float("inf")
+def p99_spike_verdict(minutes: list[Minute], warm_up: int) -> Verdict:
+    """No minute after warm-up spikes: p99 at most SPIKE_AT_MOST x the
+    warm-up minutes' (pooled), and at most SPIKE_CEILING_MS."""
+    base = quantile(pooled(minutes[: max(warm_up, 1)]), 0.99)
+    bound = min(SPIKE_AT_MOST * base, SPIKE_CEILING_MS)
+    measured = minutes[warm_up:]
+    worst = max(measured, key=lambda m: quantile(m.timed_ms, 0.99))
+    highest = quantile(worst.timed_ms, 0.99)
+    return Verdict(
+        "no minute's p99 spikes",
+        highest <= bound,
+        f"warm-up p99 {base:.0f} ms; the highest minute after it min {worst.minute}"
+        f" {highest:.0f} ms, {highest / base:.2f}x (at most {SPIKE_AT_MOST:g}x"
+        f" and {SPIKE_CEILING_MS:.0f} ms)",
+    )
+
+
+def queue_tables_verdict(minutes: list[Minute], w: Windows) -> Verdict:
+    """In no minute after warm-up are the queue tables 1.5x their size then."""
+    before = w.after_warm_up.queue_and_lease_bytes
+    largest = max(minutes[w.warm_up :], key=lambda m: m.queue_and_lease_bytes)
+    ratio = largest.queue_and_lease_bytes / before if before else float("inf")
     return Verdict(
         "queue and lease tables stay their size",
         ratio <= QUEUE_TABLES_AT_MOST,
-        f"{' + '.join(QUEUE_AND_LEASE_TABLES)} heap+indexes {mb(before)} -> {mb(after)},"
-        f" {ratio:.2f}x (at most {QUEUE_TABLES_AT_MOST}x)",
+        f"{' + '.join(QUEUE_AND_LEASE_TABLES)} heap+indexes {mb(before)} after warm-up,"
+        f" {mb(largest.queue_and_lease_bytes)} at most (min {largest.minute}),"
+        f" {mb(w.end.queue_and_lease_bytes)} at the end; {ratio:.2f}x"
+        f" (at most {QUEUE_TABLES_AT_MOST}x)",
     )
 
 

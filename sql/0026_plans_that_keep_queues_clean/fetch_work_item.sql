@@ -1,0 +1,191 @@
+-- Lease the oldest visible worker item that this worker may run.
+--
+--   * Oldest by when it became visible: candidates walk
+--     taskhub_worker_visible_idx up to now, so work due later (an item given
+--     back with a delay, a backlog scheduled ahead) costs a fetch nothing.
+--     (Up to 0020 they went by id, and every fetch read past each such row
+--     queued before the visible ones: 100,000 of them made a fetch take
+--     hundreds of milliseconds.)
+--   * Tags: p_tag_mode 'default_only' (untagged items), 'tags' (tag in
+--     p_tag_filter), 'default_and' (either), 'any', or 'none' (nothing).
+--   * Sessions: without p_owner_id only items outside sessions are eligible.
+--     With it, also items of sessions this owner holds, or that nobody holds
+--     live; claiming such an item claims (or extends) the session for the owner.
+--     The scan reads the queue alone; an item of a session held live by
+--     another owner is found out under lock, and then every session held so
+--     is read at once and left out of the next scans.
+--   * Never waits: queue rows are taken with SKIP LOCKED and a session is
+--     claimed with pg_try_advisory_xact_lock; a contended session is skipped
+--     and the next eligible item is tried, up to c_max_candidates items.
+--   * The leases are the last thing computed: the item's and the session's
+--     end come from a clock read after the item is locked and the session
+--     decided, right before they are written.
+--   * An item handed out dead_letter_after_attempts times without an ack is
+--     moved to dead_letters instead of being handed out again.
+--   * Every statement reads or writes one table, with no subquery: on a hub
+--     distributed by Citus each is planned on its node like a plain one
+--     (docs/scale-out.md).
+CREATE OR REPLACE FUNCTION __SCHEMA__.fetch_work_item(
+    p_now_ms                  bigint,
+    p_lock_timeout_ms         bigint,
+    p_owner_id                text   DEFAULT NULL,
+    p_session_lock_timeout_ms bigint DEFAULT NULL,
+    p_tag_filter              text[] DEFAULT NULL,
+    p_tag_mode                text   DEFAULT 'default_only'
+)
+RETURNS TABLE (out_work_item text, out_lock_token text, out_attempt_count integer)
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+-- Never a bitmap scan: it leaves the entries of deleted messages unmarked
+-- (fetch_orchestration_item says why that matters).
+SET enable_bitmapscan = off
+-- With seq scans priced out, plan costs pass jit_above_cost, and compiling each
+-- query would take longer than running it (12-19 ms per fetch at depth).
+SET jit = off
+AS $$
+DECLARE
+    c_max_candidates constant integer := 8;
+    v_mode          text    := coalesce(p_tag_mode, 'default_only');
+    v_scan_ms       bigint;
+    v_now_ms        bigint;
+    v_id            bigint;
+    v_session       text;
+    v_skip_sessions text[]  := '{}';
+    v_owner         text;
+    v_owner_until   bigint;
+    v_session_row   boolean;
+    v_attempts      integer;
+    v_cap           integer;
+    v_token         text;
+    v_foreign       text[];
+    v_foreign_read  boolean := false;
+BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        RETURN QUERY EXECUTE 'SELECT * FROM __SCHEMA__.fetch_work_item($1, $2, $3, $4, $5, $6)'
+            USING p_now_ms, p_lock_timeout_ms, p_owner_id, p_session_lock_timeout_ms, p_tag_filter,
+                  p_tag_mode;
+        RETURN;
+    END IF;
+    -- The arguments, in one test; the checks one by one only to say which
+    -- is wrong.
+    IF p_lock_timeout_ms IS NULL OR p_lock_timeout_ms <= 0 OR p_session_lock_timeout_ms <= 0
+       OR p_owner_id = '' OR v_mode NOT IN ('default_only', 'tags', 'default_and', 'any') THEN
+        IF p_lock_timeout_ms IS NULL OR p_lock_timeout_ms <= 0 THEN
+            RAISE EXCEPTION 'p_lock_timeout_ms must be positive' USING ERRCODE = '22023';
+        ELSIF p_session_lock_timeout_ms <= 0 THEN
+            RAISE EXCEPTION 'p_session_lock_timeout_ms must be NULL or positive'
+                USING ERRCODE = '22023';
+        ELSIF p_owner_id = '' THEN
+            RAISE EXCEPTION 'p_owner_id must be NULL or non-empty' USING ERRCODE = '22023';
+        ELSIF v_mode = 'none' THEN
+            RETURN;
+        END IF;
+        RAISE EXCEPTION 'p_tag_mode must be one of default_only, tags, default_and, any, none (got %)',
+            quote_literal(p_tag_mode) USING ERRCODE = '22023';
+    END IF;
+
+    FOR v_attempt IN 1 .. c_max_candidates LOOP
+        v_scan_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+
+        SELECT q.id, q.session_id, q.attempt_count INTO v_id, v_session, v_attempts
+          FROM __SCHEMA__.worker_queue AS q
+         WHERE q.visible_at <= to_timestamp(v_scan_ms / 1000.0)
+           AND (q.lock_token IS NULL OR q.locked_until <= v_scan_ms)
+           AND CASE WHEN q.tag IS NULL THEN v_mode <> 'tags'
+                    ELSE v_mode <> 'default_only' AND (v_mode = 'any' OR q.tag = ANY (p_tag_filter))
+               END
+           AND (q.session_id IS NULL
+                OR (p_owner_id IS NOT NULL AND NOT q.session_id = ANY (v_skip_sessions)))
+         ORDER BY q.visible_at, q.id
+         LIMIT 1
+           FOR UPDATE OF q SKIP LOCKED;
+        IF NOT FOUND THEN
+            RETURN;
+        END IF;
+
+        -- Handed out too often without an ack: to dead_letters, never again.
+        -- (The setting is only read for items fetched before.)
+        IF v_attempts > 0 THEN
+            v_cap := __SCHEMA__.taskhub_dead_letter_cap();
+            IF v_attempts >= v_cap THEN
+                PERFORM __SCHEMA__.taskhub_bury_work_item(v_id, v_cap);
+                CONTINUE;
+            END IF;
+        END IF;
+
+        IF v_session IS NOT NULL THEN
+            -- Claim the session without waiting: another fetcher claiming it
+            -- right now, or a session row busy elsewhere, means try another item.
+            IF NOT pg_try_advisory_xact_lock(__SCHEMA__.taskhub_session_lock_key(v_session)) THEN
+                v_skip_sessions := v_skip_sessions || v_session;
+                CONTINUE;
+            END IF;
+            v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+            SELECT s.worker_id, s.locked_until INTO v_owner, v_owner_until
+              FROM __SCHEMA__.sessions AS s
+             WHERE s.session_id = v_session
+               FOR UPDATE SKIP LOCKED;
+            v_session_row := FOUND;
+            IF v_session_row AND v_owner <> p_owner_id AND v_owner_until > v_now_ms THEN
+                -- Held live by another owner. The first time, every session
+                -- held so is read at once and left out of the next scans, so
+                -- that items of sessions held elsewhere cannot use up the
+                -- attempts while an eligible item waits behind them.
+                IF NOT v_foreign_read THEN
+                    SELECT coalesce(array_agg(s.session_id), '{}') INTO v_foreign
+                      FROM __SCHEMA__.sessions AS s
+                     WHERE s.locked_until > v_now_ms
+                       AND s.worker_id <> p_owner_id;
+                    v_skip_sessions := v_skip_sessions || v_foreign;
+                    v_foreign_read := true;
+                END IF;
+                v_skip_sessions := v_skip_sessions || v_session;
+                CONTINUE;
+            ELSIF NOT v_session_row THEN
+                -- A session row another call is changing: skip the session.
+                PERFORM 1 FROM __SCHEMA__.sessions AS s WHERE s.session_id = v_session;
+                IF FOUND THEN
+                    v_skip_sessions := v_skip_sessions || v_session;
+                    CONTINUE;
+                END IF;
+            END IF;
+        END IF;
+
+        -- The leases, from a clock read now that everything is decided.
+        -- The token names the item (taskhub_worker_item_of_token).
+        v_token := 'lock_' || v_id || '_' || gen_random_uuid();
+        v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+        IF v_session IS NOT NULL THEN
+            IF v_session_row THEN
+                UPDATE __SCHEMA__.sessions AS s
+                   SET worker_id        = p_owner_id,
+                       locked_until     = v_now_ms
+                                          + coalesce(p_session_lock_timeout_ms, p_lock_timeout_ms),
+                       last_activity_at = v_now_ms
+                 WHERE s.session_id = v_session;
+            ELSE
+                INSERT INTO __SCHEMA__.sessions (session_id, worker_id, locked_until, last_activity_at)
+                VALUES (v_session, p_owner_id,
+                        v_now_ms + coalesce(p_session_lock_timeout_ms, p_lock_timeout_ms), v_now_ms);
+            END IF;
+        END IF;
+        UPDATE __SCHEMA__.worker_queue AS q
+           SET lock_token    = v_token,
+               locked_until  = v_now_ms + p_lock_timeout_ms,
+               attempt_count = q.attempt_count + 1
+         WHERE q.id = v_id
+        RETURNING q.work_item, q.lock_token, q.attempt_count
+             INTO out_work_item, out_lock_token, out_attempt_count;
+        RETURN NEXT;
+        RETURN;
+    END LOOP;
+END;
+$$;
+REVOKE EXECUTE ON FUNCTION __SCHEMA__.fetch_work_item(bigint, bigint, text, bigint, text[], text) FROM PUBLIC;
