@@ -26,7 +26,12 @@ def parse(argv: list[str]) -> tuple[SoakSettings, Path]:
     parser.add_argument("--rate", type=float, default=float(os.environ.get("SOAK_RATE", 20)))
     parser.add_argument("--warm-up", type=int, default=2, help="minutes before the first window")
     parser.add_argument("--window", type=int, default=5, help="minutes compared, first and last")
-    parser.add_argument("--retention-minutes", type=float, default=5.0)
+    parser.add_argument(
+        "--retention-minutes",
+        type=float,
+        default=0.5,
+        help="prune each minute what ended this long ago (an operator's cron of issue 39: 30 s)",
+    )
     parser.add_argument("--runtime-workers", type=int, default=2)
     parser.add_argument(
         "--backlog", type=int, default=0, help="messages due tomorrow, seeded before the start"

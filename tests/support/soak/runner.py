@@ -51,7 +51,7 @@ class SoakSettings:
     rate: float = 20.0
     warm_up: int = 2
     window: int = 5
-    retention_s: float = 300.0
+    retention_s: float = 30.0
     prune_every_s: float = 60.0
     runtime_workers: int = 2
     minute_s: float = 60.0  # shorter only in the suite's bounded soak
