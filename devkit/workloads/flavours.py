@@ -111,6 +111,9 @@ TASKHUB_0021 = Flavour("taskhub-0021", "t21", _taskhub_at("0021"))
 # The last revision whose writes took nesting up to 500 levels and whose fetch
 # handed over what its parser could read (0024: what the runtime decodes).
 TASKHUB_0023 = Flavour("taskhub-0023", "t23", _taskhub_at("0023"))
+# The last revision whose hot path could plan a bitmap scan of a queue (0026
+# turns them off: they leave consumed messages' index entries unmarked).
+TASKHUB_0025 = Flavour("taskhub-0025", "t25", _taskhub_at("0025"))
 TASKHUB_WITHOUT_WAKEUPS = Flavour("taskhub-without-wakeups", "tnw", _taskhub_without_wakeups)
 TASKHUB_JSONB = Flavour("taskhub-jsonb", "tjb", _taskhub_made_before_json)
 ALL = {
@@ -131,6 +134,7 @@ ALL = {
         TASKHUB_0020,
         TASKHUB_0021,
         TASKHUB_0023,
+        TASKHUB_0025,
         TASKHUB_WITHOUT_WAKEUPS,
         TASKHUB_JSONB,
     )

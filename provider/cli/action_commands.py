@@ -29,8 +29,8 @@ from provider.cli.options import (
     print_json,
     say,
 )
-from provider.client.management import DEFAULT_PRUNE_BATCH, MAX_PRUNE_BATCH, prune_batches
 from provider.client.pooling import ONE_SHOT_POOLER
+from provider.client.retention import MAX_PRUNE_BATCH, PacedPrune, PrunePacing
 from provider.client.task_hub import TaskHub
 from provider.deploy import runbook
 from provider.errors import TaskHubError
@@ -54,19 +54,23 @@ def cutoff_ms(when: str) -> int:
     return int(moment.timestamp() * 1000)
 
 
+# The prune's defaults: the library's (docs/ops.md, "Retention").
+PACING = PrunePacing()
 # How many candidates a prune without --limit counts before it asks ("N or more").
 COUNT_AT_MOST = 100_000
 
 
 def prune_in_batches(
-    hub: TaskHub, before_ms: int, limit: int | None, batch_size: int, as_json: bool
-) -> PrunedBatch:
-    """prune_batches with a progress line on stderr after each batch (a JSON
-    object under --json)."""
+    hub: TaskHub, before_ms: int, limit: int | None, pacing: PrunePacing, as_json: bool
+) -> tuple[PrunedBatch, str | None]:
+    """A paced prune with a progress line on stderr after each batch (a JSON
+    object under --json): what it deleted, and why it stopped early if the
+    hub stayed busy."""
+    prune = PacedPrune(
+        hub.prune_ended, before_ms, limit=limit, pacing=pacing, dispatch_lag_ms=hub.dispatch_lag_ms
+    )
     total, started = PrunedBatch(), time.monotonic()
-    for number, batch in enumerate(
-        prune_batches(hub.prune_ended, before_ms, batch_size, limit), start=1
-    ):
+    for number, batch in enumerate(prune, start=1):
         total += batch
         elapsed = max(time.monotonic() - started, 1e-6)
         rate = total.roots_deleted / elapsed
@@ -80,7 +84,7 @@ def prune_in_batches(
                 f" in {elapsed:.1f} s, {rate:,.0f} roots/s",
                 highlight=False,
             )
-    return total
+    return total, prune.stopped_busy
 
 
 def register(app: typer.Typer) -> None:
@@ -151,17 +155,45 @@ def register(app: typer.Typer) -> None:
         batch_size: Annotated[
             int,
             typer.Option(
-                min=1, max=MAX_PRUNE_BATCH, help="root instances per batch (one transaction each)"
+                min=1,
+                max=MAX_PRUNE_BATCH,
+                help="the most root instances in one batch",
             ),
-        ] = DEFAULT_PRUNE_BATCH,
+        ] = PACING.max_batch,
+        batch_seconds: Annotated[
+            float,
+            typer.Option(
+                min=0.0, max=60.0, help="size each batch to take about this long (0: --batch-size)"
+            ),
+        ] = PACING.batch_seconds,
+        pause_seconds: Annotated[
+            float, typer.Option(min=0.0, max=3600.0, help="pause after each batch")
+        ] = PACING.pause_seconds,
+        busy_lag: Annotated[
+            int,
+            typer.Option(
+                min=0,
+                metavar="MS",
+                help="wait while the oldest ready message has waited longer than this (0: never)",
+            ),
+        ] = PACING.busy_lag_ms,
+        busy_wait: Annotated[
+            float,
+            typer.Option(
+                min=0.0, max=86400.0, help="seconds to wait for a busy hub before stopping"
+            ),
+        ] = PACING.busy_wait_seconds,
         yes: Yes = False,
         as_json: AsJson = False,
     ) -> None:
         """Delete ended root instances (with their sub-orchestrations) that
         completed before a time, oldest first, batch after batch until none is
         left (or --limit); running instances stay. Each batch is a short
-        transaction that waits for no other session, and says on stderr how
-        far the prune has got."""
+        transaction that waits for no other session, sized to take about
+        --batch-seconds, with --pause-seconds after it; while the hub's
+        dispatchers are behind by more than --busy-lag ms the prune waits, and
+        after --busy-wait seconds it stops (exit 0, what it did is kept). It
+        says on stderr how far it has got."""
         before_ms, target = cutoff_ms(completed_before), database_url(url)
         counted = limit if limit is not None else COUNT_AT_MOST
         with hub_connection(target, schema) as conn:
@@ -169,12 +201,16 @@ def register(app: typer.Typer) -> None:
         if candidates == 0:
             print_counts({"instances_deleted": 0}, as_json)
             return
+        pacing = PrunePacing(batch_seconds, batch_size, pause_seconds, busy_lag, busy_wait)
         more = " or more" if limit is None and candidates >= counted else ""
         confirm(f"Delete {candidates}{more} ended instances and their histories?", yes)
         with TaskHub.connect(target, schema, pool_min_size=1, pooler=ONE_SHOT_POOLER) as hub:
-            total = prune_in_batches(hub, before_ms, limit, batch_size, as_json)
-        counts = dataclasses.asdict(total)  # the roots last, after what they took with them
-        counts["roots_deleted"] = counts.pop("roots_deleted")
+            total, stopped_busy = prune_in_batches(hub, before_ms, limit, pacing, as_json)
+        counts: dict[str, int | str] = dataclasses.asdict(total)
+        counts["roots_deleted"] = counts.pop("roots_deleted")  # the roots last, after the rest
+        if stopped_busy:
+            errors.print(stopped_busy, highlight=False)
+            counts["stopped"] = "hub busy"
         print_counts(counts, as_json)
 
     @app.command("delete-instance")

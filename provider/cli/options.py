@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, NoReturn
 
@@ -141,7 +141,7 @@ def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, default=str) + "\n")
 
 
-def print_counts(counts: dict[str, int], as_json: bool) -> None:
+def print_counts(counts: Mapping[str, int | str], as_json: bool) -> None:
     """What an action did: {"instances_deleted": 1, ...} as JSON, or one line."""
     if as_json:
         print_json(counts)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 
 from provider.client.plans import Plan, Plans
 from provider.client.procedures import now_ms
+from provider.client.retention import DEFAULT_PRUNE_BATCH, MAX_PRUNE_BATCH
 from provider.errors import InvalidInput, PermanentError
 from provider.types import (
     DeleteResult,
@@ -19,30 +20,6 @@ from provider.types import (
 )
 
 DEFAULT_BULK_LIMIT = 1000
-# Roots per batch of prune_ended: a batch of trees this size deletes in well
-# under a second on a busy hub (bench/prune_under_load.py).
-DEFAULT_PRUNE_BATCH = 500
-MAX_PRUNE_BATCH = 10_000  # the procedure's bound
-
-
-def prune_batches(
-    prune_ended: Callable[..., PrunedBatch],
-    completed_before_ms: int,
-    batch_size: int = DEFAULT_PRUNE_BATCH,
-    limit: int | None = None,
-) -> Iterator[PrunedBatch]:
-    """Retention batch after batch: what each call of `prune_ended` (a
-    TaskHub's) deleted, until a batch deletes nothing or `limit` roots are
-    gone. Each batch commits on its own, so a prune stopped half-way keeps
-    what it did; what was busy is left for a later prune."""
-    deleted = 0
-    while limit is None or deleted < limit:
-        size = batch_size if limit is None else min(batch_size, limit - deleted)
-        batch = prune_ended(completed_before_ms, batch_size=size)
-        if batch.roots_deleted == 0:
-            return
-        deleted += batch.roots_deleted
-        yield batch
 
 
 class Management(Plans):
@@ -188,6 +165,14 @@ class Management(Plans):
             p_batch_size=batch_size,
         )
         return PrunedBatch(**{name: int(value) for name, value in rows[0].items()})
+
+    def dispatch_lag_ms(self) -> Plan[int]:
+        """How many milliseconds the oldest orchestration message a dispatcher
+        could take now has waited; 0 when none waits. Retention waits while
+        it is high (provider/client/retention.py). Runs
+        taskhub_dispatch_lag_ms (revision 0026; an operator role may)."""
+        lag = yield from self._scalar("taskhub_dispatch_lag_ms")
+        return int(lag)
 
     def prune_executions(
         self,

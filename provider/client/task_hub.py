@@ -129,6 +129,7 @@ class TaskHub(ProcedureClient):
     delete_instance = blocking(HubPlans.delete_instance)
     delete_instance_bulk = blocking(HubPlans.delete_instance_bulk)
     prune_ended = blocking(HubPlans.prune_ended)
+    dispatch_lag_ms = blocking(HubPlans.dispatch_lag_ms)
     prune_executions = blocking(HubPlans.prune_executions)
     prune_executions_bulk = blocking(HubPlans.prune_executions_bulk)
     # operators: instances found by status, name and time; cancelled
@@ -235,6 +236,7 @@ class AsyncTaskHub(AsyncProcedureClient):
     delete_instance = awaitable(HubPlans.delete_instance)
     delete_instance_bulk = awaitable(HubPlans.delete_instance_bulk)
     prune_ended = awaitable(HubPlans.prune_ended)
+    dispatch_lag_ms = awaitable(HubPlans.dispatch_lag_ms)
     prune_executions = awaitable(HubPlans.prune_executions)
     prune_executions_bulk = awaitable(HubPlans.prune_executions_bulk)
     # operators: instances found by status, name and time; cancelled

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from provider.client.management import prune_batches
+from provider.client.retention import PacedPrune
 from provider.dashboard.hub import Hub
 from provider.deploy import runbook
 from provider.types import PrunedBatch
@@ -140,18 +140,24 @@ def _days(form: Form) -> int:
 MAX_DAYS = 100_000  # further back than any instance, and than time.time() reaches
 
 
-# What one prune from the dashboard deletes at most, in batches (each a short
-# transaction of its own, as `taskhub-pg prune` runs them).
+# What one prune from the dashboard deletes at most, in batches paced as
+# `taskhub-pg prune` paces them by default (provider/client/retention.py).
 PRUNE_AT_MOST = 1_000
 
 
 def _prune(hub: Hub, form: Form) -> str:
     days = _days(form)
     before_ms = int((time.time() - days * 86_400) * 1000)
-    batches = prune_batches(hub.calls.prune_ended, before_ms, limit=PRUNE_AT_MOST)
-    total = sum(batches, PrunedBatch())
+    prune = PacedPrune(
+        hub.calls.prune_ended,
+        before_ms,
+        limit=PRUNE_AT_MOST,
+        dispatch_lag_ms=hub.calls.dispatch_lag_ms,
+    )
+    total = sum(prune, PrunedBatch())
     counts = ", ".join(f"{key.replace('_', ' ')} {n}" for key, n in vars(total).items())
-    return f"ended instances older than {days} days pruned (at most 1,000): {counts}"
+    done = f"ended instances older than {days} days pruned (at most 1,000): {counts}"
+    return f"{done}; {prune.stopped_busy}" if prune.stopped_busy else done
 
 
 ACTIONS: dict[str, Action] = {
@@ -202,7 +208,7 @@ ACTIONS: dict[str, Action] = {
                 f" {f.get('older_than_days')} days ago?"
             ),
             _prune,
-            ("taskhub_prune_ended",),
+            ("taskhub_prune_ended", "taskhub_dispatch_lag_ms"),
             check=_days,
         ),
     )

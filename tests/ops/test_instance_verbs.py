@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -256,3 +257,30 @@ def test_prune_works_the_backlog_off_in_batches_saying_how_far_it_got(
 
     code, out, progress = prune()
     assert (code, out, progress) == (0, "instances deleted 0", [])  # nothing left to ask about
+
+
+def test_prune_waits_for_a_busy_hub_and_stops_when_it_stays_busy(
+    capsys: pytest.CaptureFixture[str], database_url: str, hub: TaskHub, hub_schema: str
+) -> None:
+    """A message that has waited 10 s for a dispatcher: the hub is behind, so
+    a prune with --busy-lag 1000 deletes nothing, stops, and says why in one
+    line (exit 0: a cron job's next run goes on); without the check it prunes."""
+    finish_instance(hub, "ended", "Completed", '"ok"')
+    behind = datetime.now(UTC) - timedelta(seconds=10)
+    hub.enqueue_orchestrator_work("waiting", start_orchestration("waiting"), visible_at=behind)
+
+    def prune(*argv: str) -> tuple[int, Any, list[str]]:
+        capsys.readouterr()
+        where = ["--url", database_url, "--schema", hub_schema, "--json"]
+        code = main(["prune", "--completed-before", "0s", "--yes", *argv, *where])
+        out, err = capsys.readouterr()
+        return code, json.loads(out), err.splitlines()
+
+    code, out, err = prune("--busy-lag", "1000", "--busy-wait", "0")
+    assert code == 0
+    assert out["stopped"] == "hub busy" and out["instances_deleted"] == 0
+    assert len(err) == 1 and err[0].startswith("stopped: hub busy (dispatch lag 1")
+    assert "above 1000 ms for 0 s" in err[0]
+
+    code, out, err = prune("--busy-lag", "0")
+    assert code == 0 and "stopped" not in out and out["roots_deleted"] == 1
