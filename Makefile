@@ -31,6 +31,7 @@
 #   make pooler-drill  the provider, the worker, the CLI, a migration and the released runtime
 #               behind Debian's PgBouncer, transaction and session pooling (POOLER_DRILL_ARGS)
 #   make soak   the hub under a steady mix of work for SOAK_MINUTES (30) at SOAK_RATE (20/s)
+#               (SOAK_RATE=60: three times that, the retention run of docs/benchmarks.md)
 
 PYTHON ?= python3
 VENV   := .venv

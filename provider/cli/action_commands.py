@@ -71,6 +71,8 @@ def prune_in_batches(
     )
     total, started = PrunedBatch(), time.monotonic()
     for number, batch in enumerate(prune, start=1):
+        if number == 1 and prune.busy_check_off:
+            errors.print(prune.busy_check_off, highlight=False)
         total += batch
         elapsed = max(time.monotonic() - started, 1e-6)
         rate = total.roots_deleted / elapsed

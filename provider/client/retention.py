@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from provider.errors import InvalidInput
+from provider.errors import InvalidInput, TaskHubError
 from provider.types import PrunedBatch
 
 DEFAULT_PRUNE_BATCH = 500  # roots per batch when batches are not sized by time
@@ -26,6 +26,8 @@ MAX_PRUNE_BATCH = 10_000  # the procedure's bound
 FIRST_TIMED_BATCH = 50  # a timed prune starts small and grows to its budget
 MAX_GROWTH = 2.0  # a batch is at most this many times the one before it
 BUSY_POLL_SECONDS = 1.0  # how often a waiting prune asks the hub again
+# The lag cannot be asked: a hub before revision 0026, or a role without EXECUTE.
+CANNOT_ASK_LAG = {"42883": "predates revision 0026", "42501": "lets this role not ask it"}
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,8 @@ class PrunePacing:
 class PacedPrune:
     """Iterate for what each batch deleted. It ends when a batch deletes
     nothing, at `limit` roots, or when the hub stays busy; `stopped_busy`
-    then says why, in one line."""
+    then says why, in one line. Where the hub cannot tell its lag, the
+    prune runs without the busy check and `busy_check_off` says why."""
 
     def __init__(
         self,
@@ -85,6 +88,7 @@ class PacedPrune:
     ) -> None:
         self.pacing = pacing or PrunePacing()
         self.stopped_busy: str | None = None
+        self.busy_check_off: str | None = None
         self._prune_ended, self._before_ms, self._limit = prune_ended, completed_before_ms, limit
         self._lag, self._clock, self._sleep = dispatch_lag_ms, clock, sleep
 
@@ -120,10 +124,10 @@ class PacedPrune:
         """Whether the next batch may run: at once when the hub's dispatch
         lag is within budget, after a wait when it comes back within it."""
         pacing = self.pacing
-        if not pacing.busy_lag_ms or self._lag is None:
+        if not pacing.busy_lag_ms or self._lag is None or self.busy_check_off:
             return True
         gave_up_at = self._clock() + pacing.busy_wait_seconds
-        while (lag := self._lag()) > pacing.busy_lag_ms:
+        while (lag := self._asked_lag()) > pacing.busy_lag_ms:
             if self._clock() >= gave_up_at:
                 self.stopped_busy = (
                     f"stopped: hub busy (dispatch lag {lag} ms above {pacing.busy_lag_ms} ms"
@@ -132,3 +136,15 @@ class PacedPrune:
                 return False
             self._sleep(min(BUSY_POLL_SECONDS, max(gave_up_at - self._clock(), 0.0)))
         return True
+
+    def _asked_lag(self) -> int:
+        """The hub's dispatch lag; 0 (and the check off) where it cannot tell."""
+        assert self._lag is not None
+        try:
+            return self._lag()
+        except TaskHubError as error:
+            why = CANNOT_ASK_LAG.get(error.sqlstate or "")
+            if why is None:
+                raise
+            self.busy_check_off = f"no busy check: the hub {why} (taskhub_dispatch_lag_ms)"
+            return 0

@@ -208,7 +208,7 @@ ACTIONS: dict[str, Action] = {
                 f" {f.get('older_than_days')} days ago?"
             ),
             _prune,
-            ("taskhub_prune_ended", "taskhub_dispatch_lag_ms"),
+            ("taskhub_prune_ended",),
             check=_days,
         ),
     )

@@ -14,6 +14,9 @@ from devkit.schema import revision_digest
 from provider.deploy import migration_steps, sql_files
 
 RELEASED = {
+    "0026_plans_that_keep_queues_clean": (
+        "f5cb1a3e8a47594977ae74d79f83eb3aafb94ebd91cc0bcaa37fb80101022ee6"
+    ),
     "0025_poolers_and_failover": "3719cc57d8ad3d0d7aa74abf02bc09c7506b3c4ee4a602d8c1eee838c8629bc3",
     "0024_least_privilege_everywhere": (
         "6bb026d730043c8718447fd58c91544cd328219e772d78456f551027343106ed"

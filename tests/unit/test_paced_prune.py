@@ -11,7 +11,7 @@ import pytest
 
 from provider import PrunedBatch
 from provider.client.retention import MAX_GROWTH, PacedPrune, PrunePacing
-from provider.errors import InvalidInput
+from provider.errors import InvalidInput, PermanentError, RetryableError
 
 
 class Clock:
@@ -168,3 +168,31 @@ def test_no_busy_check_without_a_threshold() -> None:
 def test_bad_pacing_is_refused_by_name(settings: dict[str, object]) -> None:
     with pytest.raises(InvalidInput, match=next(iter(settings))):
         PrunePacing(**settings)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("sqlstate", ["42883", "42501"])
+def test_a_hub_that_cannot_tell_its_lag_is_pruned_without_the_check(sqlstate: str) -> None:
+    """A hub before revision 0026 has no taskhub_dispatch_lag_ms; a role may
+    lack EXECUTE on it: the prune goes on, and says why it did not ask."""
+    clock = Clock()
+    backlog = Backlog(300, clock)
+    asked = []
+
+    def lag() -> int:
+        asked.append(1)
+        raise PermanentError("taskhub_dispatch_lag_ms", "no such function", sqlstate)
+
+    prune = paced(backlog, clock, batch_seconds=0, max_batch=100, lag=lag)
+    assert sum(b.roots_deleted for b in prune) == 300
+    assert len(asked) == 1 and prune.busy_check_off is not None
+    assert prune.busy_check_off.startswith("no busy check: the hub")
+
+
+def test_any_other_failure_to_ask_is_the_prunes_failure() -> None:
+    clock = Clock()
+
+    def lag() -> int:
+        raise RetryableError("taskhub_dispatch_lag_ms", "connection lost", "08006")
+
+    with pytest.raises(RetryableError):
+        list(paced(Backlog(300, clock), clock, lag=lag))

@@ -41,6 +41,9 @@ def parse(argv: list[str]) -> tuple[SoakSettings, Path]:
         action="store_true",
         help="the server's autovacuum defaults on the queue tables (the anchor to 0021)",
     )
+    parser.add_argument(
+        "--revision", default="head", help="soak the schema as this revision left it (an anchor)"
+    )
     parser.add_argument("--out", type=Path, default=Path("/tmp/taskhub-soak"))
     args = parser.parse_args(argv)
     settings = SoakSettings(
@@ -52,6 +55,7 @@ def parse(argv: list[str]) -> tuple[SoakSettings, Path]:
         runtime_workers=args.runtime_workers,
         backlog=args.backlog,
         upkeep=not args.without_upkeep,
+        revision=args.revision,
     )
     return settings, args.out
 

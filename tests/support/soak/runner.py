@@ -57,6 +57,7 @@ class SoakSettings:
     minute_s: float = 60.0  # shorter only in the suite's bounded soak
     backlog: int = 0  # messages due tomorrow, seeded before the start (backlog.py)
     upkeep: bool = True  # False: the server's autovacuum defaults on the queues (the anchor)
+    revision: str = "head"  # an earlier one soaks the anchor (0025: bitmap scans on the queues)
 
 
 @dataclass
@@ -74,7 +75,7 @@ class SoakResult:
 
 def run_soak(url: str, settings: SoakSettings, out_dir: Path, echo: bool = True) -> SoakResult:
     schema = f"soak_{uuid.uuid4().hex[:8]}"
-    migrate.upgrade(url, schema)
+    migrate.upgrade(url, schema, settings.revision)
     if settings.backlog:
         backlog.seed(url, schema, settings.backlog)
     if not settings.upkeep:
@@ -103,6 +104,7 @@ def run_soak(url: str, settings: SoakSettings, out_dir: Path, echo: bool = True)
         f" ({settings.warm_up} min warm-up), {settings.runtime_workers} runtime processes"
         f" + 1 Python worker, prune every {settings.prune_every_s:.0f} s of what ended"
         f" {settings.retention_s:.0f} s ago"
+        + (f"; schema at revision {settings.revision}" if settings.revision != "head" else "")
         + (f"; a backlog of {settings.backlog:,} messages due tomorrow" if settings.backlog else "")
         + ("" if settings.upkeep else "; the server's autovacuum defaults on the queues")
     )
