@@ -44,7 +44,6 @@ the end and left in `config.attributes["run_report"]`
 from __future__ import annotations
 
 import logging.config
-import random
 import time
 from typing import Any
 
@@ -420,7 +419,7 @@ def _lock_wait(connection: Connection, error: BaseException, number: int) -> Loc
         connection.rollback()
     else:  # a lock a revision waited for later, or the server chose us as a deadlock victim
         table, waited_ms, found = str(getattr(error, "orig", error)).split("\n")[0], 0.0, []
-    retry = LOCKS.backoff_s(number, random.Random()) if number < LOCKS.attempts else None
+    retry = LOCKS.backoff_s(number) if number < LOCKS.attempts else None
     return LockWait(number, table, round(waited_ms, 1), found, retry)
 
 

@@ -22,13 +22,16 @@ from typing import Any, ClassVar, Protocol
 import psycopg
 from psycopg import sql
 
+from provider.backoff import Backoff
 from provider.config import TaskHubConfig
 from provider.logs import fields
 from provider.masking import masked, passwords_of
 
 log = logging.getLogger(__name__)
 
-RECONNECT_DELAYS_S = (0.1, 0.5, 1.0, 2.0, 5.0)
+# A lost listener listens again after 100 ms, 200 ms, ... at most 5 s, with
+# jitter: a fleet whose server restarted does not reconnect in one burst.
+RECONNECT_BACKOFF = Backoff(first_s=0.1, cap_s=5.0)
 STOP_CHECK_S = 0.1  # how often the listening thread looks whether to stop
 
 Key = tuple[str, str, str]  # (url, schema, queue)
@@ -152,8 +155,8 @@ class Wakeups:
                 return
             except psycopg.Error as error:
                 self._lost()
-                delay = RECONNECT_DELAYS_S[min(failures, len(RECONNECT_DELAYS_S) - 1)]
                 failures += 1
+                delay = RECONNECT_BACKOFF.pause_s(failures)
                 log.warning(
                     "wakeup listener lost its connection, listening again in %.1f s: %s",
                     delay,

@@ -34,6 +34,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
+from provider.backoff import Backoff
 from provider.schema_name import quote_schema
 
 # The order in which the fetch and ack procedures reach the hub's tables;
@@ -92,11 +93,10 @@ class LockPolicy:
             self.MAX_ESCALATION, 1 + (attempt - 1) // self.ESCALATE_EVERY
         )
 
-    def backoff_s(self, failed_attempt: int, rng: random.Random) -> float:
+    def backoff_s(self, failed_attempt: int, rng: random.Random | None = None) -> float:
         """The pause after the n-th failed attempt: exponential, capped, with
         jitter, so that a fleet of deploy jobs does not retry in step."""
-        ceiling = min(self.backoff_cap_s, self.backoff_base_s * 2.0 ** (failed_attempt - 1))
-        return ceiling * rng.uniform(0.5, 1.0)
+        return Backoff(self.backoff_base_s, self.backoff_cap_s).pause_s(failed_attempt, rng)
 
 
 def in_lock_order(tables: Iterable[str]) -> list[str]:

@@ -147,7 +147,7 @@ class ActivityWorker(WorkerCore):
     # -- the loop -------------------------------------------------------------
 
     def _slot(self) -> None:
-        idle_s, error_s = self.idle_poll_s, 0.1
+        idle_fetches = fetch_errors = 0  # in a row, before this fetch
         waited = False  # this fetch follows a wait: found work may be a wakeup's
         worked = False  # the slot's last fetch leased an item
         while not self._stopping.is_set():
@@ -162,18 +162,21 @@ class ActivityWorker(WorkerCore):
                     if worked:
                         self._wait_for_work(ticket, BATCH_POLL_S, announce=False)
                     else:
-                        self._wait_for_work(ticket, idle_s, announce=True)
+                        self._wait_for_work(
+                            ticket, self.idle_backoff.pause_s(idle_fetches + 1), announce=True
+                        )
                     waited, worked = True, False
             except TaskHubError as error:
-                self._fetch_failed(error, error_s)
-                self._stopping.wait(error_s)
-                error_s = min(error_s * 2, self.max_error_backoff_s)
+                fetch_errors += 1
+                pause_s = self.error_backoff.pause_s(fetch_errors)
+                self._fetch_failed(error, pause_s)
+                self._stopping.wait(pause_s)
                 continue
-            error_s = 0.1
+            fetch_errors = 0
             if lease is None:
-                idle_s = min(idle_s * 2, self.max_idle_poll_s)
+                idle_fetches += 1
                 continue
-            idle_s = self.idle_poll_s
+            idle_fetches = 0
             if self._slots is not None and waited:
                 # Woken, and there was work: there may be more, bring in the next
                 # slot. A slot going from item to item does not: it would only

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from provider.backoff import Backoff
 from provider.config import TaskHubConfig
 from provider.errors import InvalidInput, LockLost, TaskHubError
 from provider.logs import fields
@@ -32,9 +33,15 @@ UNREGISTERED_RETRY_MS = 1_000
 ACK_ATTEMPTS = 3
 
 
+# The pauses between ack attempts after a transient failure: 50 ms, 100 ms, ...
+ACK_BACKOFF = Backoff(first_s=0.05, cap_s=1.0)
+# A worker's fetch after an error: 100 ms doubled up to max_error_backoff_ms.
+FIRST_ERROR_PAUSE_S = 0.1
+
+
 def ack_backoff_s(attempt: int) -> float:
     """The pause before ack attempt `attempt + 1` after a transient failure."""
-    return 0.05 * 2.0**attempt
+    return ACK_BACKOFF.pause_s(attempt + 1)
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,13 @@ class WorkerCore:
         worker = type(self).__name__  # the refusals name the worker the caller made
         if concurrency < 1 or max_attempts < 1:
             raise InvalidInput(worker, "concurrency and max_attempts must be at least 1")
+        if not 1 <= idle_poll_ms <= max_idle_poll_ms or max_error_backoff_ms < 1:
+            raise InvalidInput(
+                worker,
+                "idle_poll_ms must be at least 1 and at most max_idle_poll_ms, and"
+                f" max_error_backoff_ms at least 1; got {idle_poll_ms}, {max_idle_poll_ms},"
+                f" {max_error_backoff_ms}",
+            )
         # A lease of no time would fail each item it fetches, in its lease keeper.
         for name, given in (
             ("lock_timeout_ms", lock_timeout_ms),
@@ -138,6 +152,13 @@ class WorkerCore:
         self.idle_poll_s = idle_poll_ms / 1000
         self.max_idle_poll_s = max_idle_poll_ms / 1000
         self.max_error_backoff_s = max_error_backoff_ms / 1000
+        # After a fetch error, pauses with jitter: a fleet that lost its
+        # database together does not come back in step. An idle slot's poll
+        # doubles exactly (the notification, not the poll, wakes it).
+        self.error_backoff = Backoff(
+            min(FIRST_ERROR_PAUSE_S, self.max_error_backoff_s), self.max_error_backoff_s
+        )
+        self.idle_backoff = Backoff(self.idle_poll_s, self.max_idle_poll_s, jitter=0.0)
         # Idle slots wait for a notification (the poll stays as the safety net).
         self.push_wakeups = push_wakeups
         self.stats = WorkerStats()

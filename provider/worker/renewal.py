@@ -14,8 +14,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from provider.backoff import Backoff
 from provider.errors import InvalidInput, LockLost, TaskHubError
 from provider.logs import fields
+
+# A failed renewal is tried again after 100 ms, 200 ms, ... (at most 3.2 s,
+# the renewal interval, and the time the lease has left before its margin).
+RENEWAL_BACKOFF = Backoff(first_s=0.1, cap_s=3.2)
 
 log = logging.getLogger("provider.worker.lease_keeper")
 
@@ -81,8 +86,10 @@ class RenewalSchedule:
             return f"renewal failed permanently: {error.message}"
         self.transient_errors += 1
         self.failures_in_a_row += 1
-        backoff = min(0.05 * 2 ** min(self.failures_in_a_row, 6), self.interval_s)
-        self.next_renewal = now + min(backoff, max(0.0, self.deadline - now - self.margin_s))
+        pause_s = RENEWAL_BACKOFF.pause_s(self.failures_in_a_row)
+        self.next_renewal = now + min(
+            pause_s, self.interval_s, max(0.0, self.deadline - now - self.margin_s)
+        )
         return None
 
 

@@ -23,7 +23,7 @@ from provider import (
 )
 from provider.types import WorkItemLease
 from provider.worker import activity_worker
-from provider.worker.core import ACK_ATTEMPTS, ack_backoff_s
+from provider.worker.core import ACK_ATTEMPTS, ACK_BACKOFF
 from tests.unit.fakes import AsyncRecordingHub, RecordingHub
 
 COMPLETION = {"ActivityCompleted": {"instance": "i", "execution_id": 1, "id": 1, "result": "1"}}
@@ -37,13 +37,21 @@ def lost() -> LockLost:
     return LockLost("ack_work_item", "no live lease", "TH001")
 
 
+def backed_off(pauses: list[float], failures: int) -> bool:
+    """One pause after each of `failures` failures, each within its jitter."""
+    ceilings = [ACK_BACKOFF.ceiling_s(n) for n in range(1, failures + 1)]
+    return len(pauses) == failures and all(
+        c / 2 <= pause <= c for pause, c in zip(pauses, ceilings, strict=True)
+    )
+
+
 def leased(hub: RecordingHub) -> WorkItemLease:
     hub.add("Echo", 1, activity_id=1)
     return hub.queued.pop()
 
 
 def test_the_back_off_doubles_from_50_ms() -> None:
-    assert [ack_backoff_s(attempt) for attempt in range(4)] == [0.05, 0.1, 0.2, 0.4]
+    assert [ACK_BACKOFF.ceiling_s(failures) for failures in range(1, 5)] == [0.05, 0.1, 0.2, 0.4]
     assert ACK_ATTEMPTS == 3
 
 
@@ -51,7 +59,10 @@ def test_a_transient_error_is_retried_until_the_last_attempt() -> None:
     hub = RecordingHub()
     worker, lease = ActivityWorker(hub), leased(hub)
     delays = [worker._ack_retry_delay_s(lease, transient(), n) for n in range(ACK_ATTEMPTS)]
-    assert delays == [ack_backoff_s(0), ack_backoff_s(1), None]
+    assert delays[2] is None
+    for failures, delay in enumerate(delays[:2], start=1):  # with jitter: never in step
+        ceiling = ACK_BACKOFF.ceiling_s(failures)
+        assert delay is not None and ceiling / 2 <= delay <= ceiling
     assert worker.stats.lost == 0
 
 
@@ -99,14 +110,14 @@ def test_the_threaded_ack_gives_up_after_ack_attempts_transient_errors(
     hub = RecordingHub(ack_errors=[transient() for _ in range(ACK_ATTEMPTS + 1)])
     worker, lease = ActivityWorker(hub), leased(hub)
     assert worker._ack(lease, COMPLETION) is False
-    assert len(hub.ack_attempts) == ACK_ATTEMPTS and pauses == [0.05, 0.1]
+    assert len(hub.ack_attempts) == ACK_ATTEMPTS and backed_off(pauses, 2)
 
 
 def test_the_threaded_ack_succeeds_on_a_retry(pauses: list[float]) -> None:
     hub = RecordingHub(ack_errors=[transient(), transient()])
     worker, lease = ActivityWorker(hub), leased(hub)
     assert worker._ack(lease, COMPLETION) is True
-    assert hub.acked == {lease.lock_token: COMPLETION} and pauses == [0.05, 0.1]
+    assert hub.acked == {lease.lock_token: COMPLETION} and backed_off(pauses, 2)
 
 
 def test_the_threaded_ack_of_a_lost_lease_is_one_attempt(pauses: list[float]) -> None:
@@ -136,9 +147,9 @@ def asyncio_ack(
 def test_the_asyncio_ack_follows_the_same_policy(monkeypatch: pytest.MonkeyPatch) -> None:
     done, hub, _, slept = asyncio_ack([transient() for _ in range(5)], monkeypatch)
     assert done is False and len(hub.fake.ack_attempts) == ACK_ATTEMPTS
-    assert slept == [0.05, 0.1]
+    assert backed_off(slept, 2)
     done, hub, _, slept = asyncio_ack([transient()], monkeypatch)
-    assert done is True and len(hub.fake.ack_attempts) == 2 and slept == [0.05]
+    assert done is True and len(hub.fake.ack_attempts) == 2 and backed_off(slept, 1)
 
 
 def test_the_asyncio_ack_of_a_lost_lease_is_one_attempt(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -112,6 +112,9 @@ class FakeOperatorHub:
             self.deletes.append(("prune", batch_size))
         return PrunedBatch(roots_deleted=deleted, instances_deleted=deleted)
 
+    def dispatch_lag_ms(self) -> int:
+        return 0  # an idle hub: the prune never waits
+
     def delete_instance(self, instance_id: str, *, force: bool) -> SimpleNamespace:
         self.deletes.append((instance_id, force))
         return SimpleNamespace(instances_deleted=1)

@@ -37,6 +37,7 @@ LEAVES = (
     "tracing",
     "citus_placement",
     "masking",
+    "backoff",
 )
 # Calls that send SQL to a server. Opening a connection to hand to a reader
 # of `deploy/` (the CLI, the metrics, the test kit) is not one.

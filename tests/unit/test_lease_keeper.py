@@ -4,9 +4,13 @@ would end. No database and no waiting."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
+import pytest
+
 from provider import LeaseKeeper, LockLost, PermanentError, RetryableError
+from provider.worker.renewal import RENEWAL_BACKOFF
 
 LOCK_MS = 3_000  # renew every 1 s, give up 300 ms before the end
 
@@ -58,18 +62,32 @@ def test_renews_every_third_of_the_lock() -> None:
     assert "lease lost" in keeper.lost_reason and keeper.token.cancelled
 
 
+def backed_off(calls: list[float], until: float) -> bool:
+    """Each retry after the n-th failure in a row came within the jitter of
+    RENEWAL_BACKOFF's n-th pause, or at `until` when that came first."""
+    pauses = [later - earlier for earlier, later in itertools.pairwise(calls)]
+    for failures, (pause, at) in enumerate(zip(pauses, calls[1:], strict=True), start=1):
+        ceiling = RENEWAL_BACKOFF.ceiling_s(failures)
+        if not (ceiling / 2 - 1e-9 <= pause <= ceiling + 1e-9 or abs(at - until) < 1e-9):
+            return False
+    return True
+
+
 def test_transient_errors_back_off_and_give_up_a_margin_before_the_end() -> None:
     keeper, renewals = run_keeper([transient()] * 20)
-    # 1 s, then back-off of 0.1, 0.2, 0.4, 0.8 s, capped by what is left
-    # before the margin (the lease ends at 3.0 s, the margin is 0.3 s).
-    assert renewals.calls == [1.0, 1.1, 1.3, 1.7, 2.5]
-    assert keeper.transient_errors == 5 and keeper.renewals == 0
+    # 1 s, then back-off of about 0.1, 0.2, 0.4, 0.8 s (with jitter), capped
+    # by what is left before the margin (the lease ends at 3.0 s, the margin
+    # is 0.3 s).
+    assert renewals.calls[0] == 1.0 and backed_off(renewals.calls, until=2.7)
+    assert renewals.calls[-1] < 2.7 and 4 <= len(renewals.calls) <= 8
+    assert keeper.transient_errors == len(renewals.calls) and keeper.renewals == 0
     assert keeper.lost_reason is not None and "ran out" in keeper.lost_reason
 
 
 def test_a_renewal_after_transient_errors_extends_from_when_it_was_sent() -> None:
     keeper, renewals = run_keeper([transient(), transient(), None])
-    assert renewals.calls[:4] == [1.0, 1.1, 1.3, 2.3]
+    assert renewals.calls[0] == 1.0 and backed_off(renewals.calls[:3], until=2.7)
+    assert renewals.calls[3] == pytest.approx(renewals.calls[2] + 1.0)
     assert keeper.renewals == 1 and keeper.transient_errors == 2
 
 
