@@ -54,6 +54,9 @@ def cutoff_ms(when: str) -> int:
     return int(moment.timestamp() * 1000)
 
 
+# delete_instances_atomic's refusal names its argument; the CLI names its flag.
+CONTRACT_FORCE = "Use force=true to delete."
+CLI_FORCE = "Add --force to delete it while it runs."
 # The prune's defaults: the library's (docs/ops.md, "Retention").
 PACING = PrunePacing()
 # How many candidates a prune without --limit counts before it asks ("N or more").
@@ -234,5 +237,7 @@ def register(app: typer.Typer) -> None:
             try:
                 deleted = hub.delete_instance(instance_id, force=force)
             except TaskHubError as error:
-                fail(PROBLEMS, error.message)
+                # The procedure's words are the contract's, in its own terms:
+                # here the flag is --force.
+                fail(PROBLEMS, error.message.replace(CONTRACT_FORCE, CLI_FORCE))
         print_counts(vars(deleted), as_json)

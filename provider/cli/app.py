@@ -49,7 +49,7 @@ app = typer.Typer(
     ' ({"error": ..., "exit_code": ..., "hint": ...}) and stdout stays empty.',
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,  # --install-completion for bash, zsh, fish and PowerShell
 )
 
 

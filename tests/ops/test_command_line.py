@@ -94,8 +94,11 @@ def test_delete_instance_asks_refuses_a_running_one_and_deletes_with_force(
     instances = f"SELECT count(*) FROM \"{cli.schema}\".instances WHERE instance_id = 'quiet'"
     assert cli("delete-instance", "quiet")[0] == 5  # no tty, no --yes: not confirmed
     assert count(sql, instances) == 1
-    code, _ = cli("delete-instance", "quiet", "--yes")
+    cli.capsys.readouterr()
+    code = main(["delete-instance", "quiet", "--yes", "--url", cli.url, "--schema", cli.schema])
+    said = cli.capsys.readouterr().err
     assert code == 1 and count(sql, instances) == 1  # it runs: refused without --force
+    assert "Add --force to delete it while it runs." in said and "force=true" not in said
     deleted = cli.json("delete-instance", "quiet", "--yes", "--force")
     assert deleted["instances_deleted"] == 1 and count(sql, instances) == 0
     assert cli("delete-instance", "quiet", "--yes")[0] == 3

@@ -8,6 +8,8 @@ verbs against a real server."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import types
 from collections.abc import Sequence
 
@@ -183,3 +185,17 @@ def test_a_cutoff_in_another_unit_is_a_usage_error() -> None:
         cutoff_ms("2w")
     assert refused.value.code == USAGE and "'2w' is neither like 30d" in refused.value.message
     assert PASSWORD not in refused.value.message
+
+
+def test_the_shell_completion_script_names_the_verbs_program() -> None:
+    """Typer's completion (issue 40): `taskhub-pg --show-completion bash`
+    prints a script that completes taskhub-pg's verbs and options."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "provider", "--show-completion", "bash"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1", "PATH": "/usr/bin:/bin"},
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "complete" in shown.stdout and "_TASKHUB_PG_COMPLETE" in shown.stdout.upper()
