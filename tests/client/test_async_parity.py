@@ -51,6 +51,7 @@ def scenario(seen: list[str]) -> Scenario:
         seen.append(name)
         return (yield op(name, *args, **kwargs))
 
+    assert (yield from step("dispatch_lag_ms")) == 0  # nothing queued yet
     yield from step("start_orchestration", "parent", "TestOrch", {"n": 1}, "1.0.0")
     item = yield from step("fetch_orchestration_item", 30_000)
     assert item.instance_id == "parent" and item.attempt_count == 1
