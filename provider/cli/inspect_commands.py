@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -17,6 +17,7 @@ from provider.cli.options import (
     fail,
     print_json,
     print_rows,
+    say,
 )
 from provider.deploy import runbook
 
@@ -54,6 +55,25 @@ for verb in VIEW_VERBS:
     _view_verb(*verb)
 
 
+def error_message(details: object) -> str:
+    """The message of a runtime ErrorDetails ({"Application": {"message": ...}}),
+    or the details as they are."""
+    if isinstance(details, dict) and len(details) == 1:
+        (inner,) = details.values()
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return str(inner["message"])
+    return str(details)
+
+
+def print_failure(failure: dict[str, Any]) -> None:
+    """Why the instance failed, in full (never cut to a cell's width)."""
+    say(f"\nfailure (execution {failure['execution_id']})")
+    say(f"  error: {failure['error']}")
+    for step in failure["failed_steps"]:
+        scheduled = f"scheduled {step['attempts']} time{'s' if step['attempts'] != 1 else ''}"
+        say(f"  {step['kind']} {step['name']} ({scheduled}): {error_message(step['details'])}")
+
+
 @inspect_app.command()
 def instance(
     instance_id: Annotated[str, typer.Argument(metavar="ID")],
@@ -75,3 +95,5 @@ def instance(
     print_rows("queued messages", report.queued)
     print_rows("leases", report.leases)
     print_rows("dead letters", report.dead_letters)
+    if report.failure is not None:
+        print_failure(report.failure)

@@ -185,5 +185,6 @@ def instance_values(report: runbook.InstanceReport, history: list[Row]) -> dict[
         "queued": report.queued,
         "leases": report.leases,
         "dead_letters": report.dead_letters,
+        "failure": report.failure,
         "timeline": timeline(history),
     }

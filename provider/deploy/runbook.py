@@ -176,6 +176,8 @@ class InstanceReport:
     queued: list[Row]
     leases: list[Row]
     dead_letters: list[Row]
+    # Why it failed, when its current execution did (read_failure); else None.
+    failure: Row | None = None
 
 
 def read_instance(conn: psycopg.Connection[Any], schema: str, instance_id: str) -> InstanceReport:
@@ -225,7 +227,73 @@ def read_instance(conn: psycopg.Connection[Any], schema: str, instance_id: str) 
             ).format(s),
             [instance_id],
         ),
+        failure=read_failure(conn, schema, instance_id),
     )
+
+
+# The history events that say what went wrong, and what the runtime scheduled
+# for each (a completion names its scheduling event by source_event_id).
+_FAILED_STEPS = sql.SQL(
+    """
+    WITH events AS (
+        -- The kind is read from the event itself (the event_type column is
+        -- the writer's to name); only events that look like one are parsed.
+        SELECT h.event_id,
+               CASE WHEN h.event_data::text ~ {kinds}
+                    THEN h.event_data::jsonb END AS event
+          FROM {schema}.history AS h
+         WHERE h.instance_id = %(instance)s
+           AND h.execution_id = %(execution)s
+    )
+    SELECT f.event_id,
+           f.event ->> 'type' AS kind,
+           s.event ->> 'name' AS name,
+           (SELECT count(*)
+              FROM events AS again
+             WHERE again.event ->> 'type' = s.event ->> 'type'
+               AND again.event ->> 'name' = s.event ->> 'name') AS attempts,
+           f.event -> 'details' AS details
+      FROM events AS f
+      LEFT JOIN events AS s
+        ON s.event_id = (f.event ->> 'source_event_id')::bigint
+     WHERE f.event ->> 'type' IN ('ActivityFailed', 'SubOrchestrationFailed', 'OrchestrationFailed')
+     ORDER BY f.event_id
+    """
+)
+_FAILURE_KINDS = (
+    r'"type"\s*:\s*"(Activity|SubOrchestration|Orchestration)Failed"'
+    r'|"type"\s*:\s*"(ActivityScheduled|SubOrchestrationScheduled)"'
+)
+
+
+def read_failure(conn: psycopg.Connection[Any], schema: str, instance_id: str) -> Row | None:
+    """Why an instance failed, in full: the error its current execution ended
+    with, and each activity or sub-orchestration that failed on the way (its
+    name, how often it was scheduled, its error's details). None unless the
+    current execution is Failed."""
+    s = sql.Identifier(schema)
+    ended = _rows(
+        conn,
+        sql.SQL(
+            "SELECT e.execution_id, e.output FROM {0}.instances AS i"
+            "  JOIN {0}.executions AS e"
+            "    ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id"
+            " WHERE i.instance_id = %s AND e.status = 'Failed'"
+        ).format(s),
+        [instance_id],
+    )
+    if not ended:
+        return None
+    execution_id = ended[0]["execution_id"]
+    query = _FAILED_STEPS.format(schema=s, kinds=sql.Literal(_FAILURE_KINDS))
+    steps = _rows(conn, query, {"instance": instance_id, "execution": execution_id})
+    ending = [step for step in steps if step["kind"] == "OrchestrationFailed"]
+    return {
+        "execution_id": execution_id,
+        "error": ended[0]["output"],
+        "details": ending[-1]["details"] if ending else None,
+        "failed_steps": [step for step in steps if step["kind"] != "OrchestrationFailed"],
+    }
 
 
 def requeue_dead_letter(conn: psycopg.Connection[Any], schema: str, dead_letter_id: int) -> int:

@@ -18,6 +18,7 @@ from provider.dashboard.app import dashboard_app
 from provider.deploy import migrate, runbook
 from tests.support.dashboard import LOCAL, act, ask, confirm, token_of
 from tests.support.db import new_schema_name
+from tests.support.failed_instance import DECLINED, failed_order
 from tests.support.roles import LoginRole, operator_of
 from tests.support.tracing_sdk import provider_traced_by_sdk
 
@@ -394,3 +395,17 @@ def test_a_hub_older_than_the_trace_contexts_has_no_trace_to_show(
     schema = new_schema_name("old")
     migrate.upgrade(database_url, schema, "0018")
     assert runbook.trace_id_of(sql, schema, "anything") is None
+
+
+def test_a_failed_instance_shows_its_whole_error_and_what_failed_on_the_way(
+    database_url: str, hub: TaskHub, hub_schema: str
+) -> None:
+    """Issue 40: the page of a failed instance answers "why did it fail?": the
+    error whole (the timeline cuts details at 160 characters), and each failed
+    activity with how often it was scheduled."""
+    failed_order(hub, "order-1")
+    with TestClient(dashboard_app(database_url, hub_schema), base_url=LOCAL) as client:
+        html = unescape(client.get("/instances/order-1").text)
+    failure = html.split('<section id="failure">')[1].split("</section>")[0]
+    assert f'<pre class="error">{DECLINED}</pre>' in failure
+    assert "ActivityFailed <code>Charge</code> (scheduled 2 times)" in failure

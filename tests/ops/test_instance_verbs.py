@@ -16,6 +16,7 @@ import pytest
 
 from provider import AsyncTaskHub, InvalidInput, TaskHub
 from provider.cli import main
+from tests.support.failed_instance import DECLINED, failed_order
 from tests.support.tracing_sdk import provider_traced_by_sdk
 from tests.support.work_items import start_orchestration
 from tests.validation.harness import create_instance, finish_instance
@@ -284,3 +285,34 @@ def test_prune_waits_for_a_busy_hub_and_stops_when_it_stays_busy(
 
     code, out, err = prune("--busy-lag", "0")
     assert code == 0 and "stopped" not in out and out["roots_deleted"] == 1
+
+
+def test_inspect_instance_says_why_it_failed_in_full(
+    capsys: pytest.CaptureFixture[str], database_url: str, hub: TaskHub, hub_schema: str
+) -> None:
+    """Issue 40: "why did it fail?" in one step: the error, whole, and the
+    activity that failed with how often it was scheduled; --json carries it."""
+    failed_order(hub, "order-1")
+    code, report = cli(capsys, database_url, hub_schema, "inspect", "instance", "order-1")
+    assert code == 0, report
+    failure = report["failure"]
+    declined = DECLINED
+    assert failure["execution_id"] == 1 and failure["error"] == declined
+    assert failure["details"]["Application"]["message"] == declined
+    assert [(s["kind"], s["name"], s["attempts"]) for s in failure["failed_steps"]] == [
+        ("ActivityFailed", "Charge", 2),
+        ("ActivityFailed", "Charge", 2),
+    ]
+    capsys.readouterr()
+    where = ["--url", database_url, "--schema", hub_schema]
+    assert main(["inspect", "instance", "order-1", *where]) == 0
+    words = " ".join(capsys.readouterr().out.split())  # however the terminal wraps it
+    assert " ".join(f"error: {declined}".split()) in words
+    assert "ActivityFailed Charge (scheduled 2 times): card declined" in words
+
+    # A running instance has no failure.
+    create_instance(hub, "running-1")
+    assert (
+        cli(capsys, database_url, hub_schema, "inspect", "instance", "running-1")[1]["failure"]
+        is None
+    )
