@@ -5,60 +5,23 @@ Revision 0010 sets jit = off on them; 0006 to 0009 have the defect."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import psycopg
 import pytest
 
 from devkit.workloads.flavours import Flavour
-from provider import TaskHub
-from tests.support.work_items import activity_completed, activity_execute, start_orchestration
+from tests.support.hot_path_plans import explained_fetch_and_ack, queue_work
 
 
 def jit_compiled_statements(url: str, schema: str) -> list[str]:
     """The statements of one fetch and ack on each queue that were JIT-compiled,
     with JIT made as eager as it gets for this session."""
-    hub = TaskHub.connect(url, schema)
-    try:
-        hub.enqueue_orchestrator_work("jit", start_orchestration("jit"))
-        hub.enqueue_worker_work(activity_execute("jit", 1))
-    finally:
-        hub.close()
-    plans: list[str] = []
+    queue_work(url, schema, ["jit"])
     with psycopg.connect(url, autocommit=True) as conn:
         if conn.execute("SELECT pg_jit_available()").fetchone() != (True,):
             pytest.skip("this server has no JIT provider")
-        conn.add_notice_handler(lambda notice: plans.append(notice.message_primary or ""))
-        for setting in (
-            "LOAD 'auto_explain'",
-            "SET auto_explain.log_min_duration = 0",
-            "SET auto_explain.log_nested_statements = on",
-            "SET auto_explain.log_analyze = on",
-            "SET auto_explain.log_level = notice",
-            "SET client_min_messages = notice",
-            "SET jit = on",
-            "SET jit_above_cost = 0",
-        ):
-            conn.execute(setting)
-        q = f'"{schema}"'
-        row: Any = conn.execute(
-            f"SELECT out_lock_token, out_execution_id FROM {q}.fetch_orchestration_item("
-            "(extract(epoch FROM now()) * 1000)::bigint, 30000)"
-        ).fetchone()
-        conn.execute(
-            f"SELECT {q}.ack_orchestration_item(%s, (extract(epoch FROM now()) * 1000)::bigint,"
-            " %s, '[]', '[]', '[]', '{}')",
-            [row[0], row[1]],
-        )
-        token: Any = conn.execute(
-            f"SELECT out_lock_token FROM {q}.fetch_work_item("
-            "(extract(epoch FROM now()) * 1000)::bigint, 30000)"
-        ).fetchone()
-        conn.execute(
-            f"SELECT {q}.ack_worker(%s, 'jit', %s, (extract(epoch FROM now()) * 1000)::bigint)",
-            [token[0], json.dumps(activity_completed("jit", 1))],
-        )
+        eager = ("SET auto_explain.log_analyze = on", "SET jit = on", "SET jit_above_cost = 0")
+        plans = explained_fetch_and_ack(conn, schema, eager)
+    q = f'"{schema}"'
     # The calls above are this session's own statements: JIT compiles them.
     own = ("Query Text: SELECT out_lock_token", f"Query Text: SELECT {q}.")
     nested = [plan for plan in plans if not any(mark in plan for mark in own)]

@@ -10,15 +10,11 @@ the instance's own index. 0025 has the defect."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import psycopg
 import pytest
 
 from devkit.workloads.flavours import Flavour
-from provider import TaskHub
-from tests.support.work_items import activity_completed, activity_execute, start_orchestration
+from tests.support.hot_path_plans import explained_fetch_and_ack, queue_work
 
 QUEUES = ("orchestrator_queue", "worker_queue", "instance_locks")
 
@@ -26,47 +22,9 @@ QUEUES = ("orchestrator_queue", "worker_queue", "instance_locks")
 def hot_path_plans(url: str, schema: str) -> list[str]:
     """The plans of every statement inside one fetch and ack on each queue,
     on queues the planner has never analyzed (as on a new hub)."""
-    hub = TaskHub.connect(url, schema)
-    try:
-        for n in range(20):
-            hub.enqueue_orchestrator_work(f"plan-{n}", start_orchestration(f"plan-{n}"))
-            hub.enqueue_worker_work(activity_execute(f"plan-{n}", 1))
-    finally:
-        hub.close()
-    plans: list[str] = []
+    queue_work(url, schema, [f"plan-{n}" for n in range(20)])
     with psycopg.connect(url, autocommit=True) as conn:
-        try:
-            conn.execute("LOAD 'auto_explain'")
-        except psycopg.errors.UndefinedFile:
-            pytest.skip("this server has no auto_explain")
-        conn.add_notice_handler(lambda notice: plans.append(notice.message_primary or ""))
-        for setting in (
-            "SET auto_explain.log_min_duration = 0",
-            "SET auto_explain.log_nested_statements = on",
-            "SET auto_explain.log_level = notice",
-            "SET client_min_messages = notice",
-        ):
-            conn.execute(setting)
-        q = f'"{schema}"'
-        row: Any = conn.execute(
-            f"SELECT out_lock_token, out_execution_id FROM {q}.fetch_orchestration_item("
-            "(extract(epoch FROM now()) * 1000)::bigint, 30000)"
-        ).fetchone()
-        conn.execute(
-            f"SELECT {q}.ack_orchestration_item(%s, (extract(epoch FROM now()) * 1000)::bigint,"
-            " %s, '[]', '[]', '[]', '{}')",
-            [row[0], row[1]],
-        )
-        token: Any = conn.execute(
-            f"SELECT out_lock_token, out_work_item FROM {q}.fetch_work_item("
-            "(extract(epoch FROM now()) * 1000)::bigint, 30000)"
-        ).fetchone()
-        instance = json.loads(token[1])["ActivityExecute"]["instance"]
-        conn.execute(
-            f"SELECT {q}.ack_worker(%s, %s, %s, (extract(epoch FROM now()) * 1000)::bigint)",
-            [token[0], instance, json.dumps(activity_completed(instance, 1))],
-        )
-    return plans
+        return explained_fetch_and_ack(conn, schema)
 
 
 def bitmap_scans_of_queues(plans: list[str]) -> list[str]:
