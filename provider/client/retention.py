@@ -38,13 +38,17 @@ class PrunePacing:
         `max_batch` roots.
     max_batch: the most roots one batch deletes.
     pause_seconds: the pause after each batch.
-    busy_lag_ms: wait while the hub's dispatch lag is above this; 0 never asks.
+    busy_lag_ms: wait while the hub's dispatch lag is above this; 0 (the
+        default) never asks.
     busy_wait_seconds: how long to wait for a busy hub before stopping."""
 
     batch_seconds: float = 0.2
     max_batch: int = DEFAULT_PRUNE_BATCH
     pause_seconds: float = 0.05
-    busy_lag_ms: int = 1_000
+    # Off unless asked: one message no dispatcher can take (an orchestration
+    # no runtime registers, a version none serves) waits for ever, and with
+    # a threshold it would hold retention off for as long.
+    busy_lag_ms: int = 0
     busy_wait_seconds: float = 60.0
 
     def __post_init__(self) -> None:

@@ -115,7 +115,13 @@ def test_it_waits_while_the_hub_is_busy_then_goes_on() -> None:
     backlog = Backlog(100, clock)
     lags = iter([5_000, 3_000, 200, 0, 0])
     prune = paced(
-        backlog, clock, batch_seconds=0, max_batch=100, pause_seconds=0, lag=lambda: next(lags)
+        backlog,
+        clock,
+        batch_seconds=0,
+        max_batch=100,
+        pause_seconds=0,
+        busy_lag_ms=1_000,
+        lag=lambda: next(lags),
     )
     assert sum(b.roots_deleted for b in prune) == 100
     assert prune.stopped_busy is None
@@ -142,14 +148,14 @@ def test_a_hub_busy_for_longer_than_the_wait_stops_the_prune_keeping_what_it_did
     assert prune.stopped_busy.startswith("stopped: hub busy (dispatch lag 2500 ms above 1000 ms")
 
 
-def test_no_busy_check_without_a_threshold() -> None:
+def test_no_busy_check_without_a_threshold_the_default() -> None:
     clock = Clock()
     backlog = Backlog(100, clock)
 
     def never() -> int:
         raise AssertionError("asked the hub with busy_lag_ms=0")
 
-    prune = paced(backlog, clock, busy_lag_ms=0, lag=never)
+    prune = paced(backlog, clock, lag=never)
     assert sum(b.roots_deleted for b in prune) == 100
 
 
@@ -182,7 +188,7 @@ def test_a_hub_that_cannot_tell_its_lag_is_pruned_without_the_check(sqlstate: st
         asked.append(1)
         raise PermanentError("taskhub_dispatch_lag_ms", "no such function", sqlstate)
 
-    prune = paced(backlog, clock, batch_seconds=0, max_batch=100, lag=lag)
+    prune = paced(backlog, clock, batch_seconds=0, max_batch=100, busy_lag_ms=1_000, lag=lag)
     assert sum(b.roots_deleted for b in prune) == 300
     assert len(asked) == 1 and prune.busy_check_off is not None
     assert prune.busy_check_off.startswith("no busy check: the hub")
@@ -195,4 +201,4 @@ def test_any_other_failure_to_ask_is_the_prunes_failure() -> None:
         raise RetryableError("taskhub_dispatch_lag_ms", "connection lost", "08006")
 
     with pytest.raises(RetryableError):
-        list(paced(Backlog(300, clock), clock, lag=lag))
+        list(paced(Backlog(300, clock), clock, busy_lag_ms=1_000, lag=lag))
