@@ -51,6 +51,10 @@ def format_report(report: ChaosReport) -> str:
         for message, count in side.outcome.failure_messages.most_common(TOP_MESSAGES):
             lines.append(f"{side.outcome.flavour} failed x{count}: {message}")
         lines += [f"{side.outcome.flavour}: {example}" for example in side.outcome.examples]
+        if side.outcome.unfinished:
+            # Why it stalled: what the runtime saw most, and who waits on whom.
+            lines += [f"{side.outcome.flavour} logged x{n}: {w}" for w, n in side.warnings]
+            lines += [f"{side.outcome.flavour} at the end: {b}" for b in side.blocked]
     lines.append("schemas: " + ", ".join(r.outcome.schema for r in sides))
     return "\n".join(lines)
 

@@ -23,6 +23,7 @@ import psycopg
 
 from provider.testing.embedded_pg import EmbeddedPostgres
 from tests.support.chaos.client import HarnessClient
+from tests.support.chaos.diagnosis import blocked_statements, warning_kinds
 from tests.support.chaos.faults import (
     BackendTerminator,
     FaultLoop,
@@ -45,6 +46,7 @@ FLAVOURS = (TASKHUB, DUROXIDE_0_2_2)
 RUNTIME_LOG_PATTERNS = {
     "statement timeouts": "canceling statement due to statement timeout",
     "backend terminations": "terminating connection due to administrator command",
+    "connect retries": "connect failed, retrying",
 }
 
 
@@ -62,6 +64,8 @@ class SideReport:
     faults: dict[str, int]  # fault -> how many were injected
     runtime_log: dict[str, int]  # RUNTIME_LOG_PATTERNS key -> lines
     finished_s: float | None  # when it was done, from the first fault; None: never
+    warnings: list[tuple[str, int]] = field(default_factory=list)  # the most frequent
+    blocked: list[str] = field(default_factory=list)  # lock waits at the end
 
 
 @dataclass(frozen=True)
@@ -185,10 +189,13 @@ def _progress(side: Side, instances: list[str]) -> Progress | None:
 def _report(run: SideRun, instances: dict[str, int], finished_s: float | None) -> SideReport:
     with psycopg.connect(run.side.harness_url) as conn:
         outcome = check_outcome(run.side.flavour.name, run.side.schema, run.client, conn, instances)
+        blocked = blocked_statements(conn, run.side.role.name)
     log = "".join(path.read_text(errors="replace") for path in run.pool.log_dir.glob("*.log"))
     return SideReport(
         outcome,
         {loop.fault: loop.injected for loop in run.loops},
         {name: log.count(text) for name, text in RUNTIME_LOG_PATTERNS.items()},
         finished_s,
+        warning_kinds(log),
+        blocked,
     )
