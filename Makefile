@@ -37,7 +37,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-poolers bench-prune bench-citus bench-citus-hubs chaos deploy-drill failover-drill pooler-drill soak revision clean
+.PHONY: venv run stop test test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-poolers bench-prune bench-start-many bench-citus bench-citus-hubs chaos deploy-drill failover-drill pooler-drill soak revision clean
 
 # With requirements/ci.txt (as in a checkout, so on CI) the venv gets exactly
 # that set: every package pinned, each file checked against its sha256
@@ -151,6 +151,10 @@ bench-tracing: venv
 PRUNE_INSTANCES ?= 50000
 bench-poolers: venv
 	$(PY) -m bench.pooler_modes
+
+# Client.start_many of 10,000 against 10,000 single starts (issue 40).
+bench-start-many: venv
+	$(PY) -m bench.start_many --starts 10000
 
 bench-prune: venv
 	$(PY) -m bench.prune_under_load --instances $(PRUNE_INSTANCES)

@@ -1,5 +1,14 @@
 """taskhub-pg: a PostgreSQL task hub for durable orchestrations.
 
+An application starts orchestrations and reads their outcome with Client:
+
+from provider import Client
+with Client.connect("postgresql://...", schema="orders") as client:
+    client.start("order-42", "ProcessOrder", {"sku": "A-1"})
+    print(client.wait_for_completion("order-42").output)
+
+TaskHub is the runtime's contract (fetch, ack, renew, ...):
+
 from provider import TaskHub
 hub = TaskHub.connect("postgresql://...", schema="orders")
 item = hub.fetch_orchestration_item()
@@ -8,16 +17,25 @@ async with AsyncTaskHub.connect("postgresql://...", schema="orders") as hub:
     item = await hub.fetch_orchestration_item()
 """
 
+from provider.client.app_client import AsyncClient, Client
 from provider.client.procedures import now_ms
+from provider.client.scheduler import Fired, Scheduler
 from provider.client.task_hub import AsyncTaskHub, TaskHub
-from provider.config import TaskHubConfig
+from provider.config import TaskHubConfig, TaskHubSettings
 from provider.errors import (
     ConfigurationError,
+    InstanceEnded,
+    InstanceFailed,
+    InstanceNotEnded,
+    InstanceNotFound,
     InvalidInput,
     LockLost,
     PermanentError,
     RetryableError,
+    ScheduleNotFound,
+    StartConflict,
     TaskHubError,
+    WaitTimeout,
 )
 from provider.logs import JsonLogFormatter
 from provider.shapes import ExecutionMetadata
@@ -27,12 +45,19 @@ from provider.types import (
     ExecutionInfo,
     InstanceInfo,
     InstanceStats,
+    InstanceStatus,
+    InstanceStatusName,
+    InstanceSummary,
     InstanceTree,
     KvEntry,
+    MissedPolicy,
     OrchestrationItem,
     PrunedBatch,
     PruneResult,
     QueueDepths,
+    Schedule,
+    StartRequest,
+    StartResult,
     SystemMetrics,
     TagFilter,
     VersionRange,
@@ -48,34 +73,53 @@ __all__ = [
     "ActivityContext",
     "ActivityWorker",
     "AsyncActivityWorker",
+    "AsyncClient",
     "AsyncLeaseKeeper",
     "AsyncTaskHub",
     "CancellationToken",
+    "Client",
     "ConfigurationError",
     "CustomStatus",
     "DeleteResult",
     "ExecutionInfo",
     "ExecutionMetadata",
+    "Fired",
+    "InstanceEnded",
+    "InstanceFailed",
     "InstanceInfo",
+    "InstanceNotEnded",
+    "InstanceNotFound",
     "InstanceStats",
+    "InstanceStatus",
+    "InstanceStatusName",
+    "InstanceSummary",
     "InstanceTree",
     "InvalidInput",
     "JsonLogFormatter",
     "KvEntry",
     "LeaseKeeper",
     "LockLost",
+    "MissedPolicy",
     "OrchestrationItem",
     "PermanentError",
     "PruneResult",
     "PrunedBatch",
     "QueueDepths",
     "RetryableError",
+    "Schedule",
+    "ScheduleNotFound",
+    "Scheduler",
+    "StartConflict",
+    "StartRequest",
+    "StartResult",
     "SystemMetrics",
     "TagFilter",
     "TaskHub",
     "TaskHubConfig",
     "TaskHubError",
+    "TaskHubSettings",
     "VersionRange",
+    "WaitTimeout",
     "WorkCancelled",
     "WorkItemLease",
     "keep_orchestration_lease",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Literal, TypedDict, get_args
 
 from provider.errors import InvalidInput
 from provider.schema_name import validate_schema_name
@@ -84,3 +84,24 @@ class TaskHubConfig:
             raise InvalidInput(
                 "connect", "prepare_threshold must be a whole number >= 0, None or 'auto'"
             )
+
+
+class TaskHubSettings(TypedDict, total=False):
+    """TaskHubConfig's settings besides url and schema, as keyword arguments
+    of TaskHub.connect, AsyncTaskHub.connect, Client.connect and
+    AsyncClient.connect: `mypy --strict` checks each name and type
+    (`**settings: Unpack[TaskHubSettings]`)."""
+
+    orchestration_lock_timeout_ms: int
+    worker_lock_timeout_ms: int
+    session_lock_timeout_ms: int
+    pool_min_size: int
+    pool_max_size: int
+    pool_timeout_s: float
+    connect_timeout_s: float
+    statement_timeout_ms: int | None
+    application_name: str
+    citus_direct: bool
+    pooler: Pooler
+    prepare_threshold: int | Literal["auto"] | None
+    listen_url: str | None

@@ -120,3 +120,62 @@ def translate(operation: str, error: Exception) -> TaskHubError:
             return RetryableError(operation, message, sqlstate)
         return PermanentError(operation, message, sqlstate)
     return PermanentError(operation, str(error))
+
+
+# -- what the application client refuses (provider/client/app_client.py) -----
+
+
+class InstanceNotFound(PermanentError):
+    """No instance with this id: none exists and no start of it is queued
+    (SQLSTATE P0002, as `taskhub-pg cancel` exits 3)."""
+
+
+class InstanceEnded(PermanentError):
+    """The instance has ended (Completed, Failed or ContinuedAsNew): a cancel
+    or an event would change nothing (SQLSTATE 55000, as the CLI exits 1)."""
+
+
+class ScheduleNotFound(PermanentError):
+    """No schedule of this name (SQLSTATE P0002 from a schedule's call)."""
+
+
+class StartConflict(PermanentError):
+    """A start repeated an instance id that exists with another orchestration,
+    input or version: nothing was written (SQLSTATE 23505)."""
+
+
+class InstanceFailed(PermanentError):
+    """get_output of an instance that failed: `error` is what it failed with."""
+
+    def __init__(self, operation: str, instance_id: str, error: str | None) -> None:
+        super().__init__(operation, f"instance {instance_id} failed: {error}")
+        self.instance_id = instance_id
+        self.error = error
+
+
+class InstanceNotEnded(RetryableError):
+    """get_output of an instance still pending or running: ask again later
+    (or wait_for_completion)."""
+
+
+class WaitTimeout(RetryableError, TimeoutError):
+    """wait_for_completion gave up: the instance had not ended in time."""
+
+
+# What the hub's refusals mean to the application client, by SQLSTATE.
+REFUSALS: dict[str, type[PermanentError]] = {
+    "P0002": InstanceNotFound,
+    "55000": InstanceEnded,
+    "23505": StartConflict,
+}
+
+
+def refined(error: TaskHubError) -> TaskHubError:
+    """A hub's refusal as its own class (InstanceNotFound, InstanceEnded,
+    StartConflict, ScheduleNotFound); any other error as it is."""
+    kind = REFUSALS.get(error.sqlstate or "")
+    if kind is None or type(error) is not PermanentError:
+        return error
+    if kind is InstanceNotFound and error.operation.endswith("_schedule"):
+        kind = ScheduleNotFound
+    return kind(error.operation, error.message, error.sqlstate)

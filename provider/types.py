@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, cast, get_args
 
-from provider.errors import InvalidInput
+from provider.errors import InvalidInput, PermanentError
 
 JsonObject = dict[str, Any]
 
@@ -243,5 +243,91 @@ class InstanceSummary:
     max_attempt_count: int | None
 
 
+# An instance's status: Pending (only its start is queued), Running, or the
+# current execution's end (ContinuedAsNew: a next execution follows).
+InstanceStatusName = Literal["Pending", "Running", "Completed", "Failed", "ContinuedAsNew"]
 # What TaskHub.find_instances can filter on.
-INSTANCE_STATUSES = ("Running", "Completed", "Failed", "ContinuedAsNew", "Pending")
+INSTANCE_STATUSES: tuple[InstanceStatusName, ...] = (
+    "Running",
+    "Completed",
+    "Failed",
+    "ContinuedAsNew",
+    "Pending",
+)
+ENDED_STATUSES: tuple[InstanceStatusName, ...] = ("Completed", "Failed")
+
+
+@dataclass(frozen=True)
+class InstanceStatus:
+    """Where an instance stands (Client.get_status, Client.wait_for_completion).
+
+    output: the current execution's output as the runtime stored it: a
+    Completed instance's result (JSON text), a Failed one's error."""
+
+    instance_id: str
+    status: InstanceStatusName
+    orchestration_name: str | None
+    orchestration_version: str | None
+    execution_id: int | None  # None while Pending
+    output: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def ended(self) -> bool:
+        """Completed or Failed: nothing more will happen to it."""
+        return self.status in ENDED_STATUSES
+
+
+@dataclass(frozen=True)
+class StartRequest:
+    """One start of Client.start_many."""
+
+    instance_id: str
+    orchestration: str
+    input: Any = None
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class StartResult:
+    """What a start did: `started` False means the instance already existed
+    (or its start was queued) with the same orchestration and input, and
+    nothing was written."""
+
+    instance_id: str
+    started: bool
+
+    @property
+    def already_existed(self) -> bool:
+        return not self.started
+
+
+def status_name(value: object) -> InstanceStatusName:
+    """A status read from the hub, checked against the ones the client knows."""
+    if value not in get_args(InstanceStatusName):
+        raise PermanentError("status", f"the hub reports an unknown instance status {value!r}")
+    return cast(InstanceStatusName, value)
+
+
+# What a schedule does after downtime (provider/client/scheduler.py).
+MissedPolicy = Literal["skip", "once"]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """An orchestration started on a schedule (Client.set_schedule): at each
+    tick of `cron` (read in time_zone) or of every `every_s` seconds."""
+
+    name: str
+    orchestration: str
+    version: str | None
+    input: str  # JSON text
+    cron: str | None
+    every_s: int | None
+    time_zone: str
+    missed: MissedPolicy
+    paused: bool
+    last_tick_at: datetime  # the latest tick started or skipped
+    created_at: datetime
+    updated_at: datetime

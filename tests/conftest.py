@@ -18,12 +18,13 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable, Iterator
+from typing import Unpack
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 
-from provider import TaskHub
+from provider import TaskHub, TaskHubSettings
 from provider.testing.embedded_pg import EmbeddedPostgres
 from tests.support.busy_hub import busy_hub, live_hub  # noqa: F401  (fixtures for every test)
 from tests.support.db import new_schema_name
@@ -122,7 +123,9 @@ def make_hub(database_url: str) -> Iterator[Callable[..., TaskHub]]:
     """Factory of TaskHub clients; every client is closed after the test."""
     hubs: list[TaskHub] = []
 
-    def factory(schema: str, url: str | None = None, **settings: object) -> TaskHub:
+    def factory(
+        schema: str, url: str | None = None, **settings: Unpack[TaskHubSettings]
+    ) -> TaskHub:
         """A client of `schema`, connecting as the tests' admin unless `url` says otherwise."""
         settings.setdefault("statement_timeout_ms", 5_000)
         hub = TaskHub.connect(url or database_url, schema, **settings)

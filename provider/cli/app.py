@@ -18,6 +18,7 @@ from provider.cli import (
     instance_commands,
     metrics_command,
     role_commands,
+    schedule_commands,
     turn_form_command,
 )
 from provider.cli.failures import failure_of, one_line, report
@@ -87,6 +88,7 @@ turn_form_command.register(app)
 metrics_command.register(app)
 dashboard_command.register(app)
 citus_commands.register(app)
+schedule_commands.register(app)
 
 
 def wants_json(args: list[str]) -> bool:

@@ -5,7 +5,7 @@ only says which runner makes its calls (see provider/client/plans.py).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 import psycopg
 
@@ -17,7 +17,7 @@ from provider.client.plans import awaitable, blocking
 from provider.client.procedures import AsyncProcedureClient, ProcedureClient
 from provider.client.wakeups import Wakeups
 from provider.client.worker_queue import WorkerQueue
-from provider.config import TaskHubConfig
+from provider.config import TaskHubConfig, TaskHubSettings
 
 
 class HubPlans(InstanceControl, OrchestrationQueue, WorkerQueue, InstanceState, Management):
@@ -36,7 +36,9 @@ class TaskHub(ProcedureClient):
         self.plans = HubPlans(config)
 
     @classmethod
-    def connect(cls, url: str, schema: str = "public", **settings: Any) -> TaskHub:
+    def connect(
+        cls, url: str, schema: str = "public", **settings: Unpack[TaskHubSettings]
+    ) -> TaskHub:
         """The hub, connected: a URL, server, login or database it cannot use
         raises ConfigurationError now. TaskHub(config, open_pool=False)
         connects on open() instead."""
@@ -149,7 +151,9 @@ class AsyncTaskHub(AsyncProcedureClient):
         self.plans = HubPlans(config)
 
     @classmethod
-    def connect(cls, url: str, schema: str = "public", **settings: Any) -> AsyncTaskHub:
+    def connect(
+        cls, url: str, schema: str = "public", **settings: Unpack[TaskHubSettings]
+    ) -> AsyncTaskHub:
         """The hub; its pool opens on `async with` (or `await hub.open()`),
         which raises ConfigurationError when it cannot connect. A URL libpq
         cannot parse raises it now."""

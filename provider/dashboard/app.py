@@ -179,7 +179,7 @@ def dashboard_app(
         query = request.query_params
         status = query.get("status") or None
         try:
-            if status not in (None, *INSTANCE_STATUSES):
+            if status is not None and status not in INSTANCE_STATUSES:
                 raise ValueError(
                     f"status {status[:40]!r} is none of {', '.join(INSTANCE_STATUSES)}"
                 )
@@ -226,6 +226,11 @@ def dashboard_app(
             shielded = runbook.read_view(conn, schema, "shielded", 200)
         return render(request, "dead_letters.html", letters=letters, shielded=shielded)
 
+    def schedules(request: Request) -> HTMLResponse:
+        with hub.connection() as conn:
+            found = runbook.schedules(conn, schema)
+        return render(request, "schedules.html", schedules=found)
+
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         hub.open()
@@ -243,6 +248,7 @@ def dashboard_app(
             Route("/instances", instances),
             Route("/instances/{instance_id:path}", instance),
             Route("/dead-letters", dead_letters),
+            Route("/schedules", schedules),
             Route("/actions/{name}", act, methods=["POST"]),
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ],

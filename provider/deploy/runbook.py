@@ -309,6 +309,18 @@ def requeue_dead_letter(conn: psycopg.Connection[Any], schema: str, dead_letter_
     return int(row[0])
 
 
+def schedules(conn: psycopg.Connection[Any], schema: str) -> list[Row] | None:
+    """Every schedule, by name (taskhub_list_schedules); None on a hub from
+    before revision 0027, which has none. `conn` must be in autocommit."""
+    try:
+        return _rows(
+            conn,
+            sql.SQL("SELECT * FROM {}.taskhub_list_schedules()").format(sql.Identifier(schema)),
+        )
+    except psycopg.errors.UndefinedFunction:
+        return None
+
+
 def release_lease(conn: psycopg.Connection[Any], schema: str, instance_id: str) -> None:
     row = conn.execute(
         sql.SQL("SELECT {}.taskhub_release_orchestration_lease(%s)").format(sql.Identifier(schema)),

@@ -14,6 +14,9 @@ from devkit.schema import revision_digest
 from provider.deploy import migration_steps, sql_files
 
 RELEASED = {
+    "0027_application_client_and_schedules": (
+        "a3a0ae418dfef8883e4f47a538bc7b512d84baaf8aaef7e60b2a5520a9f63395"
+    ),
     "0026_plans_that_keep_queues_clean": (
         "f5cb1a3e8a47594977ae74d79f83eb3aafb94ebd91cc0bcaa37fb80101022ee6"
     ),

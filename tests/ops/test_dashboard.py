@@ -13,7 +13,7 @@ import psycopg
 import pytest
 from starlette.testclient import TestClient
 
-from provider import TaskHub
+from provider import Client, TaskHub
 from provider.dashboard.app import dashboard_app
 from provider.deploy import migrate, runbook
 from tests.support.dashboard import LOCAL, act, ask, confirm, token_of
@@ -409,3 +409,25 @@ def test_a_failed_instance_shows_its_whole_error_and_what_failed_on_the_way(
     failure = html.split('<section id="failure">')[1].split("</section>")[0]
     assert f'<pre class="error">{DECLINED}</pre>' in failure
     assert "ActivityFailed <code>Charge</code> (scheduled 2 times)" in failure
+
+
+def test_the_schedules_page_lists_every_schedule(database_url: str, hub_schema: str) -> None:
+    with Client.connect(database_url, hub_schema) as client:
+        client.set_schedule("nightly", "Report", {"kind": "daily"}, cron="0 2 * * *")
+        client.set_schedule("heartbeat", "Ping", every_s=30)
+        client.pause_schedule("heartbeat")
+    with TestClient(dashboard_app(database_url, hub_schema), base_url=LOCAL) as dashboard:
+        html = unescape(dashboard.get("/schedules").text)
+    rows = dict(re.findall(r'<tr data-schedule="([^"]+)">(.*?)</tr>', html, re.S))
+    assert list(rows) == ["heartbeat", "nightly"]
+    assert "every 30 s" in rows["heartbeat"] and "<td>yes</td>" in rows["heartbeat"]
+    assert "<code>0 2 * * *</code>" in rows["nightly"]
+    assert '"kind":"daily"' in rows["nightly"].replace(" ", "")
+
+
+def test_the_schedules_page_of_a_hub_before_0027(database_url: str) -> None:
+    schema = new_schema_name("old")
+    migrate.upgrade(database_url, schema, "0026")
+    with TestClient(dashboard_app(database_url, schema), base_url=LOCAL) as dashboard:
+        page = dashboard.get("/schedules")
+    assert page.status_code == 200 and "older than revision 0027" in page.text

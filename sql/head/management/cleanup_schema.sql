@@ -52,7 +52,8 @@ BEGIN
         __SCHEMA__.taskhub_runtime_privileges, __SCHEMA__.taskhub_runtime_roles,
         __SCHEMA__.shielded_failures, __SCHEMA__.taskhub_wakeup_listeners,
         __SCHEMA__.taskhub_definitions, __SCHEMA__.taskhub_operator_roles,
-        __SCHEMA__.taskhub_operator_privileges, __SCHEMA__.taskhub_trace_contexts
+        __SCHEMA__.taskhub_operator_privileges, __SCHEMA__.taskhub_trace_contexts,
+        __SCHEMA__.taskhub_schedules
         CASCADE;
     IF v_functions IS NOT NULL THEN
         EXECUTE 'DROP FUNCTION ' || array_to_string(v_functions, ', ');

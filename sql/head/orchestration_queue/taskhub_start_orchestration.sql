@@ -6,7 +6,9 @@
 -- A start whose outcome the caller did not hear (a connection lost at the
 -- commit, a failover) is safe to repeat with the same instance id. Two
 -- starts of one id serialize on a lock of that id, held to their commit: the
--- second sees the first, whoever commits it (the outbox's own transaction too).
+-- second sees the first, whoever commits it (the outbox's own transaction too),
+-- and so do a start of one id and a batch of starts that holds it
+-- (taskhub_start_orchestrations).
 CREATE FUNCTION __SCHEMA__.taskhub_start_orchestration(
     p_instance_id text,
     p_work_item   text,
@@ -37,6 +39,9 @@ BEGIN
         RAISE EXCEPTION 'p_work_item must be a StartOrchestration work item'
             USING ERRCODE = '22023';
     END IF;
+    -- Its stripe shared (a batch of starts holds it exclusively), then the id.
+    PERFORM pg_advisory_xact_lock_shared(
+        __SCHEMA__.taskhub_start_stripe_key(coalesce(p_instance_id, '')));
     PERFORM pg_advisory_xact_lock(
         hashtextextended('taskhub:__SCHEMA__:start:' || coalesce(p_instance_id, ''), 0));
     IF EXISTS (SELECT 1 FROM __SCHEMA__.instances AS i WHERE i.instance_id = p_instance_id)

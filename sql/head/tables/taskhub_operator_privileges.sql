@@ -40,7 +40,12 @@ VALUES
     ('function', 'taskhub_raise_event', 'EXECUTE', NULL, 'taskhub-pg raise-event'),
     ('function', 'taskhub_release_work_item_lease', 'EXECUTE', NULL, 'taskhub-pg release-lease --activities, runbook: release an activity lease'),
     -- Revision 0026: retention waits while the dispatchers are behind.
-    ('function', 'taskhub_dispatch_lag_ms', 'EXECUTE', NULL, 'taskhub-pg prune (waits while the hub is busy), the dashboard''s prune');
+    ('function', 'taskhub_dispatch_lag_ms', 'EXECUTE', NULL, 'taskhub-pg prune (waits while the hub is busy), the dashboard''s prune'),
+    -- Revision 0027: schedules, paused, resumed and removed by operators too
+    -- (not created or changed: that would start orchestrations of their choice).
+    ('function', 'taskhub_pause_schedule', 'EXECUTE', NULL, 'taskhub-pg schedule pause, resume'),
+    ('function', 'taskhub_remove_schedule', 'EXECUTE', NULL, 'taskhub-pg schedule remove'),
+    ('function', 'taskhub_list_schedules', 'EXECUTE', NULL, 'taskhub-pg schedule list, the dashboard');
 
 -- Every read of the runbook: the hub's own tables and views, by name.
 INSERT INTO __SCHEMA__.taskhub_operator_privileges
@@ -51,7 +56,8 @@ SELECT 'table', name, 'SELECT', NULL, 'runbook: every read (inspect, status, che
            'instances', 'kv_delta', 'kv_store', 'orchestrator_queue', 'sessions',
            'shielded_failures', 'taskhub_definitions', 'taskhub_operator_privileges',
            'taskhub_operator_roles', 'taskhub_pg_alembic_version', 'taskhub_runtime_privileges',
-           'taskhub_runtime_roles', 'taskhub_set_aside_functions', 'taskhub_settings',
+           'taskhub_runtime_roles', 'taskhub_schedules', 'taskhub_set_aside_functions',
+           'taskhub_settings',
            'taskhub_trace_contexts', 'taskhub_wakeup_listeners', 'worker_queue',
            'taskhub_current_leases', 'taskhub_poison_candidates', 'taskhub_queue_health',
            'taskhub_session_owners', 'taskhub_stuck_instances']) AS name;

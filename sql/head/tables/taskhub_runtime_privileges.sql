@@ -44,6 +44,16 @@ UNION ALL
 SELECT 'function', 'taskhub_start_orchestration', 'EXECUTE',
        'taskhub provider: start_orchestration, safe to repeat with the same instance id'
 UNION ALL
+SELECT 'function', name, 'EXECUTE',
+       'taskhub application client: start and start_many (once, all or none), and cancel and'
+       ' raise_event refused for unknown and ended instances'
+  FROM unnest(ARRAY['taskhub_start_orchestrations', 'taskhub_cancel_instance',
+                    'taskhub_raise_event']) AS name
+UNION ALL
+SELECT 'function', name, 'EXECUTE', 'taskhub schedules: managed by the application, run by its scheduler'
+  FROM unnest(ARRAY['taskhub_set_schedule', 'taskhub_pause_schedule', 'taskhub_remove_schedule',
+                    'taskhub_list_schedules', 'taskhub_fire_schedule']) AS name
+UNION ALL
 VALUES
     ('table', 'instances', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),
     ('table', 'executions', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),

@@ -1,0 +1,81 @@
+"""The application client and schedules (issue 40).
+
+* taskhub_start_orchestrations (new): starts, each once, all or none, with
+  a repeat that differs refused (23505): Client.start and start_many. A
+  batch locks stripes of ids (taskhub_start_stripe_key), at most 1024;
+  taskhub_start_orchestration holds its id's stripe shared, so the two
+  serialize on the same id (body only: its arguments and result stay).
+* The runtime role may call taskhub_cancel_instance and taskhub_raise_event
+  (the operator's, which refuse unknown and ended instances): the client's
+  cancel and raise_event.
+* taskhub_schedules (new table) and its functions: set, pause (and resume),
+  remove, list, and fire (a tick taken once, under the schedule's row lock);
+  cleanup_schema drops the table too (its body only).
+
+New objects and one function body: no argument list or result type changes,
+so no running runtime notices.
+
+Revision ID: 0027
+Revises: 0026
+Create Date: 2026-12-05
+"""
+
+from __future__ import annotations
+
+from provider.deploy.migration_steps import apply_sql_files, drop_functions, replace_with_released
+
+revision = "0027"
+down_revision = "0026"
+branch_labels = None
+depends_on = None
+
+# The tables this revision alters, drops or indexes: every run that applies it
+# locks them up front, in the hot path's order (provider/deploy/table_locks.py).
+# A run that takes a strong lock on a table not named here is refused.
+LOCKS_ON_UPGRADE: list[str] = []
+LOCKS_ON_DOWNGRADE: list[str] = ["taskhub_schedules"]  # dropped
+
+# This revision's files (sql/0027_.../, copied from sql/head/), applied in order.
+FILES: list[str] = [
+    "0027_application_client_and_schedules/taskhub_schedules.sql",
+    "0027_application_client_and_schedules/taskhub_start_orchestration.sql",
+    "0027_application_client_and_schedules/taskhub_existing_start.sql",
+    "0027_application_client_and_schedules/taskhub_fire_schedule.sql",
+    "0027_application_client_and_schedules/taskhub_list_schedules.sql",
+    "0027_application_client_and_schedules/taskhub_pause_schedule.sql",
+    "0027_application_client_and_schedules/taskhub_remove_schedule.sql",
+    "0027_application_client_and_schedules/taskhub_set_schedule.sql",
+    "0027_application_client_and_schedules/taskhub_start_orchestrations.sql",
+    "0027_application_client_and_schedules/taskhub_start_stripe_key.sql",
+    "0027_application_client_and_schedules/cleanup_schema.sql",
+    "0027_application_client_and_schedules/privileges.sql",
+]
+# Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
+# back these functions of the released files.
+REPLACED: dict[str, list[str]] = {
+    "0025_poolers_and_failover/taskhub_start_orchestration.sql": ["taskhub_start_orchestration"],
+    "0019_trace_contexts/cleanup_schema.sql": ["cleanup_schema"],
+}
+# New in this revision: dropped by the downgrade.
+NEW_FUNCTIONS: list[str] = [
+    "taskhub_existing_start",
+    "taskhub_fire_schedule",
+    "taskhub_list_schedules",
+    "taskhub_pause_schedule",
+    "taskhub_remove_schedule",
+    "taskhub_set_schedule",
+    "taskhub_start_orchestrations",
+    "taskhub_start_stripe_key",
+]
+
+
+def upgrade() -> None:
+    # Last: like every function of the schema, the new ones are not
+    # executable by PUBLIC.
+    apply_sql_files([*FILES, "0006_hot_path/no_public_execute.sql"])
+
+
+def downgrade() -> None:
+    replace_with_released(list(REPLACED), REPLACED)
+    drop_functions(NEW_FUNCTIONS)
+    apply_sql_files(["0027_application_client_and_schedules/down.sql"])

@@ -1,0 +1,431 @@
+"""Client and AsyncClient: what an application needs of a task hub, apart
+from the runtime's contract (TaskHub): start orchestrations once, read and
+wait for their outcome, find them, cancel them and raise events.
+
+    with Client.connect("postgresql://app@db/app", schema="orders") as client:
+        client.start("order-42", "ProcessOrder", {"sku": "A-1"})
+        done = client.wait_for_completion("order-42", timeout_s=30)
+
+The hub refuses what the CLI refuses, as typed errors (provider/errors.py):
+InstanceNotFound, InstanceEnded, StartConflict; get_output adds
+InstanceFailed and InstanceNotEnded, wait_for_completion WaitTimeout, the
+schedules' calls ScheduleNotFound. On a
+hub before revision 0027 every call says so (ConfigurationError).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any, TypeVar, Unpack
+
+import psycopg
+
+from provider.backoff import Backoff
+from provider.client.application import ApplicationPlans
+from provider.client.plans import Plan
+from provider.client.procedures import AsyncProcedureClient, ProcedureClient
+from provider.config import TaskHubConfig, TaskHubSettings
+from provider.errors import (
+    ConfigurationError,
+    InstanceFailed,
+    InstanceNotEnded,
+    InstanceNotFound,
+    InvalidInput,
+    TaskHubError,
+    WaitTimeout,
+    refined,
+)
+from provider.types import (
+    InstanceStatus,
+    InstanceStatusName,
+    InstanceSummary,
+    MissedPolicy,
+    Schedule,
+    StartRequest,
+    StartResult,
+)
+
+T = TypeVar("T")
+# wait_for_completion asks every 20 ms at first, then less often, at most
+# every second: a quick orchestration is seen at once, a slow one costs a
+# call a second.
+WAIT_POLLING = Backoff(first_s=0.02, cap_s=1.0, jitter=0.0)
+# The functions the client calls that revision 0027 added.
+_SINCE_0027 = ("taskhub_start_orchestrations",)
+
+
+def _for_the_application(error: TaskHubError) -> TaskHubError:
+    if error.sqlstate == "42883" and any(name in error.message for name in _SINCE_0027):
+        return ConfigurationError(
+            error.operation,
+            "this hub's schema is older than revision 0027, which the client needs:"
+            " upgrade it (taskhub-pg upgrade)",
+            error.sqlstate,
+        )
+    return refined(error)
+
+
+def _checked_timeout(timeout_s: float) -> float:
+    if not isinstance(timeout_s, int | float) or isinstance(timeout_s, bool) or timeout_s < 0:
+        raise InvalidInput("wait_for_completion", "timeout_s must be a number of seconds >= 0")
+    return float(timeout_s)
+
+
+def _required(status: InstanceStatus | None, instance_id: str) -> InstanceStatus:
+    if status is None:
+        raise InstanceNotFound("get_status", f"instance {instance_id} not found", "P0002")
+    return status
+
+
+def _output_of(status: InstanceStatus) -> Any:
+    """The result of a Completed instance, decoded from its JSON text."""
+    if status.status == "Failed":
+        raise InstanceFailed("get_output", status.instance_id, status.output)
+    if status.status != "Completed":
+        raise InstanceNotEnded(
+            "get_output", f"instance {status.instance_id} has not completed ({status.status})"
+        )
+    if status.output is None:
+        return None
+    try:
+        return json.loads(status.output)
+    except ValueError:
+        return status.output  # not JSON: the text as the runtime stored it
+
+
+class Client(ProcedureClient):
+    """The application's face of one task hub: blocking calls on a pool."""
+
+    plans: ApplicationPlans
+
+    def __init__(self, config: TaskHubConfig, *, open_pool: bool = True) -> None:
+        super().__init__(config, open_pool=open_pool)
+        self.plans = ApplicationPlans(config)
+
+    @classmethod
+    def connect(
+        cls, url: str, schema: str = "public", **settings: Unpack[TaskHubSettings]
+    ) -> Client:
+        """The client, connected (ConfigurationError when it cannot connect)."""
+        return cls(TaskHubConfig(url=url, schema=schema, **settings))
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def run(self, plan: Plan[T], conn: psycopg.Connection[Any] | None = None) -> T:
+        try:
+            return super().run(plan, conn)
+        except TaskHubError as error:
+            better = _for_the_application(error)
+            if better is error:
+                raise
+            raise better from error
+
+    def start(
+        self,
+        instance_id: str,
+        orchestration: str,
+        input: Any = None,
+        *,
+        version: str | None = None,
+        conn: psycopg.Connection[Any] | None = None,
+    ) -> StartResult:
+        """Start the orchestration once. started=False: it already exists (or
+        its start is queued) with the same orchestration and input, nothing
+        written; with another one, StartConflict. With `conn`, the start is
+        written in the caller's open transaction (an outbox) and commits or
+        rolls back with it."""
+        return self.run(self.plans.start(instance_id, orchestration, input, version), conn)
+
+    def start_many(
+        self, starts: Iterable[StartRequest], *, conn: psycopg.Connection[Any] | None = None
+    ) -> list[StartResult]:
+        """Many starts in one round trip, all or none, each as start()."""
+        return self.run(self.plans.start_many(list(starts)), conn)
+
+    def get_status(self, instance_id: str) -> InstanceStatus:
+        """Where the instance stands; InstanceNotFound when there is none."""
+        return _required(self.run(self.plans.status(instance_id)), instance_id)
+
+    def wait_for_completion(self, instance_id: str, timeout_s: float = 60.0) -> InstanceStatus:
+        """Its status once it has Completed or Failed; WaitTimeout after
+        timeout_s, InstanceNotFound if there is no such instance."""
+        deadline = time.monotonic() + _checked_timeout(timeout_s)
+        polls = 0
+        while True:
+            status = self.get_status(instance_id)
+            remaining = deadline - time.monotonic()
+            if status.ended:
+                return status
+            if remaining <= 0:
+                raise WaitTimeout(
+                    "wait_for_completion",
+                    f"instance {instance_id} is still {status.status} after {timeout_s} s",
+                )
+            polls += 1
+            time.sleep(min(WAIT_POLLING.pause_s(polls), remaining))
+
+    def get_output(self, instance_id: str) -> Any:
+        """The result of a Completed instance; InstanceFailed (with its
+        error) or InstanceNotEnded otherwise."""
+        return _output_of(self.get_status(instance_id))
+
+    def find(
+        self,
+        *,
+        status: InstanceStatusName | None = None,
+        orchestration_name: str | None = None,
+        started_after: datetime | None = None,
+        started_before: datetime | None = None,
+        updated_after: datetime | None = None,
+        updated_before: datetime | None = None,
+        after: str | None = None,
+        limit: int = 100,
+    ) -> list[InstanceSummary]:
+        """Instances matching every filter given, newest first; for the next
+        page pass the last instance_id as `after`."""
+        return self.run(
+            self.plans.find(
+                status=status,
+                orchestration_name=orchestration_name,
+                started_after=started_after,
+                started_before=started_before,
+                updated_after=updated_after,
+                updated_before=updated_before,
+                after=after,
+                limit=limit,
+            )
+        )
+
+    def cancel(self, instance_id: str, reason: str = "") -> None:
+        """Cancel it: it ends as Failed (cancelled) at its next turn.
+        InstanceNotFound, or InstanceEnded when it has ended."""
+        self.run(self.plans.cancel(instance_id, reason))
+
+    def raise_event(
+        self,
+        instance_id: str,
+        name: str,
+        data: Any = None,
+        *,
+        conn: psycopg.Connection[Any] | None = None,
+    ) -> None:
+        """Raise the external event `name` with `data` (any JSON value).
+        InstanceNotFound, or InstanceEnded when it has ended."""
+        self.run(self.plans.raise_event(instance_id, name, data), conn)
+
+    # schedules (provider/client/scheduler.py starts their ticks)
+    def set_schedule(
+        self,
+        name: str,
+        orchestration: str,
+        input: Any = None,
+        *,
+        cron: str | None = None,
+        every_s: int | None = None,
+        version: str | None = None,
+        time_zone: str = "UTC",
+        missed: MissedPolicy = "skip",
+    ) -> bool:
+        """Create or change the schedule `name`: `orchestration` started with
+        `input` at each tick of `cron` (five fields, read in time_zone) or
+        every `every_s` seconds, from now on. True when it was created."""
+        return self.run(
+            self.plans.set_schedule(
+                name,
+                orchestration,
+                input,
+                cron=cron,
+                every_s=every_s,
+                version=version,
+                time_zone=time_zone,
+                missed=missed,
+            )
+        )
+
+    def pause_schedule(self, name: str) -> bool:
+        """No tick starts until it is resumed (ScheduleNotFound: no such schedule)."""
+        return self.run(self.plans.pause_schedule(name))
+
+    def resume_schedule(self, name: str) -> bool:
+        """Ticks start again from now on; those that fell while paused never."""
+        return self.run(self.plans.resume_schedule(name))
+
+    def remove_schedule(self, name: str) -> None:
+        """Remove it; the instances it started stay."""
+        self.run(self.plans.remove_schedule(name))
+
+    def list_schedules(self) -> list[Schedule]:
+        return self.run(self.plans.list_schedules())
+
+    def fire_schedule(self, name: str, tick: datetime, start: bool = True) -> bool:
+        """Take one tick of a schedule (what the Scheduler calls): False when
+        another scheduler took it or it is not due after the latest."""
+        return self.run(self.plans.fire_schedule(name, tick, start))
+
+
+class AsyncClient(AsyncProcedureClient):
+    """Client for asyncio: the same methods, arguments, results and errors, awaited."""
+
+    plans: ApplicationPlans
+
+    def __init__(self, config: TaskHubConfig) -> None:
+        super().__init__(config)
+        self.plans = ApplicationPlans(config)
+
+    @classmethod
+    def connect(
+        cls, url: str, schema: str = "public", **settings: Unpack[TaskHubSettings]
+    ) -> AsyncClient:
+        """The client; its pool opens on `async with` (or `await client.open()`)."""
+        return cls(TaskHubConfig(url=url, schema=schema, **settings))
+
+    async def __aenter__(self) -> AsyncClient:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def run(self, plan: Plan[T], conn: psycopg.AsyncConnection[Any] | None = None) -> T:
+        try:
+            return await super().run(plan, conn)
+        except TaskHubError as error:
+            better = _for_the_application(error)
+            if better is error:
+                raise
+            raise better from error
+
+    async def start(
+        self,
+        instance_id: str,
+        orchestration: str,
+        input: Any = None,
+        *,
+        version: str | None = None,
+        conn: psycopg.AsyncConnection[Any] | None = None,
+    ) -> StartResult:
+        """As Client.start."""
+        return await self.run(self.plans.start(instance_id, orchestration, input, version), conn)
+
+    async def start_many(
+        self, starts: Iterable[StartRequest], *, conn: psycopg.AsyncConnection[Any] | None = None
+    ) -> list[StartResult]:
+        """As Client.start_many."""
+        return await self.run(self.plans.start_many(list(starts)), conn)
+
+    async def get_status(self, instance_id: str) -> InstanceStatus:
+        """As Client.get_status."""
+        return _required(await self.run(self.plans.status(instance_id)), instance_id)
+
+    async def wait_for_completion(
+        self, instance_id: str, timeout_s: float = 60.0
+    ) -> InstanceStatus:
+        """As Client.wait_for_completion."""
+        deadline = time.monotonic() + _checked_timeout(timeout_s)
+        polls = 0
+        while True:
+            status = await self.get_status(instance_id)
+            remaining = deadline - time.monotonic()
+            if status.ended:
+                return status
+            if remaining <= 0:
+                raise WaitTimeout(
+                    "wait_for_completion",
+                    f"instance {instance_id} is still {status.status} after {timeout_s} s",
+                )
+            polls += 1
+            await asyncio.sleep(min(WAIT_POLLING.pause_s(polls), remaining))
+
+    async def get_output(self, instance_id: str) -> Any:
+        """As Client.get_output."""
+        return _output_of(await self.get_status(instance_id))
+
+    async def find(
+        self,
+        *,
+        status: InstanceStatusName | None = None,
+        orchestration_name: str | None = None,
+        started_after: datetime | None = None,
+        started_before: datetime | None = None,
+        updated_after: datetime | None = None,
+        updated_before: datetime | None = None,
+        after: str | None = None,
+        limit: int = 100,
+    ) -> list[InstanceSummary]:
+        """As Client.find."""
+        return await self.run(
+            self.plans.find(
+                status=status,
+                orchestration_name=orchestration_name,
+                started_after=started_after,
+                started_before=started_before,
+                updated_after=updated_after,
+                updated_before=updated_before,
+                after=after,
+                limit=limit,
+            )
+        )
+
+    async def cancel(self, instance_id: str, reason: str = "") -> None:
+        """As Client.cancel."""
+        await self.run(self.plans.cancel(instance_id, reason))
+
+    async def raise_event(
+        self,
+        instance_id: str,
+        name: str,
+        data: Any = None,
+        *,
+        conn: psycopg.AsyncConnection[Any] | None = None,
+    ) -> None:
+        """As Client.raise_event."""
+        await self.run(self.plans.raise_event(instance_id, name, data), conn)
+
+    async def set_schedule(
+        self,
+        name: str,
+        orchestration: str,
+        input: Any = None,
+        *,
+        cron: str | None = None,
+        every_s: int | None = None,
+        version: str | None = None,
+        time_zone: str = "UTC",
+        missed: MissedPolicy = "skip",
+    ) -> bool:
+        """As Client.set_schedule."""
+        return await self.run(
+            self.plans.set_schedule(
+                name,
+                orchestration,
+                input,
+                cron=cron,
+                every_s=every_s,
+                version=version,
+                time_zone=time_zone,
+                missed=missed,
+            )
+        )
+
+    async def pause_schedule(self, name: str) -> bool:
+        """As Client.pause_schedule."""
+        return await self.run(self.plans.pause_schedule(name))
+
+    async def resume_schedule(self, name: str) -> bool:
+        """As Client.resume_schedule."""
+        return await self.run(self.plans.resume_schedule(name))
+
+    async def remove_schedule(self, name: str) -> None:
+        """As Client.remove_schedule."""
+        await self.run(self.plans.remove_schedule(name))
+
+    async def list_schedules(self) -> list[Schedule]:
+        return await self.run(self.plans.list_schedules())

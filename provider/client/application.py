@@ -1,0 +1,172 @@
+"""What an application does with a hub, as plans (provider/client/plans.py):
+start orchestrations once, read where they stand, cancel them and raise
+events, each refused by the hub as the CLI's verbs are. Client and
+AsyncClient (app_client.py) run them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from provider.client.arguments import (
+    check_instance_id,
+    check_text,
+    check_version,
+    check_work_item_size,
+)
+from provider.client.instance_control import InstanceControl
+from provider.client.orchestration_queue import visible_after
+from provider.client.plans import Plan
+from provider.client.schedules import SchedulePlans
+from provider.config import TaskHubConfig
+from provider.errors import InvalidInput
+from provider.shapes import json_dumps, runtime_work_item_text, start_orchestration_item
+from provider.tracing import current_trace_context
+from provider.types import (
+    InstanceStatus,
+    InstanceStatusName,
+    InstanceSummary,
+    StartRequest,
+    StartResult,
+    status_name,
+)
+
+# One call starts at most this many (the hub's own limit).
+MAX_STARTS_PER_CALL = 100_000
+
+
+class ApplicationPlans(SchedulePlans):
+    def __init__(self, config: TaskHubConfig) -> None:
+        super().__init__(config)
+        self._instances = InstanceControl(config)
+
+    def find(
+        self,
+        *,
+        status: InstanceStatusName | None = None,
+        orchestration_name: str | None = None,
+        started_after: datetime | None = None,
+        started_before: datetime | None = None,
+        updated_after: datetime | None = None,
+        updated_before: datetime | None = None,
+        after: str | None = None,
+        limit: int = 100,
+    ) -> Plan[list[InstanceSummary]]:
+        """Instances matching every filter given, newest first (taskhub_find_instances)."""
+        found = yield from self._instances.find_instances(
+            status=status,
+            orchestration_name=orchestration_name,
+            started_after=started_after,
+            started_before=started_before,
+            updated_after=updated_after,
+            updated_before=updated_before,
+            after=after,
+            limit=limit,
+        )
+        return found
+
+    def start(
+        self, instance_id: str, orchestration: str, input: Any = None, version: str | None = None
+    ) -> Plan[StartResult]:
+        """start_many of one."""
+        results = yield from self.start_many(
+            [StartRequest(instance_id, orchestration, input, version)]
+        )
+        return results[0]
+
+    def start_many(self, starts: Sequence[StartRequest]) -> Plan[list[StartResult]]:
+        """Start each orchestration once, all or none, in one call of
+        taskhub_start_orchestrations: a start of an instance that exists with
+        the same orchestration and input is reported (started=False), one
+        with another orchestration, version or input refuses the whole call
+        (StartConflict). Every argument is checked before any SQL."""
+        if not isinstance(starts, Sequence) or isinstance(starts, str):
+            raise InvalidInput("start_many", "starts must be a sequence of StartRequest")
+        if len(starts) > MAX_STARTS_PER_CALL:
+            raise InvalidInput("start_many", f"at most {MAX_STARTS_PER_CALL} starts in one call")
+        items = [_start_item("start_many", start) for start in starts]
+        if not items:
+            return []
+        context = current_trace_context()
+        rows = yield from self._call(
+            "taskhub_start_orchestrations",
+            p_instance_ids=[start.instance_id for start in starts],
+            p_work_items=items,
+            p_visible_at=visible_after(0),
+            p_traceparent=context.traceparent if context else None,
+            p_tracestate=context.tracestate if context else None,
+        )
+        return [StartResult(row["out_instance_id"], bool(row["out_started"])) for row in rows]
+
+    def status(self, instance_id: str) -> Plan[InstanceStatus | None]:
+        """Where the instance stands (None: no such instance): its status as
+        find_instances reports it, and the output of an execution that ended."""
+        check_instance_id("get_status", instance_id)
+        found = yield from self._instances.find_instances(instance_id=instance_id, limit=1)
+        if not found:
+            return None
+        summary = found[0]
+        status = status_name(summary.status)
+        output = None
+        if status not in ("Pending", "Running"):
+            info = yield from self._call("get_instance_info", p_instance_id=instance_id)
+            output = info[0]["output"] if info else None
+        return InstanceStatus(
+            instance_id=instance_id,
+            status=status,
+            orchestration_name=summary.orchestration_name,
+            orchestration_version=summary.orchestration_version,
+            execution_id=summary.current_execution_id,
+            output=output,
+            created_at=summary.created_at,
+            updated_at=summary.updated_at,
+        )
+
+    def cancel(self, instance_id: str, reason: str = "") -> Plan[str]:
+        """Ask the instance to end as cancelled (taskhub_cancel_instance): the
+        status it had. Refused when it does not exist or has ended."""
+        check_instance_id("cancel", instance_id)
+        if not isinstance(reason, str):
+            raise InvalidInput("cancel", "reason must be a text")
+        context = current_trace_context()
+        status = yield from self._scalar(
+            "taskhub_cancel_instance",
+            p_instance_id=instance_id,
+            p_reason=reason,
+            p_traceparent=context.traceparent if context else None,
+            p_tracestate=context.tracestate if context else None,
+        )
+        return str(status)
+
+    def raise_event(self, instance_id: str, name: str, data: Any = None) -> Plan[str]:
+        """Raise an external event (taskhub_raise_event): the status the
+        instance had. Refused when it does not exist or has ended."""
+        check_instance_id("raise_event", instance_id)
+        check_text("raise_event", "name", name)
+        data_text = json_dumps("raise_event", "data", data)
+        check_work_item_size("raise_event", "the data", data_text)
+        context = current_trace_context()
+        status = yield from self._scalar(
+            "taskhub_raise_event",
+            p_instance_id=instance_id,
+            p_name=name,
+            p_data=data_text,
+            p_traceparent=context.traceparent if context else None,
+            p_tracestate=context.tracestate if context else None,
+        )
+        return str(status)
+
+
+def _start_item(operation: str, start: object) -> str:
+    """The StartOrchestration of one request, checked as start_orchestration checks it."""
+    if not isinstance(start, StartRequest):
+        raise InvalidInput(operation, f"each start must be a StartRequest, got {start!r}"[:200])
+    check_instance_id(operation, start.instance_id)
+    check_text(operation, "orchestration", start.orchestration)
+    check_version(operation, start.version)
+    item = runtime_work_item_text(
+        start_orchestration_item(start.instance_id, start.orchestration, start.input, start.version)
+    )
+    check_work_item_size(operation, "the input", item)
+    return item
