@@ -19,14 +19,13 @@ import asyncio
 import json
 import time
 from collections.abc import Iterable
-from datetime import datetime
 from typing import Any, TypeVar, Unpack
 
 import psycopg
 
 from provider.backoff import Backoff
 from provider.client.application import ApplicationPlans
-from provider.client.plans import Plan
+from provider.client.plans import Plan, awaitable, blocking
 from provider.client.procedures import AsyncProcedureClient, ProcedureClient
 from provider.config import TaskHubConfig, TaskHubSettings
 from provider.errors import (
@@ -41,10 +40,6 @@ from provider.errors import (
 )
 from provider.types import (
     InstanceStatus,
-    InstanceStatusName,
-    InstanceSummary,
-    MissedPolicy,
-    Schedule,
     StartRequest,
     StartResult,
 )
@@ -73,6 +68,13 @@ def _checked_timeout(timeout_s: float) -> float:
     if not isinstance(timeout_s, int | float) or isinstance(timeout_s, bool) or timeout_s < 0:
         raise InvalidInput("wait_for_completion", "timeout_s must be a number of seconds >= 0")
     return float(timeout_s)
+
+
+def _timed_out(status: InstanceStatus, timeout_s: float) -> WaitTimeout:
+    return WaitTimeout(
+        "wait_for_completion",
+        f"instance {status.instance_id} is still {status.status} after {timeout_s} s",
+    )
 
 
 def _required(status: InstanceStatus | None, instance_id: str) -> InstanceStatus:
@@ -165,10 +167,7 @@ class Client(ProcedureClient):
             if status.ended:
                 return status
             if remaining <= 0:
-                raise WaitTimeout(
-                    "wait_for_completion",
-                    f"instance {instance_id} is still {status.status} after {timeout_s} s",
-                )
+                raise _timed_out(status, timeout_s)
             polls += 1
             time.sleep(min(WAIT_POLLING.pause_s(polls), remaining))
 
@@ -177,37 +176,8 @@ class Client(ProcedureClient):
         error) or InstanceNotEnded otherwise."""
         return _output_of(self.get_status(instance_id))
 
-    def find(
-        self,
-        *,
-        status: InstanceStatusName | None = None,
-        orchestration_name: str | None = None,
-        started_after: datetime | None = None,
-        started_before: datetime | None = None,
-        updated_after: datetime | None = None,
-        updated_before: datetime | None = None,
-        after: str | None = None,
-        limit: int = 100,
-    ) -> list[InstanceSummary]:
-        """Instances matching every filter given, newest first; for the next
-        page pass the last instance_id as `after`."""
-        return self.run(
-            self.plans.find(
-                status=status,
-                orchestration_name=orchestration_name,
-                started_after=started_after,
-                started_before=started_before,
-                updated_after=updated_after,
-                updated_before=updated_before,
-                after=after,
-                limit=limit,
-            )
-        )
-
-    def cancel(self, instance_id: str, reason: str = "") -> None:
-        """Cancel it: it ends as Failed (cancelled) at its next turn.
-        InstanceNotFound, or InstanceEnded when it has ended."""
-        self.run(self.plans.cancel(instance_id, reason))
+    find = blocking(ApplicationPlans.find)
+    cancel = blocking(ApplicationPlans.cancel)
 
     def raise_event(
         self,
@@ -222,53 +192,12 @@ class Client(ProcedureClient):
         self.run(self.plans.raise_event(instance_id, name, data), conn)
 
     # schedules (provider/client/scheduler.py starts their ticks)
-    def set_schedule(
-        self,
-        name: str,
-        orchestration: str,
-        input: Any = None,
-        *,
-        cron: str | None = None,
-        every_s: int | None = None,
-        version: str | None = None,
-        time_zone: str = "UTC",
-        missed: MissedPolicy = "skip",
-    ) -> bool:
-        """Create or change the schedule `name`: `orchestration` started with
-        `input` at each tick of `cron` (five fields, read in time_zone) or
-        every `every_s` seconds, from now on. True when it was created."""
-        return self.run(
-            self.plans.set_schedule(
-                name,
-                orchestration,
-                input,
-                cron=cron,
-                every_s=every_s,
-                version=version,
-                time_zone=time_zone,
-                missed=missed,
-            )
-        )
-
-    def pause_schedule(self, name: str) -> bool:
-        """No tick starts until it is resumed (ScheduleNotFound: no such schedule)."""
-        return self.run(self.plans.pause_schedule(name))
-
-    def resume_schedule(self, name: str) -> bool:
-        """Ticks start again from now on; those that fell while paused never."""
-        return self.run(self.plans.resume_schedule(name))
-
-    def remove_schedule(self, name: str) -> None:
-        """Remove it; the instances it started stay."""
-        self.run(self.plans.remove_schedule(name))
-
-    def list_schedules(self) -> list[Schedule]:
-        return self.run(self.plans.list_schedules())
-
-    def fire_schedule(self, name: str, tick: datetime, start: bool = True) -> bool:
-        """Take one tick of a schedule (what the Scheduler calls): False when
-        another scheduler took it or it is not due after the latest."""
-        return self.run(self.plans.fire_schedule(name, tick, start))
+    set_schedule = blocking(ApplicationPlans.set_schedule)
+    pause_schedule = blocking(ApplicationPlans.pause_schedule)
+    resume_schedule = blocking(ApplicationPlans.resume_schedule)
+    remove_schedule = blocking(ApplicationPlans.remove_schedule)
+    list_schedules = blocking(ApplicationPlans.list_schedules)
+    fire_schedule = blocking(ApplicationPlans.fire_schedule)
 
 
 class AsyncClient(AsyncProcedureClient):
@@ -337,10 +266,7 @@ class AsyncClient(AsyncProcedureClient):
             if status.ended:
                 return status
             if remaining <= 0:
-                raise WaitTimeout(
-                    "wait_for_completion",
-                    f"instance {instance_id} is still {status.status} after {timeout_s} s",
-                )
+                raise _timed_out(status, timeout_s)
             polls += 1
             await asyncio.sleep(min(WAIT_POLLING.pause_s(polls), remaining))
 
@@ -348,35 +274,8 @@ class AsyncClient(AsyncProcedureClient):
         """As Client.get_output."""
         return _output_of(await self.get_status(instance_id))
 
-    async def find(
-        self,
-        *,
-        status: InstanceStatusName | None = None,
-        orchestration_name: str | None = None,
-        started_after: datetime | None = None,
-        started_before: datetime | None = None,
-        updated_after: datetime | None = None,
-        updated_before: datetime | None = None,
-        after: str | None = None,
-        limit: int = 100,
-    ) -> list[InstanceSummary]:
-        """As Client.find."""
-        return await self.run(
-            self.plans.find(
-                status=status,
-                orchestration_name=orchestration_name,
-                started_after=started_after,
-                started_before=started_before,
-                updated_after=updated_after,
-                updated_before=updated_before,
-                after=after,
-                limit=limit,
-            )
-        )
-
-    async def cancel(self, instance_id: str, reason: str = "") -> None:
-        """As Client.cancel."""
-        await self.run(self.plans.cancel(instance_id, reason))
+    find = awaitable(ApplicationPlans.find)
+    cancel = awaitable(ApplicationPlans.cancel)
 
     async def raise_event(
         self,
@@ -389,43 +288,8 @@ class AsyncClient(AsyncProcedureClient):
         """As Client.raise_event."""
         await self.run(self.plans.raise_event(instance_id, name, data), conn)
 
-    async def set_schedule(
-        self,
-        name: str,
-        orchestration: str,
-        input: Any = None,
-        *,
-        cron: str | None = None,
-        every_s: int | None = None,
-        version: str | None = None,
-        time_zone: str = "UTC",
-        missed: MissedPolicy = "skip",
-    ) -> bool:
-        """As Client.set_schedule."""
-        return await self.run(
-            self.plans.set_schedule(
-                name,
-                orchestration,
-                input,
-                cron=cron,
-                every_s=every_s,
-                version=version,
-                time_zone=time_zone,
-                missed=missed,
-            )
-        )
-
-    async def pause_schedule(self, name: str) -> bool:
-        """As Client.pause_schedule."""
-        return await self.run(self.plans.pause_schedule(name))
-
-    async def resume_schedule(self, name: str) -> bool:
-        """As Client.resume_schedule."""
-        return await self.run(self.plans.resume_schedule(name))
-
-    async def remove_schedule(self, name: str) -> None:
-        """As Client.remove_schedule."""
-        await self.run(self.plans.remove_schedule(name))
-
-    async def list_schedules(self) -> list[Schedule]:
-        return await self.run(self.plans.list_schedules())
+    set_schedule = awaitable(ApplicationPlans.set_schedule)
+    pause_schedule = awaitable(ApplicationPlans.pause_schedule)
+    resume_schedule = awaitable(ApplicationPlans.resume_schedule)
+    remove_schedule = awaitable(ApplicationPlans.remove_schedule)
+    list_schedules = awaitable(ApplicationPlans.list_schedules)
