@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import sys
 import time
-from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
@@ -34,24 +32,16 @@ from provider.client.retention import MAX_PRUNE_BATCH, PacedPrune, PrunePacing
 from provider.client.task_hub import TaskHub
 from provider.deploy import runbook
 from provider.errors import TaskHubError
+from provider.moments import EXAMPLE, parse_moment
 from provider.types import PrunedBatch
-
-_AGO = re.compile(r"^(\d+)([smhd])$")
-_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def cutoff_ms(when: str) -> int:
     """'30d', '12h', '45m', '90s' ago, or an ISO 8601 time: epoch milliseconds."""
-    ago = _AGO.match(when.strip())
-    if ago:
-        return int((time.time() - int(ago.group(1)) * _UNIT_S[ago.group(2)]) * 1000)
     try:
-        moment = datetime.fromisoformat(when)
-    except ValueError:
-        fail(USAGE, f"{when!r} is neither like 30d / 12h nor ISO 8601", "e.g. 30d or 2026-01-31")
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
+        return int(parse_moment(when).timestamp() * 1000)
+    except ValueError as error:
+        fail(USAGE, str(error), EXAMPLE)
 
 
 # delete_instances_atomic's refusal names its argument; the CLI names its flag.

@@ -17,6 +17,7 @@ from provider.cli.options import USAGE, Schema, Url, console, database_url, fail
 from provider.dashboard.access import LOOPBACK_HOSTS, AccessPolicy, is_loopback, networks
 from provider.dashboard.passwords import ROLES, VIEWER, Account, AccountError, hash_line
 from provider.dashboard.passwords import read_accounts as parse_accounts
+from provider.dashboard.paths import checked_root_path
 
 EXTRA_MISSING = "the dashboard verb needs the web extra: pip install 'taskhub-pg[web]'"
 WEB_PACKAGES = ("starlette", "jinja2", "uvicorn")
@@ -100,6 +101,13 @@ def dashboard(
         bool,
         typer.Option(help="serve a non-loopback --host without sign-in (logs a warning)"),
     ] = False,
+    root_path: Annotated[
+        str,
+        typer.Option(
+            help="serve every page under this sub-path (like /taskhub), for a proxy"
+            " that passes the path on as it came"
+        ),
+    ] = "",
 ) -> None:
     """Serve the hub's dashboard: overview, instances, one instance's
     history, dead letters; read-only unless --allow-actions. Users sign in
@@ -120,6 +128,10 @@ def dashboard(
     )
     if policy.open and not is_loopback(host) and not insecure_no_auth:
         fail(USAGE, NO_AUTH.format(host=host))
+    try:
+        prefix = checked_root_path(root_path)
+    except ValueError as error:
+        fail(USAGE, f"--root-path: {error}")
     target = database_url(url)
     try:
         import uvicorn
@@ -132,14 +144,14 @@ def dashboard(
     require_hub(target, schema)
     mode = "actions on" if allow_actions else "read-only"
     console.print(
-        f"serving http://{host}:{port}/ for schema {schema} ({mode}; {_sign_in(policy)})",
+        f"serving http://{host}:{port}{prefix}/ for schema {schema} ({mode}; {_sign_in(policy)})",
         highlight=False,
     )
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     if insecure_no_auth:
         actions = ", and takes the actions" if allow_actions else ""
         log.warning(INSECURE, host, port, actions)
-    app = web_app(target, schema, allow_actions=allow_actions, access=policy)
+    app = web_app(target, schema, allow_actions=allow_actions, access=policy, root_path=prefix)
     # proxy_headers off: uvicorn would believe X-Forwarded-For from 127.0.0.1;
     # the guard believes it from --forwarded-allow-ips only.
     uvicorn.run(

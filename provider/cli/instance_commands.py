@@ -78,6 +78,10 @@ def instances(
     schema: Schema = "public",
     status: Annotated[Status | None, typer.Option(help="only instances with this status")] = None,
     name: Annotated[str | None, typer.Option(help="only this orchestration")] = None,
+    name_contains: Annotated[
+        str | None, typer.Option(help="orchestrations whose name has this part (either case)")
+    ] = None,
+    id_prefix: Annotated[str | None, typer.Option(help="instance IDs that start so")] = None,
     started_after: When = None,
     started_before: When = None,
     updated_after: When = None,
@@ -99,6 +103,8 @@ def instances(
         found = hub.find_instances(
             status=None if status is None else status.value,
             orchestration_name=name,
+            name_contains=name_contains,
+            id_prefix=id_prefix,
             started_after=started[0],
             started_before=started[1],
             updated_after=updated[0],

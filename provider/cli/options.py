@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, NoReturn
 
 import typer
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 
@@ -149,28 +150,68 @@ def print_counts(counts: Mapping[str, int | str], as_json: bool) -> None:
         say(", ".join(f"{key.replace('_', ' ')} {n}" for key, n in counts.items()))
 
 
-# How wide a cell print_rows keeps whole: the first column's, any other's.
-KEY_WIDTH = 40
+# How wide a cell print_rows keeps at least, when the terminal is narrow:
+# the first column's (it names the row), any other's. A column that would
+# get less is left out, from the right, and the table says so.
 SHORT_WIDTH = 10
+MIN_KEY_WIDTH = 16
+
+
+# A table's border and padding: 3 characters per column, and 1.
+def _table_width(widths: Sequence[int]) -> int:
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def _least_widths(widths: list[int]) -> list[int]:
+    return [min(widths[0], MIN_KEY_WIDTH)] + [min(width, SHORT_WIDTH) for width in widths[1:]]
+
+
+def _column_widths(widths: list[int], room: int) -> list[int]:
+    """The width of each column shown in `room` characters: whole when the
+    table fits; else the leading columns that fit at their least, the room
+    left handed out to whichever is cut the most."""
+    least = _least_widths(widths)
+    shown = 1
+    while shown < len(widths) and _table_width(least[: shown + 1]) <= room:
+        shown += 1
+    natural, sizes = widths[:shown], least[:shown]
+    if _table_width(natural) <= room:
+        return natural
+    for _ in range(max(room - _table_width(sizes), 0)):
+        cut = [want - size for want, size in zip(natural, sizes, strict=True)]
+        if max(cut) <= 0:
+            break
+        sizes[cut.index(max(cut))] += 1
+    return sizes
 
 
 def print_rows(title: str, rows: Sequence[dict[str, Any]], empty: str = "none") -> None:
-    """Rows as a table, the columns in the rows' order; every cell plain text
-    (plain.py: a stored id is never markup, nor an escape sequence)."""
+    """Rows as a table, the columns in the rows' order, one line per row
+    however narrow the terminal: a cell too wide is cut with an ellipsis,
+    and columns that cannot fit are left out from the right, saying so
+    (--json has everything whole). Every cell is plain text (plain.py: a
+    stored id is never markup, nor an escape sequence)."""
     if not rows:
         say(f"{title}: {empty}")
         return
-    table = Table(title=plain(title), title_justify="left")
+    console = out()
+    columns = list(rows[0])
     cells = [[visible("" if value is None else value) for value in row.values()] for row in rows]
-    for position, column in enumerate(rows[0]):
-        # One line per row; a cell too wide is cut (--json has it whole). The
-        # first column names the row and short ones (a status) stay whole.
-        longest = max(len(row[position]) for row in cells)
-        keep = min(longest, KEY_WIDTH if position == 0 else SHORT_WIDTH)
-        table.add_column(plain(column), overflow="ellipsis", no_wrap=True, min_width=keep)
+    widths = [
+        max(cell_len(column), *(cell_len(row[position]) for row in cells))
+        for position, column in enumerate(columns)
+    ]
+    sizes = _column_widths(widths, console.width)
+    shown = len(sizes)
+    table = Table(title=plain(title), title_justify="left")
+    for column, size in zip(columns, sizes, strict=False):
+        table.add_column(plain(column), width=size, overflow="ellipsis", no_wrap=True)
     for row_cells in cells:
-        table.add_row(*(plain(cell) for cell in row_cells))
-    out().print(table, highlight=False)
+        table.add_row(*(plain(cell) for cell in row_cells[:shown]))
+    console.print(table, highlight=False)
+    if shown < len(columns):
+        left_out = ", ".join(columns[shown:])
+        say(f"left out to fit {console.width} columns: {left_out} (--json has them)")
 
 
 def confirm(question: str, yes: bool) -> None:

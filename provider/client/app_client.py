@@ -49,15 +49,17 @@ T = TypeVar("T")
 # every second: a quick orchestration is seen at once, a slow one costs a
 # call a second.
 WAIT_POLLING = Backoff(first_s=0.02, cap_s=1.0, jitter=0.0)
-# The functions the client calls that revision 0027 added.
-_SINCE_0027 = ("taskhub_start_orchestrations",)
+# The functions the client calls that came after revision 0026, by the
+# revision that added them.
+_ADDED_IN = {"taskhub_start_orchestrations": "0027", "taskhub_search_instances": "0028"}
 
 
 def _for_the_application(error: TaskHubError) -> TaskHubError:
-    if error.sqlstate == "42883" and any(name in error.message for name in _SINCE_0027):
+    added = [rev for name, rev in _ADDED_IN.items() if name in error.message]
+    if error.sqlstate == "42883" and added:
         return ConfigurationError(
             error.operation,
-            "this hub's schema is older than revision 0027, which the client needs:"
+            f"this hub's schema is older than revision {added[0]}, which this call needs:"
             " upgrade it (taskhub-pg upgrade)",
             error.sqlstate,
         )

@@ -52,9 +52,14 @@ class ApplicationPlans(SchedulePlans):
         updated_before: datetime | None = None,
         after: str | None = None,
         limit: int = 100,
+        id_prefix: str | None = None,
+        name_contains: str | None = None,
     ) -> Plan[list[InstanceSummary]]:
-        """Instances matching every filter given, newest first (taskhub_find_instances)."""
+        """Instances matching every filter given, newest first; `id_prefix`
+        and `name_contains` need revision 0028 (InstanceControl.find_instances)."""
         found = yield from self._instances.find_instances(
+            id_prefix=id_prefix,
+            name_contains=name_contains,
             status=status,
             orchestration_name=orchestration_name,
             started_after=started_after,

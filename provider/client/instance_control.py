@@ -5,6 +5,7 @@ the duroxide client cancels them."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from provider.client.arguments import check_instance_id
 from provider.client.orchestration_queue import OrchestrationQueue
@@ -29,18 +30,30 @@ class InstanceControl(OrchestrationQueue):
         after: str | None = None,
         limit: int = 100,
         instance_id: str | None = None,
+        id_prefix: str | None = None,
+        name_contains: str | None = None,
     ) -> Plan[list[InstanceSummary]]:
         """Instances matching every filter given, newest first. For the next
         page, pass the last instance_id of this one as `after`; `instance_id`
-        finds that one instance (a list of one, or empty). Runs taskhub_find_instances."""
+        finds that one instance (a list of one, or empty). `id_prefix` matches
+        the start of the id, `name_contains` a part of the orchestration's name
+        in either case (revision 0028: taskhub_search_instances; the other
+        filters run taskhub_find_instances, which every revision since 0016 has)."""
         if status is not None and status not in INSTANCE_STATUSES:
             raise InvalidInput(
                 "find_instances", f"status must be one of {', '.join(INSTANCE_STATUSES)}"
             )
         if not 1 <= limit <= MAX_PAGE:
             raise InvalidInput("find_instances", f"limit must be between 1 and {MAX_PAGE}")
+        # Only a search by prefix or name part needs revision 0028's function.
+        searching: dict[str, Any] = {
+            name: value
+            for name, value in (("p_id_prefix", id_prefix), ("p_name_contains", name_contains))
+            if value
+        }
         rows = yield from self._call(
-            "taskhub_find_instances",
+            "taskhub_search_instances" if searching else "taskhub_find_instances",
+            **searching,
             p_status=status,
             p_orchestration_name=orchestration_name,
             p_started_after=started_after,

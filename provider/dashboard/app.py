@@ -24,7 +24,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import Mount, Route, Router
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp
@@ -43,6 +43,7 @@ from provider.dashboard.actions import (
 from provider.dashboard.forms import FormRefused, check_headers, read_form
 from provider.dashboard.guard import Guard
 from provider.dashboard.hub import Hub
+from provider.dashboard.paths import checked_root_path
 from provider.dashboard.tokens import Confirmations, CsrfTokens, TokenRefused
 from provider.deploy import runbook
 from provider.errors import TaskHubError
@@ -51,6 +52,10 @@ from provider.types import INSTANCE_STATUSES
 HERE = Path(__file__).parent
 PAGE_SIZE = 100
 REFRESH_S = 5
+OLDER_THAN_SEARCH = (
+    "this hub's schema is older than revision 0028: searching by ID prefix or a part of"
+    " the name needs it (taskhub-pg upgrade)"
+)
 ACTIONS_OFF = "actions are off: start the dashboard with --allow-actions to take them"
 NOT_PERMITTED = "the dashboard's database role may not {}: grant it the operator role"
 VIEWER_ONLY = "{} may only read: actions are for the users listed as operators"
@@ -67,18 +72,22 @@ def dashboard_app(
     refresh_s: float = REFRESH_S,
     access: AccessPolicy | None = None,
     confirmations: Confirmations | None = None,
+    root_path: str = "",
 ) -> ASGIApp:
     """The dashboard of one hub, behind its guard. Without `access`, it asks
     nobody to sign in and answers to the loopback names only. With
     allow_actions, its pages carry the actions' forms for the users who may
-    act, and /actions/{name} takes them."""
+    act, and /actions/{name} takes them. With `root_path` (like /taskhub),
+    every page is at that sub-path and every link carries it, for a proxy
+    that passes the path on as it came."""
+    prefix = checked_root_path(root_path)
     policy = access or AccessPolicy()
     hub = Hub(url, schema)
     csrf = CsrfTokens()
     confirming = confirmations or Confirmations()
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["moment"] = pages.moment_text
-    templates.env.globals.update(schema=schema, refresh_s=REFRESH_S)
+    templates.env.globals.update(schema=schema, refresh_s=REFRESH_S, root=prefix)
 
     may_take: set[str] = set()  # what the role may do: read when the app starts
 
@@ -106,7 +115,9 @@ def dashboard_app(
             status_code=status_code,
         )
         if acting and token is not None:
-            page.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict")
+            page.set_cookie(
+                CSRF_COOKIE, token, path=prefix or "/", httponly=True, samesite="strict"
+            )
         return page
 
     async def act(request: Request) -> Response:
@@ -174,7 +185,7 @@ def dashboard_app(
         return render(request, "overview_panel.html", **_overview(hub))
 
     def instances(request: Request) -> HTMLResponse:
-        """The instances the filters select; a filter that is no status or no
+        """The instances the search selects; a filter that is no status or no
         time is a 400 naming it, not a list that ignores it."""
         query = request.query_params
         status = query.get("status") or None
@@ -183,29 +194,43 @@ def dashboard_app(
                 raise ValueError(
                     f"status {status[:40]!r} is none of {', '.join(INSTANCE_STATUSES)}"
                 )
-            moments = {name: pages.moment(name, query.get(name)) for name in pages.TIME_FILTERS}
+            moments = {name: pages.moment(name, query.get(name)) for name, _ in pages.TIME_FILTERS}
         except ValueError as error:  # a filter read wrongly would list the wrong instances
             return render(request, "refused.html", 400, message=str(error))
-        after = query.get("after") or None
-        found = _instance_page(
-            hub,
-            after,
-            status=status,
-            orchestration_name=query.get("name") or None,
-            started_after=moments["started_after"],
-            started_before=moments["started_before"],
-            updated_after=moments["updated_after"],
-            updated_before=moments["updated_before"],
-        )
+        try:
+            found = _instance_page(
+                hub,
+                query.get("after") or None,
+                status=status,
+                id_prefix=query.get("id", "").strip() or None,
+                name_contains=query.get("name", "").strip() or None,
+                **moments,
+            )
+        except TaskHubError as error:
+            if error.sqlstate != "42883":
+                raise
+            return render(request, "refused.html", 409, message=OLDER_THAN_SEARCH)
         next_after = found[-1].instance_id if len(found) == PAGE_SIZE else None
         return render(
             request,
             "instances.html",
             instances=found,
             statuses=INSTANCE_STATUSES,
-            filters=dict(query),
+            time_filters=pages.TIME_FILTERS,
+            presets=pages.PRESETS,
+            filters={name: value for name, value in query.items() if name != "after"},
             next_after=next_after,
         )
+
+    def listing(request: Request) -> HTMLResponse:
+        """One of the overview's lists (leases, poison candidates, stuck
+        instances), as the runbook reads it: where each count leads."""
+        name = request.path_params["name"]
+        if name not in pages.LISTS:
+            return render(request, "not_found.html", 404, message=f"no list {name[:40]!r}")
+        with hub.connection() as conn:
+            rows = runbook.read_view(conn, schema, name, PAGE_SIZE)
+        return render(request, "listing.html", name=name, title=pages.LISTS[name], rows=rows)
 
     def instance(request: Request) -> Response:
         instance_id = request.path_params["instance_id"]
@@ -241,19 +266,20 @@ def dashboard_app(
         finally:
             hub.close()
 
-    app = Starlette(
-        routes=[
-            Route("/", overview),
-            Route("/panels/overview", overview_panel),
-            Route("/instances", instances),
-            Route("/instances/{instance_id:path}", instance),
-            Route("/dead-letters", dead_letters),
-            Route("/schedules", schedules),
-            Route("/actions/{name}", act, methods=["POST"]),
-            Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
-        ],
-        lifespan=lifespan,
-    )
+    routes = [
+        Route("/", overview),
+        Route("/panels/overview", overview_panel),
+        Route("/instances", instances),
+        Route("/instances/{instance_id:path}", instance),
+        Route("/lists/{name}", listing),
+        Route("/dead-letters", dead_letters),
+        Route("/schedules", schedules),
+        Route("/actions/{name}", act, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
+    if prefix:  # the overview at /taskhub as at /taskhub/, and no redirect inside either
+        routes = [Route(prefix, overview), Mount(prefix, Router(routes, redirect_slashes=False))]
+    app = Starlette(routes=routes, lifespan=lifespan)
     # No redirects: Starlette's "add the slash" one is built on the request's Host.
     app.router.redirect_slashes = False
     return Guard(app, policy)
@@ -286,4 +312,5 @@ def _instance_page(hub: Hub, after: str | None, **filters: Any) -> list[Any]:
 
 def _overview(hub: Hub) -> dict[str, Any]:
     with hub.connection() as conn:
-        return pages.overview_values(runbook.overview(conn, hub.schema))
+        found = runbook.overview(conn, hub.schema)
+    return pages.overview_values(found, hub.status_counts())

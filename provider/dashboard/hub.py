@@ -5,7 +5,8 @@ calls `taskhub-pg inspect instances`, `cancel` and `delete-instance` make)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
@@ -13,13 +14,20 @@ from psycopg_pool import ConnectionPool
 
 from provider.client.pooling import ONE_SHOT_POOLER
 from provider.client.task_hub import TaskHub
+from provider.deploy import runbook
+
+# Counting instances by status reads every instance: the overview, which
+# refreshes every few seconds, counts at most this often.
+STATUS_COUNTS_FOR_S = 15.0
 
 
 class Hub:
     """Opened when the app starts, closed when it stops."""
 
-    def __init__(self, url: str, schema: str) -> None:
+    def __init__(self, url: str, schema: str, clock: Callable[[], float] = time.monotonic) -> None:
         self.schema = schema
+        self.clock = clock
+        self._counted: tuple[float, dict[str, int] | None] | None = None
         self.pool = ConnectionPool(
             url,
             min_size=1,
@@ -51,3 +59,12 @@ class Hub:
     def calls(self) -> TaskHub:
         assert self.task_hub is not None, "the dashboard's hub is not open"
         return self.task_hub
+
+    def status_counts(self) -> dict[str, int] | None:
+        """Instances by status (runbook.status_counts), counted at most every
+        STATUS_COUNTS_FOR_S seconds."""
+        now = self.clock()
+        if self._counted is None or now - self._counted[0] >= STATUS_COUNTS_FOR_S:
+            with self.connection() as conn:
+                self._counted = (now, runbook.status_counts(conn, self.schema))
+        return self._counted[1]

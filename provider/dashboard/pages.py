@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from provider.deploy import runbook
 from provider.deploy.runbook import Overview, Row
+from provider.moments import EXAMPLE, parse_moment
+from provider.types import INSTANCE_STATUSES
 
 # The sparkline's box, in SVG user units.
 SPARK_WIDTH, SPARK_HEIGHT = 240, 40
@@ -33,7 +35,7 @@ def sparkline(counts: list[int]) -> Sparkline:
     return Sparkline(points, peak, counts[-1] if counts else 0)
 
 
-def overview_values(found: Overview) -> dict[str, Any]:
+def overview_values(found: Overview, statuses: dict[str, int] | None) -> dict[str, Any]:
     leases = {
         (kind, state): found.leases.get((kind, live), 0)
         for kind in ("orchestration", "activity")
@@ -49,6 +51,11 @@ def overview_values(found: Overview) -> dict[str, Any]:
         "spark": sparkline(found.completions_per_minute),
         "minutes": len(found.completions_per_minute),
         "tables": found.tables,
+        # Every status, in the order the instances page lists them (None: too
+        # many instances to count in time).
+        "statuses": None
+        if statuses is None
+        else [(status, statuses.get(status, 0)) for status in INSTANCE_STATUSES],
     }
 
 
@@ -150,19 +157,32 @@ def _detail(event: dict[str, Any] | None, head: str) -> str:
     return head if len(head) <= 160 else head[:157] + "..."
 
 
-# The instances page's time filters (HTML datetime-local fields, UTC).
-TIME_FILTERS = ("started_after", "started_before", "updated_after", "updated_before")
+# The runbook's lists the overview's counts link to (/lists/{name}).
+LISTS = {
+    "leases": "Leases held",
+    "poison": "Poison candidates",
+    "stuck": "Stuck instances",
+}
+
+# The instances page's time filters, as the page labels them (UTC), and the
+# presets it links to: the CLI's syntax (provider/moments.py).
+TIME_FILTERS = (
+    ("started_after", "started after"),
+    ("started_before", "started before"),
+    ("updated_after", "updated after"),
+    ("updated_before", "updated before"),
+)
+PRESETS = ("1h", "24h", "7d", "30d")
 
 
-def moment(name: str, value: str | None) -> datetime | None:
+def moment(name: str, value: str | None, now: datetime | None = None) -> datetime | None:
     """A time filter's value; ValueError naming the filter when it is no time."""
     if not value:
         return None
     try:
-        found = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(f"{name} {value!r} is not a time (like 2026-12-02T06:30)") from None
-    return found if found.tzinfo else found.replace(tzinfo=UTC)  # the page speaks UTC
+        return parse_moment(value, now)
+    except ValueError as error:
+        raise ValueError(f"{name}: {error} ({EXAMPLE})") from None
 
 
 def instance_status(report: runbook.InstanceReport) -> str:

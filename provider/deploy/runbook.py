@@ -556,6 +556,38 @@ def overview(conn: psycopg.Connection[Any], schema: str, minutes: int = 30) -> O
     )
 
 
+# How long the dashboard may count instances by status: a hub of millions
+# shows "too many to count" instead of a page that waits.
+STATUS_COUNT_TIMEOUT_MS = 1000
+
+
+def status_counts(
+    conn: psycopg.Connection[Any], schema: str, timeout_ms: int = STATUS_COUNT_TIMEOUT_MS
+) -> dict[str, int] | None:
+    """Instances by their current execution's status, and Pending ones (known
+    only by queued messages), as taskhub_find_instances tells them; None when
+    counting takes longer than timeout_ms. `conn` is in autocommit."""
+    query = sql.SQL(
+        """SELECT e.status, count(*)
+             FROM {s}.instances AS i
+             JOIN {s}.executions AS e
+               ON e.instance_id = i.instance_id AND e.execution_id = i.current_execution_id
+            GROUP BY e.status
+           UNION ALL
+           SELECT 'Pending', count(DISTINCT q.instance_id)
+             FROM {s}.orchestrator_queue AS q
+            WHERE NOT EXISTS (SELECT 1 FROM {s}.instances AS i
+                               WHERE i.instance_id = q.instance_id)"""
+    ).format(s=sql.Identifier(schema))
+    try:
+        with conn.transaction():
+            conn.execute("SELECT set_config('statement_timeout', %s, true)", [f"{timeout_ms}ms"])
+            rows = conn.execute(query).fetchall()
+    except psycopg.errors.QueryCanceled:
+        return None
+    return {str(status): int(count) for status, count in rows}
+
+
 def completions_per_minute(conn: psycopg.Connection[Any], schema: str, minutes: int) -> list[int]:
     """Executions that ended in each of the last `minutes` minutes, the
     current one last (one pass over the window's rows, by minute)."""

@@ -220,6 +220,35 @@ def test_find_filters_by_status(client: Client) -> None:
     assert client.find(status="Completed") == []
 
 
+def test_find_by_id_prefix_and_a_part_of_the_name(client: Client) -> None:
+    client.start_many(
+        [
+            StartRequest("shop:order-1", "ProcessOrder"),
+            StartRequest("shop:order-2", "ProcessOrder"),
+            StartRequest("shop:refund-1", "Refund"),
+        ]
+    )
+
+    def ids(**filters: Any) -> list[str]:
+        return sorted(s.instance_id for s in client.find(**filters))
+
+    assert ids(id_prefix="shop:order") == ["shop:order-1", "shop:order-2"]
+    assert ids(name_contains="process") == ["shop:order-1", "shop:order-2"]
+    assert ids(id_prefix="shop:", name_contains="FUND") == ["shop:refund-1"]
+    assert ids(id_prefix="shop:", status="Completed") == []
+
+
+def test_a_search_on_a_hub_before_revision_0028_says_to_upgrade(
+    database_url: str, make_client: ClientFactory
+) -> None:
+    schema = new_schema_name("old")
+    migrate.upgrade(database_url, schema, "0027")
+    client = make_client(schema)
+    assert client.find(status="Pending") == []  # the filters every hub has
+    with pytest.raises(ConfigurationError, match="older than revision 0028"):
+        client.find(id_prefix="order-")
+
+
 # -- cancel and raise_event refuse unknown and ended instances ----------------
 
 

@@ -42,6 +42,8 @@ OPERATOR_FUNCTIONS = {
     "taskhub_release_work_item_lease",
     # 0026: retention asks how far behind the dispatchers are.
     "taskhub_dispatch_lag_ms",
+    # 0028: the search by id prefix and a part of the name.
+    "taskhub_search_instances",
 }
 
 
@@ -105,7 +107,7 @@ HOT_PATH_PLANNER_SETTINGS = {
     "enable_bitmapscan=off",  # 0026: a bitmap scan leaves dead index entries unmarked
     "jit=off",
 }
-# taskhub_find_instances plans each call with the filters it was given.
+# taskhub_find_instances and _search_instances plan each call with the filters given.
 OPERATOR_PLANNER_SETTINGS = {"plan_cache_mode=force_custom_plan"}
 
 

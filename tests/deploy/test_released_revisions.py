@@ -14,6 +14,7 @@ from devkit.schema import revision_digest
 from provider.deploy import migration_steps, sql_files
 
 RELEASED = {
+    "0028_on_call_search": "aadfcf5771e0ac7afe98c7385d2637d184ebf59ef94d9f047172287b00f175a1",
     "0027_application_client_and_schedules": (
         "a3a0ae418dfef8883e4f47a538bc7b512d84baaf8aaef7e60b2a5520a9f63395"
     ),

@@ -363,7 +363,7 @@ def test_completions_are_counted_in_the_minute_they_ended(
 def test_a_filter_that_is_no_time_or_no_status_is_refused_naming_it(dashboard: TestClient) -> None:
     """Read wrongly, it would list every instance as if it had been applied."""
     for params, words in (
-        ({"started_after": "yesterday"}, "started_after 'yesterday' is not a time"),
+        ({"started_after": "yesterday"}, "started_after: 'yesterday' is neither like 30d"),
         ({"status": "Done"}, "status 'Done' is none of"),
     ):
         page = dashboard.get("/instances", params=params)

@@ -4,6 +4,8 @@ installs both). Signed in with HTTP basic auth, it follows links from the
 overview to an instance, checks what each page shows against the database,
 takes an action through its confirmation, and sees the overview refresh
 itself; a page of another origin that frames the dashboard gets nothing.
+Under a sub-path it searches, follows a preset to a failed instance's whole
+error, and lays out every page at 400 px without sideways scrolling.
 
 Screenshots of each page go to TASKHUB_SCREENSHOTS when it is set (how
 docs/dashboard/ was made), else to the test's own folder."""
@@ -30,6 +32,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from provider.dashboard.access import AccessPolicy
 from provider.dashboard.app import dashboard_app
 from provider.dashboard.passwords import hash_line, read_accounts
+from provider.deploy import runbook
 from provider.testing.embedded_pg import free_port
 from tests.support.waiting import wait_until
 
@@ -182,6 +185,92 @@ def test_from_the_overview_to_an_instance_each_page_shows_the_database(
         wait_until(lambda: browser.current_url.endswith("/dead-letters"), timeout_s=10)
         assert len(browser.find_elements(By.CSS_SELECTOR, "tr[data-dead-letter]")) == dead
         browser.save_screenshot(str(screenshots / "dead-letters.png"))
+
+
+def rows_listed(browser: WebDriver) -> set[str]:
+    return {
+        str(row.get_attribute("data-instance"))
+        for row in browser.find_elements(By.CSS_SELECTOR, "tr[data-instance]")
+    }
+
+
+def page_overflow_px(browser: WebDriver) -> int:
+    """How far the page is wider than the screen (0: nothing scrolls sideways
+    but the tables' own boxes)."""
+    return int(
+        browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth;")
+    )
+
+
+def test_under_a_sub_path_search_a_preset_and_a_failure_then_every_page_at_400_px(
+    signed_in: WebDriver,
+    users: AccessPolicy,
+    database_url: str,
+    live_hub: str,
+    sql: psycopg.Connection[Any],
+    screenshots: Path,
+) -> None:
+    browser = signed_in
+    q = f'"{live_hub}"'
+    app = dashboard_app(database_url, live_hub, access=users, root_path="/taskhub")
+    with Served(app) as served:
+        root = served.base + "/taskhub"
+        browser.get(root + "/instances")
+        box = browser.find_element(By.CSS_SELECTOR, 'input[name="id"]')
+        box.send_keys("refund")
+        box.submit()
+        wait_until(lambda: "id=refund" in browser.current_url, timeout_s=10)
+        expected = {
+            row[0]
+            for row in sql.execute(
+                f"SELECT instance_id FROM {q}.instances WHERE instance_id LIKE 'refund%'"
+            ).fetchall()
+        }
+        assert rows_listed(browser) == expected == {"refund-1"}
+        browser.save_screenshot(str(screenshots / "search.png"))
+
+        browser.find_element(By.LINK_TEXT, "24h").click()
+        wait_until(lambda: "started_after=24h" in browser.current_url, timeout_s=10)
+        assert "/taskhub/instances?" in browser.current_url and "id=refund" in browser.current_url
+        assert rows_listed(browser) == {"refund-1"}
+
+        browser.find_element(By.LINK_TEXT, "refund-1").click()
+        wait_until(lambda: browser.current_url.endswith("/taskhub/instances/refund-1"), 10)
+        failure = runbook.read_failure(sql, live_hub, "refund-1")
+        assert failure is not None and "was closed" in failure["error"]
+        shown = browser.find_element(By.CSS_SELECTOR, "#failure pre.error")
+        assert str(shown.text).strip() == failure["error"].strip()  # whole, not cut
+        section = browser.find_element(By.ID, "failure")
+        browser.execute_script("arguments[0].scrollIntoView();", section)
+        browser.save_screenshot(str(screenshots / "failed-instance.png"))
+
+        browser.find_element(By.LINK_TEXT, "Overview").click()
+        wait_until(lambda: browser.current_url.rstrip("/").endswith("/taskhub"), timeout_s=10)
+        failed = browser.find_element(By.CSS_SELECTOR, '[data-status="Failed"]')
+        failed.click()
+        wait_until(lambda: "status=Failed" in browser.current_url, timeout_s=10)
+        assert "refund-1" in rows_listed(browser)
+
+        browser.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 400, "height": 860, "deviceScaleFactor": 1, "mobile": True},
+        )
+        try:
+            for path, shot in (
+                ("/", "narrow-overview.png"),
+                ("/instances", "narrow-instances.png"),
+                ("/instances/refund-1", "narrow-instance.png"),
+                ("/dead-letters", None),
+                ("/schedules", None),
+                ("/lists/leases", None),
+            ):
+                browser.get(root + path)
+                assert browser.execute_script("return window.innerWidth;") == 400
+                assert page_overflow_px(browser) <= 0, path
+                if shot:
+                    browser.save_screenshot(str(screenshots / shot))
+        finally:
+            browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 def post_from_the_page(browser: WebDriver, path: str, body: str) -> int:

@@ -11,14 +11,9 @@ does for an operator."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import pty
-import struct
-import subprocess
 import sys
-import termios
 from typing import Any
 
 import psycopg
@@ -27,6 +22,7 @@ import pytest
 from provider import TaskHub
 from provider.cli import main
 from tests.support.busy_hub import set_cap
+from tests.support.terminal import in_a_terminal
 from tests.support.work_items import start_orchestration
 from tests.validation.harness import create_instance
 
@@ -145,26 +141,6 @@ def test_json_output_escapes_them_and_keeps_them_whole(
     found = {row["instance_id"] for row in json.loads(printed)["instances"]}
     # Each exactly as stored (CSI's only message is a dead letter: no instance).
     assert {MARKUP, OSC, C1, BIDI} <= found
-
-
-def in_a_terminal(argv: list[str], env: dict[str, str]) -> bytes:
-    """What a command writes to a terminal (a pseudo-terminal 200 columns wide)."""
-    ours, theirs = pty.openpty()
-    fcntl.ioctl(theirs, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
-    command = subprocess.Popen(argv, stdin=theirs, stdout=theirs, stderr=theirs, env=env)
-    os.close(theirs)
-    written = []
-    while True:
-        try:
-            chunk = os.read(ours, 65536)
-        except OSError:  # EIO: the command has exited and closed the terminal
-            break
-        if not chunk:
-            break
-        written.append(chunk)
-    os.close(ours)
-    assert command.wait(timeout=60) == 0, b"".join(written)
-    return b"".join(written)
 
 
 def test_a_terminal_gets_no_escape_sequence_from_a_stored_id(

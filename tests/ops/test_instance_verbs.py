@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -17,6 +20,7 @@ import pytest
 from provider import AsyncTaskHub, InvalidInput, TaskHub
 from provider.cli import main
 from tests.support.failed_instance import DECLINED, failed_order
+from tests.support.terminal import in_a_terminal
 from tests.support.tracing_sdk import provider_traced_by_sdk
 from tests.support.work_items import start_orchestration
 from tests.validation.harness import create_instance, finish_instance
@@ -93,6 +97,45 @@ def test_inspect_instances_filters_by_status_name_and_time_and_pages(
 
     code, _ = cli(capsys, database_url, populated, "inspect", "instances", "--status", "Lost")
     assert code == 2
+
+
+def test_inspect_instances_searches_by_id_prefix_and_a_part_of_the_name(
+    capsys: pytest.CaptureFixture[str], database_url: str, populated: str
+) -> None:
+    def ids(*argv: str) -> list[str]:
+        code, out = cli(capsys, database_url, populated, "inspect", "instances", *argv)
+        assert code == 0, out
+        return sorted(row["instance_id"] for row in out["instances"])
+
+    assert ids("--id-prefix", "broken-") == ["broken-0", "broken-1", "broken-2"]
+    assert ids("--name-contains", "notregist") == ["ghost"]
+    assert ids("--id-prefix", "gh", "--name-contains", "Registered") == ["ghost"]
+    assert ids("--id-prefix", "broken-", "--name-contains", "Registered") == []
+
+
+def test_an_instances_table_fits_an_80_column_terminal(
+    database_url: str, hub: TaskHub, hub_schema: str
+) -> None:
+    """Issue 40: long ids and names broke the table's lines. Each row stays
+    one line of at most 80 columns, a long cell cut with an ellipsis."""
+    long_id = "order-" + "7" * 90
+    hub.enqueue_orchestrator_work(long_id, start_orchestration(long_id, "Process" + "Order" * 20))
+    hub.enqueue_orchestrator_work("short-1", start_orchestration("short-1", "Ship"))
+    env = {**os.environ, "DATABASE_URL": database_url, "TERM": "xterm", "NO_COLOR": "1"}
+    env.pop("COLUMNS", None)
+    written = in_a_terminal(
+        [sys.executable, "-m", "provider", "inspect", "instances", "--schema", hub_schema],
+        env,
+        columns=80,
+    )
+    text = re.sub(r"\x1b\[[0-9;]*m", "", written.decode("utf-8"))  # bold headers
+    lines = text.replace("\r", "").splitlines()
+    assert lines and all(len(line) <= 80 for line in lines), "\n".join(lines)
+    rows = [line for line in lines if "order-777" in line or "short-1" in line]
+    assert len(rows) == 2, text  # one line each, never wrapped
+    assert all("Pending" in row for row in rows), text  # the status kept whole
+    assert "…" in rows[0] + rows[1]
+    assert "left out to fit 80 columns:" in text and "(--json has them)" in text
 
 
 def test_an_instance_known_only_by_its_messages_is_found_and_deleted(

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import types
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 import pytest
 
-from provider.cli import action_commands
 from provider.cli.action_commands import cutoff_ms
 from provider.cli.app import wants_json
 from provider.cli.options import UNREACHABLE, USAGE, Failure
+from provider.moments import parse_moment
 from tests.unit.cli_runs import PASSWORD, UNREACHABLE_URL, only_json, only_line, run
 
 BAD_SCHEMAS = {
@@ -167,11 +167,11 @@ def test_json_errors_are_wanted_for_a_json_flag_anywhere_before_a_double_dash() 
 NOW_S = 1_700_000_000.0
 
 
-def test_a_cutoff_ago_counts_back_from_now(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(action_commands, "time", types.SimpleNamespace(time=lambda: NOW_S))
+def test_a_moment_ago_counts_back_from_now() -> None:
+    now = datetime.fromtimestamp(NOW_S, tz=UTC)
     ago = {"90s": 90, "45m": 2_700, "12h": 43_200, " 30d ": 2_592_000}
-    assert {when: cutoff_ms(when) for when in ago} == {
-        when: int((NOW_S - seconds) * 1000) for when, seconds in ago.items()
+    assert {when: parse_moment(when, now).timestamp() for when in ago} == {
+        when: NOW_S - seconds for when, seconds in ago.items()
     }
 
 

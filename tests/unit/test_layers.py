@@ -38,6 +38,7 @@ LEAVES = (
     "citus_placement",
     "masking",
     "backoff",
+    "moments",
 )
 # Calls that send SQL to a server. Opening a connection to hand to a reader
 # of `deploy/` (the CLI, the metrics, the test kit) is not one.

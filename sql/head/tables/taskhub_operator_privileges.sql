@@ -45,7 +45,9 @@ VALUES
     -- (not created or changed: that would start orchestrations of their choice).
     ('function', 'taskhub_pause_schedule', 'EXECUTE', NULL, 'taskhub-pg schedule pause, resume'),
     ('function', 'taskhub_remove_schedule', 'EXECUTE', NULL, 'taskhub-pg schedule remove'),
-    ('function', 'taskhub_list_schedules', 'EXECUTE', NULL, 'taskhub-pg schedule list, the dashboard');
+    ('function', 'taskhub_list_schedules', 'EXECUTE', NULL, 'taskhub-pg schedule list, the dashboard'),
+    -- Revision 0028: search by id prefix and a part of the name.
+    ('function', 'taskhub_search_instances', 'EXECUTE', NULL, 'taskhub-pg inspect instances, the dashboard''s search');
 
 -- Every read of the runbook: the hub's own tables and views, by name.
 INSERT INTO __SCHEMA__.taskhub_operator_privileges

@@ -37,6 +37,9 @@ UNION ALL
 SELECT 'function', 'taskhub_find_instances', 'EXECUTE',
        'taskhub provider: find_instances, delete_instance of an instance not started'
 UNION ALL
+SELECT 'function', 'taskhub_search_instances', 'EXECUTE',
+       'taskhub provider: find_instances by id prefix or a part of the name'
+UNION ALL
 SELECT 'function', name, 'EXECUTE',
        'taskhub provider: W3C trace context of start_orchestration, raise_event and the workers'
   FROM unnest(ARRAY['taskhub_enqueue_traced_orchestrator_work', 'taskhub_trace_context']) AS name
