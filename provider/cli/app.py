@@ -23,9 +23,11 @@ from provider.cli import (
 )
 from provider.cli.failures import failure_of, one_line, report
 from provider.cli.inspect_commands import inspect_app
+from provider.cli.interrupts import HINT, Watchdog
 from provider.cli.options import INTERRUPTED, OK, PROBLEMS, USAGE, Failure, target
 
 PROG = "taskhub-pg"
+SERVES_UNTIL_CTRL_C = frozenset({"dashboard", "metrics"})
 
 
 class _Root(TyperGroup):
@@ -35,8 +37,7 @@ class _Root(TyperGroup):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
-            hint = "the transaction under way, if any, rolled back"
-            raise Failure(INTERRUPTED, "interrupted", hint) from None
+            raise Failure(INTERRUPTED, "interrupted", HINT) from None
 
 
 app = typer.Typer(
@@ -128,11 +129,29 @@ def _run_for_json(args: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; the exit code. No psycopg, SQLAlchemy, Alembic or
-    provider error gets out as a traceback: failures.failure_of maps each."""
+    provider error gets out as a traceback: failures.failure_of maps each.
+    Without argv this process is the command line (the console script,
+    python -m provider): Ctrl-C then ends it within interrupts.GRACE_S
+    whatever the verb waits on."""
     args = sys.argv[1:] if argv is None else list(argv)
     as_json = wants_json(args)
+    watchdog = Watchdog(as_json).arm() if argv is None and not _serves(args) else None
     target.url = target.schema = None  # what an earlier run in this process said
     target.as_json = as_json
+    code = _run(args, as_json)
+    if code == INTERRUPTED and watchdog is not None:
+        watchdog.said()
+    return code
+
+
+def _serves(args: list[str]) -> bool:
+    """A verb that serves until Ctrl-C, which is its clean stop (exit 0): it
+    shuts its server down itself, and no watchdog cuts that short."""
+    verb = next((arg for arg in args if not arg.startswith("-")), None)
+    return verb in SERVES_UNTIL_CTRL_C
+
+
+def _run(args: list[str], as_json: bool) -> int:
     try:
         if as_json:
             return _run_for_json(args)

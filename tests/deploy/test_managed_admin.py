@@ -64,22 +64,32 @@ def _on_database(url: str, database: str) -> str:
 
 @contextmanager
 def managed_database(server_url: str) -> Iterator[ManagedDatabase]:
+    """A database and roles as a managed service's console makes them. Only
+    what this made is dropped afterwards (roles are server-wide): a role
+    whose CREATE failed, or a database that was never created, is not ours."""
     token = secrets.token_hex(5)
     admin, database = f"admin_{token}", f"managed_{token}"
     password = secrets.token_hex(12)
-    with psycopg.connect(server_url, autocommit=True) as superuser:
-        superuser.execute(f"CREATE ROLE {admin} LOGIN CREATEDB CREATEROLE PASSWORD '{password}'")
-        superuser.execute(f'CREATE DATABASE "{database}" OWNER {admin}')
-    admin_url = url_as(_on_database(server_url, database), admin, password)
-    made = {
-        "runtime": f"runtime_{token}",
-        "operator": f"operator_{token}",
-        "owner": f"owner_{token}",
-    }
+    created_roles: list[str] = []
+    created_database = False
     try:
+        with psycopg.connect(server_url, autocommit=True) as superuser:
+            superuser.execute(
+                f"CREATE ROLE {admin} LOGIN CREATEDB CREATEROLE PASSWORD '{password}'"
+            )
+            created_roles.append(admin)
+            superuser.execute(f'CREATE DATABASE "{database}" OWNER {admin}')
+            created_database = True
+        admin_url = url_as(_on_database(server_url, database), admin, password)
+        made = {
+            "runtime": f"runtime_{token}",
+            "operator": f"operator_{token}",
+            "owner": f"owner_{token}",
+        }
         with psycopg.connect(admin_url, autocommit=True) as conn:
             for role in made.values():  # as a managed console would: by the admin
                 conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+                created_roles.append(role)
         yield ManagedDatabase(
             admin_url,
             made["runtime"],
@@ -92,8 +102,9 @@ def managed_database(server_url: str) -> Iterator[ManagedDatabase]:
         )
     finally:
         with psycopg.connect(server_url, autocommit=True) as superuser:
-            superuser.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-            for role in (*made.values(), admin):
+            if created_database:
+                superuser.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+            for role in reversed(created_roles):  # the admin, which made the others, last
                 superuser.execute(f"DROP ROLE IF EXISTS {role}")
 
 

@@ -6,7 +6,6 @@ never a traceback. In process through main(), and as a user meets them:
 from __future__ import annotations
 
 import json
-import signal
 import socket
 import subprocess
 import sys
@@ -32,7 +31,6 @@ from tests.support.db import new_schema_name
 from tests.support.flavours import DUROXIDE_0_2_2
 from tests.support.paths import REPO
 from tests.support.roles import login_role
-from tests.support.waiting import wait_until
 from tests.unit.cli_runs import error_lines
 
 UNREACHABLE_URL = "postgresql://x@127.0.0.1:1/x"
@@ -196,46 +194,6 @@ def test_a_forgotten_schema_reaches_the_terminal_as_one_line(hubs_url: str) -> N
     assert done.returncode == 3, done
     assert done.stdout == ""
     assert "holds no task hub" in only_line(done.stderr)
-
-
-def test_ctrl_c_during_a_verb_is_exit_130_and_one_line(hubs_url: str) -> None:
-    """status waits on a table locked here; SIGINT cancels the statement."""
-    url = hubs_url + ("&" if "?" in hubs_url else "?") + "application_name=cli-interrupted"
-    with psycopg.connect(hubs_url) as holder:
-        holder.execute("LOCK TABLE orders.orchestrator_queue IN ACCESS EXCLUSIVE MODE")
-        status = subprocess.Popen(
-            [sys.executable, "-m", "provider", "status", "--url", url, "--schema", "orders"],
-            cwd=REPO,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            _wait_for_lock_wait(hubs_url, "cli-interrupted")
-            status.send_signal(signal.SIGINT)
-            _, err = status.communicate(timeout=30)
-        finally:
-            status.kill()
-        holder.rollback()
-    assert status.returncode == 130, err
-    assert only_line(err).startswith("taskhub-pg: interrupted")
-
-
-def _wait_for_lock_wait(url: str, application: str) -> None:
-    with psycopg.connect(url, autocommit=True) as conn:
-
-        def waiting() -> bool:
-            row = conn.execute(
-                "SELECT count(*) FROM pg_stat_activity"
-                " WHERE application_name = %s AND wait_event_type = 'Lock'",
-                [application],
-            ).fetchone()
-            return bool(row and row[0])
-
-        wait_until(
-            waiting, timeout_s=60, interval_s=0.05, message=f"{application} to wait for the lock"
-        )
 
 
 def test_a_role_without_privileges_is_refused_in_one_line(

@@ -72,8 +72,15 @@ class TcpProxy:
     async def _listen(self) -> None:
         self._flowing = asyncio.Event()
         self._flowing.set()
-        self._server = await asyncio.start_server(self._relay, HOST, 0)
-        self.port = int(self._server.sockets[0].getsockname()[1])
+        self._server = await self._start_server()
+
+    async def _start_server(self) -> asyncio.Server:
+        server = await asyncio.start_server(self._relay, HOST, 0)
+        self.port = int(server.sockets[0].getsockname()[1])
+        return server
+
+    async def _open_target(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        return await asyncio.open_connection(HOST, self.target_port)
 
     async def _set_flowing(self, flowing: bool) -> None:
         assert self._flowing is not None
@@ -117,7 +124,7 @@ class TcpProxy:
         self, client_out: asyncio.StreamWriter, client_in: asyncio.StreamReader
     ) -> None:
         try:
-            server_in, server_out = await asyncio.open_connection(HOST, self.target_port)
+            server_in, server_out = await self._open_target()
         except OSError:  # nothing listens there (yet): as if the server refused
             client_out.transport.abort()
             return
