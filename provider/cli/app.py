@@ -21,13 +21,17 @@ from provider.cli import (
     schedule_commands,
     turn_form_command,
 )
-from provider.cli.failures import failure_of, one_line, report
+from provider.cli.failures import failure_of, one_line, report, said
 from provider.cli.inspect_commands import inspect_app
-from provider.cli.interrupts import HINT, Watchdog
+from provider.cli.interrupts import Watchdog
 from provider.cli.options import INTERRUPTED, OK, PROBLEMS, USAGE, Failure, target
 
 PROG = "taskhub-pg"
 SERVES_UNTIL_CTRL_C = frozenset({"dashboard", "metrics"})
+
+
+def interrupted() -> Failure:
+    return Failure(INTERRUPTED, "interrupted", "the transaction under way, if any, rolled back")
 
 
 class _Root(TyperGroup):
@@ -37,7 +41,7 @@ class _Root(TyperGroup):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
-            raise Failure(INTERRUPTED, "interrupted", HINT) from None
+            raise interrupted() from None
 
 
 app = typer.Typer(
@@ -135,7 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     whatever the verb waits on."""
     args = sys.argv[1:] if argv is None else list(argv)
     as_json = wants_json(args)
-    watchdog = Watchdog(as_json).arm() if argv is None and not _serves(args) else None
+    watchdog = None
+    if argv is None and not _serves(args):
+        line = said(interrupted(), as_json)
+        watchdog = Watchdog(line if as_json else f"{PROG}: {line}").arm()
     target.url = target.schema = None  # what an earlier run in this process said
     target.as_json = as_json
     code = _run(args, as_json)

@@ -53,16 +53,24 @@ def shown(text: object) -> str:
     return visible(masked(one_line(text), passwords))
 
 
-def report(failure: Failure, as_json: bool) -> None:
-    """The failure on stderr, as `shown` makes it."""
+def said(failure: Failure, as_json: bool) -> str:
+    """The failure's line without its colour: one JSON object under --json,
+    else the message, then its hint, as `shown` makes them."""
     message = shown(failure.message)
     hint = shown(failure.hint) if failure.hint else None
     if as_json:
-        record = {"error": message, "exit_code": failure.code, "hint": hint}
-        sys.stderr.write(json.dumps(record) + "\n")
+        return json.dumps({"error": message, "exit_code": failure.code, "hint": hint})
+    return f"{message}; {hint}" if hint else message
+
+
+def report(failure: Failure, as_json: bool) -> None:
+    """The failure on stderr (the prefix red on a terminal)."""
+    if as_json:
+        sys.stderr.write(said(failure, as_json) + "\n")
         return
-    line = f"{message}; {hint}" if hint else message
-    errors.print(Text.assemble(("taskhub-pg:", "red"), " ", line), highlight=False)
+    errors.print(
+        Text.assemble(("taskhub-pg:", "red"), " ", said(failure, as_json)), highlight=False
+    )
 
 
 def is_unreachable(error: psycopg.Error) -> bool:

@@ -17,7 +17,6 @@ goes away commits nothing, and the server rolls its transaction back.
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import signal
@@ -27,14 +26,15 @@ import time
 from provider.cli.options import INTERRUPTED
 
 GRACE_S = 3.0
-HINT = "the transaction under way, if any, rolled back"
 
 
 class Watchdog:
     """Ends the process GRACE_S after a first Ctrl-C, or at a second one."""
 
-    def __init__(self, as_json: bool) -> None:
-        self._line = _line(as_json)
+    def __init__(self, line: str) -> None:
+        # Made beforehand: at the end the main thread may hold the locks
+        # that printing takes.
+        self._line = (line + "\n").encode()
         self._said = threading.Event()  # the verb's own line is out: say nothing more
 
     def arm(self) -> Watchdog:
@@ -68,15 +68,6 @@ class Watchdog:
         if not self._said.is_set():
             os.write(2, self._line)
         os._exit(INTERRUPTED)
-
-
-def _line(as_json: bool) -> bytes:
-    """What the verb would have said (failures.report), made beforehand: at
-    the end the main thread may hold the locks that printing takes."""
-    if as_json:
-        record = {"error": "interrupted", "exit_code": INTERRUPTED, "hint": HINT}
-        return (json.dumps(record) + "\n").encode()
-    return f"taskhub-pg: interrupted; {HINT}\n".encode()
 
 
 def _readable(fd: int, timeout_s: float) -> bool:
