@@ -105,7 +105,7 @@ def wants_json(args: list[str]) -> bool:
 
 def _exit_code(done: SystemExit, as_json: bool) -> int:
     """Every verb ends with SystemExit (Typer's standalone mode). A text code
-    is a message (migrations/env.py's, say): exit 1, as Python would."""
+    is a message (the migration runner's, say): exit 1, as Python would."""
     if done.code is None or isinstance(done.code, int):
         return done.code or OK
     message = one_line(done.code).removeprefix(f"{PROG}: ")

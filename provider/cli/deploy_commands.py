@@ -1,4 +1,8 @@
-"""upgrade, downgrade, sql, status: deploying; check and repair: the deploy gate."""
+"""upgrade, downgrade, sql, status: deploying; check and repair: the deploy gate.
+
+Alembic and SQLAlchemy load inside these verbs only (`from provider.deploy
+import migrate` where a verb runs): every other verb, and --help, starts
+without them."""
 
 from __future__ import annotations
 
@@ -9,12 +13,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import psycopg
-import sqlalchemy.exc
 import typer
-from alembic.util import CommandError
 
 from provider.cli.failures import database_failure, report
 from provider.cli.hubs import no_hub, require_hub, too_privileged
@@ -34,19 +36,16 @@ from provider.cli.options import (
 )
 from provider.cli.plain import plain, visible, visible_lines
 from provider.cli.turn_form_command import downgrade_warning
-from provider.deploy import gate, migrate
-from provider.deploy.gate import Problem
 from provider.deploy.hub_status import HubStatus, read_hub_status, schema_exists
 from provider.deploy.migration_options import InvalidMigrationOption, MigrationOptions
 from provider.deploy.privileged_fence import PINNED_SEARCH_PATH
-from provider.deploy.run_report import (
-    MigrationLocksNotTaken,
-    MigrationRun,
-    RuntimeSignaturesChanged,
-    UndeclaredTableLocks,
-)
+from provider.deploy.refusals import MigrationMisused, MigrationRefused
+from provider.deploy.run_report import MigrationRun
 from provider.deploy.run_report import log as migration_log
-from provider.deploy.session_pinning import SessionNotPinned, one_transaction_behind_a_pooler
+from provider.deploy.session_pinning import one_transaction_behind_a_pooler
+
+if TYPE_CHECKING:
+    from provider.deploy.gate import Problem
 
 
 class RuntimeDdl(StrEnum):
@@ -132,22 +131,15 @@ def _migrate(run: Callable[[], MigrationRun], as_json: bool) -> None:
     try:
         with _reporting_lock_waits(as_json):
             done = run()
-    except (
-        MigrationLocksNotTaken,
-        RuntimeSignaturesChanged,
-        UndeclaredTableLocks,
-        SessionNotPinned,
-    ) as error:
+    except MigrationRefused as error:
         fail(PROBLEMS, str(error))  # each says what was rolled back
-    except CommandError as error:  # an unknown revision, say
+    except MigrationMisused as error:  # an unknown revision, say
         fail(USAGE, f"nothing changed: {error}")
-    except sqlalchemy.exc.DBAPIError as error:
-        if not isinstance(error.orig, psycopg.Error):
-            raise
+    except psycopg.Error as error:
         # Revisions from 0006 on commit one by one: only the one under way
         # is certain to have rolled back.
         outcome = "the revision under way (if any) rolled back"
-        failure = database_failure(error.orig, outcome=outcome)
+        failure = database_failure(error, outcome=outcome)
         if failure.code == PROBLEMS:
             failure.hint = "; ".join(filter(None, [failure.hint, STATUS_HINT]))
         raise failure from None
@@ -252,6 +244,8 @@ def register(app: typer.Typer) -> None:
             lock_timeout_ms=lock_timeout_ms,
             lock_attempts=lock_attempts,
         )
+        from provider.deploy import migrate
+
         _migrate(lambda: migrate.run(options, "upgrade", revision), as_json)
 
     @app.command()
@@ -275,6 +269,8 @@ def register(app: typer.Typer) -> None:
             url=target, schema=schema, lock_timeout_ms=lock_timeout_ms, lock_attempts=lock_attempts
         )
         confirm(f"Downgrade schema {schema} to revision {revision}?{removes}", yes)
+        from provider.deploy import migrate
+
         _migrate(lambda: migrate.run(options, "downgrade", revision), as_json)
 
     @app.command("sql")
@@ -286,7 +282,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print the migration as one SQL script, for psql (no database needed)."""
         options = _options(schema=schema, runtime_role=runtime_role, runtime_ddl=runtime_ddl.value)
-        migrate.write_script(options, revision)
+        from provider.deploy import migrate
+
+        try:
+            migrate.write_script(options, revision)
+        except MigrationMisused as error:  # an unknown revision, say
+            fail(USAGE, f"nothing changed: {error}")
 
     @app.command()
     def status(url: Url = None, schema: Schema = "public", as_json: AsJson = False) -> None:
@@ -304,6 +305,8 @@ def register(app: typer.Typer) -> None:
             raise refused
         note = _status_note(target, schema)
         found = read_hub_status(target, schema)
+        from provider.deploy import migrate
+
         head = migrate.head_revision()
         if as_json:
             print_json(_status_json(found, head, note))
@@ -317,6 +320,8 @@ def register(app: typer.Typer) -> None:
         SECURITY DEFINER or search_path changed, runtime grants missing,
         _duroxide_migrations versions missing, settings out of range."""
         target = database_url(url)
+        from provider.deploy import gate
+
         found = gate.check(target, schema)
         if as_json:
             print_json(found.as_json())
@@ -335,6 +340,8 @@ def register(app: typer.Typer) -> None:
         _duroxide_migrations versions, in one transaction; rows stay as they
         are. Exit 1 when something is left (pending revisions, settings)."""
         target = database_url(url)
+        from provider.deploy import gate
+
         done = gate.repair(target, schema)
         if as_json:
             print_json(done.as_json())

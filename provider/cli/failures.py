@@ -2,7 +2,7 @@
 stderr (one JSON object under --json), never a traceback.
 
 A verb ends with `fail` where it knows better; whatever it leaves unhandled
-(from psycopg, SQLAlchemy, Alembic, the provider or the OS) is mapped here
+(from psycopg, the deploy layer, the provider or the OS) is mapped here
 by main().
 """
 
@@ -12,8 +12,6 @@ import json
 import sys
 
 import psycopg
-import sqlalchemy.exc
-from alembic.util import CommandError
 from rich.text import Text
 
 from provider.cli.hubs import explain_missing
@@ -27,7 +25,7 @@ from provider.cli.options import (
     target,
 )
 from provider.cli.plain import visible
-from provider.deploy.session_pinning import SessionNotPinned
+from provider.deploy.refusals import MigrationMisused, MigrationRefused
 from provider.errors import ConfigurationError, TaskHubError
 from provider.masking import masked, passwords_of
 
@@ -125,15 +123,9 @@ def failure_of(error: BaseException) -> Failure | None:
         return error
     if isinstance(error, psycopg.Error):
         return database_failure(error)
-    if isinstance(error, sqlalchemy.exc.DBAPIError) and isinstance(error.orig, psycopg.Error):
-        return database_failure(error.orig)
-    if isinstance(error, sqlalchemy.exc.ArgumentError):  # a URL SQLAlchemy cannot read
-        return Failure(USAGE, f"--url: {error}")
-    if isinstance(error, sqlalchemy.exc.SQLAlchemyError):
-        return Failure(PROBLEMS, f"refused, nothing changed: {error}")
-    if isinstance(error, SessionNotPinned):  # refused, not misused: it says what to do
+    if isinstance(error, MigrationRefused):  # each says what was rolled back, or what to do
         return Failure(PROBLEMS, str(error))
-    if isinstance(error, CommandError):  # Alembic: an unknown revision, say
+    if isinstance(error, MigrationMisused):  # an unknown revision, say
         return Failure(USAGE, f"nothing changed: {error}")
     if isinstance(error, TaskHubError):
         return _hub_failure(error)

@@ -7,7 +7,7 @@ with "cached plan must not change result type" (0A000) until the process
 restarts; another argument list, and the call no longer resolves. So every
 migration run reads the signatures of these functions before its first
 revision and again before it commits, and refuses to commit a change
-(migrations/env.py). A body replaced with CREATE OR REPLACE keeps its
+(provider/deploy/runner.py). A body replaced with CREATE OR REPLACE keeps its
 signature and passes. A hub created from nothing has nothing to compare
 with: new hubs get whatever head defines.
 

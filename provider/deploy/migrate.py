@@ -1,19 +1,28 @@
 """Run the Alembic migrations from Python: tests, `make run`, deploy jobs and
-`python -m provider`. Works from the repository and from an installed wheel."""
+`python -m provider`. Works from the repository and from an installed wheel.
+
+What does not finish raises the deploy layer's own errors
+(provider/deploy/refusals.py) or the server's psycopg error, never Alembic's
+or SQLAlchemy's: a caller needs neither to read it."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TextIO
 
 import psycopg
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
+from alembic.util import CommandError
 from psycopg import sql
+from sqlalchemy import exc
 
 from provider.deploy import migration_options
-from provider.deploy.migration_options import Direction, MigrationOptions
+from provider.deploy.migration_options import Direction, InvalidMigrationOption, MigrationOptions
+from provider.deploy.refusals import MigrationMisused, MigrationRefused
 from provider.deploy.resources import migrations_dir
 from provider.deploy.run_report import MigrationRun
 from provider.schema_name import validate_schema_name
@@ -27,22 +36,43 @@ def alembic_config(options: MigrationOptions, output: TextIO | None = None) -> C
     return config
 
 
+@contextmanager
+def _translated() -> Iterator[None]:
+    """Alembic's and SQLAlchemy's errors as the deploy layer's own."""
+    try:
+        yield
+    except MigrationRefused:
+        raise
+    except CommandError as error:  # an unknown revision, say
+        raise MigrationMisused(str(error)) from error
+    except exc.DBAPIError as error:
+        if isinstance(error.orig, psycopg.Error):
+            raise error.orig from None  # the server's own error, SQLSTATE and all
+        raise MigrationRefused(f"nothing changed: {error}") from error
+    except exc.ArgumentError as error:  # a URL SQLAlchemy cannot read
+        raise InvalidMigrationOption("url", str(error)) from error
+    except exc.SQLAlchemyError as error:
+        raise MigrationRefused(f"nothing changed: {error}") from error
+
+
 def run(options: MigrationOptions, direction: Direction, revision: str) -> MigrationRun:
     """Migrate `options.schema` to `revision`, up or down. Returns what the
-    run did (migrations/env.py fills it in)."""
+    run did (provider/deploy/runner.py fills it in)."""
     config = alembic_config(options.going(direction))
     report = MigrationRun(options.schema)
     config.attributes["run_report"] = report
-    if direction == "upgrade":
-        command.upgrade(config, revision)
-    else:
-        command.downgrade(config, revision)
+    with _translated():
+        if direction == "upgrade":
+            command.upgrade(config, revision)
+        else:
+            command.downgrade(config, revision)
     return report
 
 
 def write_script(options: MigrationOptions, revision: str, output: TextIO | None = None) -> None:
     """Write the SQL script of an upgrade to `revision` (for a DBA to apply with psql)."""
-    command.upgrade(alembic_config(options.going("upgrade"), output), revision, sql=True)
+    with _translated():
+        command.upgrade(alembic_config(options.going("upgrade"), output), revision, sql=True)
 
 
 def upgrade(

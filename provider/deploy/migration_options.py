@@ -1,6 +1,6 @@
 """What a migration run is told, as one validated object.
 
-The three ways in build the same `MigrationOptions`, and migrations/env.py
+The three ways in build the same `MigrationOptions`, and provider/deploy/runner.py
 reads nothing else:
 
 * Python: `provider.deploy.migrate.upgrade(url, schema, runtime_role=...)`;
@@ -18,19 +18,20 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal
-
-from alembic.config import Config
+from typing import TYPE_CHECKING, Literal
 
 from provider.deploy import runtime_role
 from provider.deploy.table_locks import LockPolicy
 from provider.masking import url_problem
 from provider.schema_name import InvalidSchemaName, validate_schema_name
 
+if TYPE_CHECKING:  # the command line builds options without loading Alembic
+    from alembic.config import Config
+
 CITUS_MODES = ("schema",)
 Direction = Literal["upgrade", "downgrade"]
 
-# Where a run's options travel from the caller to migrations/env.py.
+# Where a run's options travel from the caller to provider/deploy/runner.py.
 ATTRIBUTE = "taskhub_pg_options"
 
 
@@ -134,12 +135,12 @@ X_ARGUMENTS = (
 
 
 def store(config: Config, options: MigrationOptions) -> None:
-    """Hand the options to migrations/env.py through Alembic's Config."""
+    """Hand the options to provider/deploy/runner.py through Alembic's Config."""
     config.attributes[ATTRIBUTE] = options
 
 
 def of_run(config: Config, x_arguments: Mapping[str, str]) -> MigrationOptions:
-    """What migrations/env.py runs with: the options a caller stored, else
+    """What provider/deploy/runner.py runs with: the options a caller stored, else
     those of the alembic command line's -x arguments (stored for the
     revisions' steps to read)."""
     stored: MigrationOptions | None = config.attributes.get(ATTRIBUTE)

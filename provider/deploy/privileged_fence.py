@@ -14,7 +14,7 @@ owner, or on a hub whose owner is a superuser, is not privileged: it gains
 nothing.
 
 What the fence does, first in each transaction of a privileged session
-(migrations/env.py, provider/deploy/runtime_role.py, gate.py, turn_form.py):
+(provider/deploy/runner.py, provider/deploy/runtime_role.py, gate.py, turn_form.py):
 
 1. pins the transaction's search_path to pg_catalog, pg_temp;
 2. locks the hub's tables ROW EXCLUSIVE (the runtime's own mode: live traffic

@@ -1,5 +1,5 @@
 """What every revision of a migration run goes through, wrapped around it by
-migrations/env.py: the call gate and the table locks first, the lock and
+provider/deploy/runner.py: the call gate and the table locks first, the lock and
 signature checks last.
 
 When the gate closes. A call of a gated body (revision 0015 on) must never be
@@ -13,7 +13,7 @@ the first of them:
   just before it commits (the wait is then that of a commit, not of the run).
 
 Upgrades commit revision by revision from 0006 on (each is a released
-revision the runtime runs on, and adds what the next needs; migrations/env.py
+revision the runtime runs on, and adds what the next needs; provider/deploy/runner.py
 runs those below it in one transaction), so the hub waits on one revision at a
 time; the first revision of a run also locks the tables the later ones
 declare, so that a table some session holds for good stops the run before
@@ -34,11 +34,8 @@ from sqlalchemy.engine import Connection
 from provider.deploy import live_signatures, table_locks
 from provider.deploy.node_gate import NodeGate
 from provider.deploy.privileged_fence import SET_ASIDE_TABLE
-from provider.deploy.run_report import (
-    MigrationRun,
-    RuntimeSignaturesChanged,
-    UndeclaredTableLocks,
-)
+from provider.deploy.refusals import RuntimeSignaturesChanged, UndeclaredTableLocks
+from provider.deploy.run_report import MigrationRun
 from provider.deploy.version_table import VERSION_TABLE
 from provider.schema_name import quote_schema
 

@@ -1,5 +1,5 @@
 """What a migration run did: the revisions it applied, how long it took, the
-lock waits it met and its retries. migrations/env.py fills it in and logs it;
+lock waits it met and its retries. provider/deploy/runner.py fills it in and logs it;
 `taskhub-pg upgrade` and `downgrade` print it (`--json` for pipelines)."""
 
 from __future__ import annotations
@@ -8,30 +8,12 @@ import logging
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from alembic.util import CommandError
-
 log = logging.getLogger("taskhub_pg.migrate")
 
 
 def _lock_name(table: str) -> str:
     """A table's name as a wait names it; the call gate names itself."""
     return table if table.startswith("the ") or table.startswith("(") else f"table {table}"
-
-
-class MigrationLocksNotTaken(CommandError):
-    """Every attempt of a run met a lock it could not take in time; the
-    revision it was at rolled back each time (those before it stay applied).
-    A CommandError, so that the alembic command prints it as one line."""
-
-
-class RuntimeSignaturesChanged(CommandError):
-    """A run would have changed the argument list or result type of a function
-    running runtimes call (provider/deploy/live_signatures.py); it rolled back."""
-
-
-class UndeclaredTableLocks(CommandError):
-    """A revision took a strong lock on a table it does not declare; the run
-    rolled back."""
 
 
 @dataclass

@@ -46,6 +46,7 @@ from typing import Any
 import psycopg
 from alembic import context
 from alembic.runtime.migration import MigrationContext, MigrationStep, RevisionStep
+from alembic.util import CommandError
 from sqlalchemy import create_engine, pool
 from sqlalchemy.engine import Connection, Engine
 
@@ -53,8 +54,9 @@ from provider.deploy import migration_options, privileged_fence, session_pinning
 from provider.deploy.migration_options import InvalidMigrationOption, MigrationOptions
 from provider.deploy.migration_steps import execute_sql
 from provider.deploy.node_gate import NodeGate
+from provider.deploy.refusals import MigrationLocksNotTaken, MigrationRefused
 from provider.deploy.revision_guard import RevisionGuard
-from provider.deploy.run_report import LockWait, MigrationLocksNotTaken, MigrationRun, log
+from provider.deploy.run_report import LockWait, MigrationRun, log
 from provider.deploy.run_statements import PRECHECK_CITUS, RunStatements
 from provider.deploy.version_table import VERSION_TABLE
 from provider.schema_name import quote_schema
@@ -164,10 +166,16 @@ class MigrationRunner:
         return cls(_options())
 
     def run(self) -> None:
-        if context.is_offline_mode():
-            self.run_offline()
-        else:
-            self.run_online()
+        try:
+            if context.is_offline_mode():
+                self.run_offline()
+            else:
+                self.run_online()
+        except MigrationRefused as refused:
+            if getattr(context.config, "cmd_opts", None) is None:
+                raise  # from Python (provider.deploy.migrate): the refusal itself
+            # The alembic command line prints a CommandError as one line.
+            raise CommandError(str(refused)) from refused
 
     # -- the passes -------------------------------------------------------
     def passes(self, new_hub: bool = False) -> list[Pass]:

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from alembic.util import CommandError
+
+from provider.deploy.refusals import SessionNotPinned
 
 log = logging.getLogger(__name__)
 
@@ -43,12 +44,6 @@ SESSION_POOLING = "session"
 
 def declared_session_pooling() -> bool:
     return os.environ.get(DECLARATION, "").strip().lower() == SESSION_POOLING
-
-
-class SessionNotPinned(CommandError):
-    """The run's transactions do not all reach one server session (a
-    transaction pooler): refused, with nothing left behind. A CommandError, so
-    that the alembic command prints it as one line."""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ before it runs, an upgrade's first revision taking those of the whole run
   deadlock check would kill a runtime call that waits behind it, and a call
   never waits on a queued lock for longer than that timeout;
 * when a lock is not granted in time, the open transaction rolls back and the
-  run goes on from there after a backoff with jitter (migrations/env.py), a
+  run goes on from there after a backoff with jitter (provider/deploy/runner.py), a
   bounded number of times, and each wait is reported with who held the table.
 
 Every online transaction also checks, before it commits, that it took no
@@ -29,13 +29,13 @@ import random
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from sqlalchemy import text
-from sqlalchemy.engine import Connection
+from typing import TYPE_CHECKING, Any
 
 from provider.backoff import Backoff
 from provider.schema_name import quote_schema
+
+if TYPE_CHECKING:  # the command line reads the policy without loading SQLAlchemy
+    from sqlalchemy.engine import Connection
 
 # The order in which the fetch and ack procedures reach the hub's tables;
 # tables not named here come after, by name.
@@ -192,11 +192,9 @@ def sqlstate_of(error: BaseException) -> str | None:
 
 
 def existing_tables(connection: Connection, schema: str, tables: Sequence[str]) -> list[str]:
-    found = connection.execute(
-        text(
-            "SELECT c.relname FROM pg_catalog.pg_class AS c"
-            " WHERE c.relnamespace = to_regnamespace(:schema) AND c.relname = ANY(:tables)"
-        ),
+    found = connection.exec_driver_sql(
+        "SELECT c.relname FROM pg_catalog.pg_class AS c"
+        " WHERE c.relnamespace = to_regnamespace(%(schema)s) AND c.relname = ANY(%(tables)s)",
         {"schema": quote_schema(schema), "tables": list(tables)},
     )
     present = {row[0] for row in found}
@@ -243,12 +241,12 @@ SELECT l.pid, coalesce(a.application_name, ''), coalesce(a.usename::text, ''),
  ORDER BY a.xact_start NULLS LAST, l.pid
  LIMIT 5
 """
-_ON_TABLE = "l.locktype = 'relation' AND l.relation = to_regclass(:table)"
+_ON_TABLE = "l.locktype = 'relation' AND l.relation = to_regclass(%(table)s)"
 # A bigint advisory key is kept as classid (high 32 bits) and objid (low 32 bits).
 _ON_GATE = (
     "l.locktype = 'advisory' AND l.objsubid = 1"
-    " AND l.classid = ((hashtextextended(:label, 0) >> 32) & 4294967295)::oid"
-    " AND l.objid = (hashtextextended(:label, 0) & 4294967295)::oid"
+    " AND l.classid = ((hashtextextended(%(label)s, 0) >> 32) & 4294967295)::oid"
+    " AND l.objid = (hashtextextended(%(label)s, 0) & 4294967295)::oid"
 )
 CALL_GATE = "the call gate"  # what LockNotTaken names when the gate was not granted
 
@@ -281,7 +279,7 @@ def holders(connection: Connection, schema: str, table: str) -> list[Holder]:
         query, parameters = _ON_GATE, {"label": call_gate_label(schema)}
     else:
         query, parameters = _ON_TABLE, {"table": f"{quote_schema(schema)}.{table}"}
-    rows = connection.execute(text(_HOLDERS.format(which=query)), parameters)
+    rows = connection.exec_driver_sql(_HOLDERS.format(which=query), parameters)
     return [Holder(*row) for row in rows]
 
 
@@ -292,9 +290,8 @@ def relations_before(connection: Connection, schema: str) -> dict[int, str]:
     Views are left out: the runtime never reads them, and LOCK TABLE on a view
     would lock its base tables too, in the view's order. A revision's DROP or
     CREATE OR REPLACE VIEW waits under the run's lock_timeout like any lock."""
-    rows = connection.execute(
-        text(
-            """SELECT c.oid::bigint,
+    rows = connection.exec_driver_sql(
+        """SELECT c.oid::bigint,
                       coalesce(owner.relname, toast_of.relname, sequence_of.relname, c.relname)
                  FROM pg_catalog.pg_class AS c
                  LEFT JOIN pg_catalog.pg_index AS i ON i.indexrelid = c.oid
@@ -305,10 +302,9 @@ def relations_before(connection: Connection, schema: str) -> dict[int, str]:
                        AND d.refclassid = 'pg_class'::regclass AND d.deptype = 'a'
                        AND c.relkind = 'S'
                  LEFT JOIN pg_catalog.pg_class AS sequence_of ON sequence_of.oid = d.refobjid
-                WHERE (c.relnamespace = to_regnamespace(:schema)
-                       OR toast_of.relnamespace = to_regnamespace(:schema))
-                  AND c.relkind IN ('r', 'p', 'i', 'I', 't', 'S')"""
-        ),
+                WHERE (c.relnamespace = to_regnamespace(%(schema)s)
+                       OR toast_of.relnamespace = to_regnamespace(%(schema)s))
+                  AND c.relkind IN ('r', 'p', 'i', 'I', 't', 'S')""",
         {"schema": quote_schema(schema)},
     )
     return {int(oid): str(table) for oid, table in rows}
@@ -319,12 +315,10 @@ def undeclared_strong_locks(
 ) -> list[str]:
     """The tables that existed before the run and that it holds a strong lock
     on without having declared them."""
-    rows = connection.execute(
-        text(
-            "SELECT DISTINCT l.relation::bigint FROM pg_catalog.pg_locks AS l"
-            " WHERE l.pid = pg_backend_pid() AND l.locktype = 'relation' AND l.granted"
-            " AND l.mode = ANY(:modes)"
-        ),
+    rows = connection.exec_driver_sql(
+        "SELECT DISTINCT l.relation::bigint FROM pg_catalog.pg_locks AS l"
+        " WHERE l.pid = pg_backend_pid() AND l.locktype = 'relation' AND l.granted"
+        " AND l.mode = ANY(%(modes)s)",
         {"modes": list(STRONG_MODES)},
     )
     allowed = set(declared)

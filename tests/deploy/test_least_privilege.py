@@ -389,7 +389,7 @@ def test_revoking_and_downgrading_take_everything_back(
 
 def test_runtime_role_needs_revision_0005(database_url: str, role: LoginRole) -> None:
     schema = new_schema_name("lp")
-    with pytest.raises(Exception, match="revision 0005 or later"):
+    with pytest.raises(psycopg.Error, match="revision 0005 or later"):
         migrate.upgrade(database_url, schema, "0004", runtime_role=role.name)
     assert "taskhub_grant_runtime_role" in grant_statement(schema, role.name, "guarded")
 

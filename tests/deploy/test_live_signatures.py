@@ -12,7 +12,7 @@ import pytest
 
 from devkit.schema.head_schema import apply_head
 from provider.deploy import live_signatures, migrate
-from provider.deploy.run_report import RuntimeSignaturesChanged
+from provider.deploy.refusals import RuntimeSignaturesChanged
 from tests.support.contract import CONTRACT_FUNCTIONS, turn_as_json
 from tests.support.db import new_schema_name
 from tests.support.extra_revision import migrations_with_revision, upgrade_with

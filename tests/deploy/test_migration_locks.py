@@ -15,8 +15,13 @@ import pytest
 
 from provider.deploy import migrate, table_locks
 from provider.deploy.migration_options import InvalidMigrationOption
-from provider.deploy.run_report import MigrationLocksNotTaken, UndeclaredTableLocks
+from provider.deploy.refusals import (
+    MigrationLocksNotTaken,
+    MigrationMisused,
+    UndeclaredTableLocks,
+)
 from provider.deploy.version_table import installed_revision as read_revision
+from tests.support.alembic_cli import alembic
 from tests.support.db import new_schema_name
 from tests.support.extra_revision import migrations_with_revision, upgrade_with
 
@@ -54,6 +59,37 @@ def test_a_held_table_fails_the_run_in_one_line_and_changes_nothing(
     )
     assert "stuck-app" in message and "idle in transaction" in message
     holder.rollback()
+    assert installed_revision(database_url, schema_at_0005) == "0005"
+
+
+def test_the_alembic_command_prints_a_refusal_as_one_line(
+    database_url: str, schema_at_0005: str, holder: psycopg.Connection[Any]
+) -> None:
+    """The runner hands the alembic command line a CommandError: its one
+    error line, no traceback."""
+    holder.execute(f'SELECT count(*) FROM "{schema_at_0005}".history')
+    options = (
+        "-x",
+        f"schema={schema_at_0005}",
+        "-x",
+        "lock_timeout_ms=50",
+        "-x",
+        "lock_attempts=2",
+    )
+    run = alembic(*options, "upgrade", "head", url=database_url)
+    assert run.returncode == 255  # Alembic's exit for a CommandError
+    failed = [line for line in run.stderr.splitlines() if "[alembic.util.messaging]" in line]
+    assert len(failed) == 1 and "could not be locked within 50 ms" in failed[0], run.stderr
+    assert "Traceback" not in run.stderr
+    holder.rollback()
+    assert installed_revision(database_url, schema_at_0005) == "0005"
+
+
+def test_an_unknown_revision_is_the_deploy_layers_own_error(
+    database_url: str, schema_at_0005: str
+) -> None:
+    with pytest.raises(MigrationMisused, match="Can't locate revision identified by '9999'"):
+        migrate.upgrade(database_url, schema_at_0005, "9999")
     assert installed_revision(database_url, schema_at_0005) == "0005"
 
 

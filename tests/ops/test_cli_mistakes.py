@@ -17,14 +17,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
-import sqlalchemy.exc
-from alembic.util import CommandError
 
 from provider.cli import main
 from provider.cli.deploy_commands import Citus, RuntimeDdl
 from provider.cli.failures import failure_of
 from provider.deploy import migrate
 from provider.deploy.migration_options import CITUS_MODES
+from provider.deploy.refusals import MigrationMisused, SessionNotPinned
 from provider.deploy.runtime_role import RUNTIME_DDL_MODES
 from provider.errors import ConfigurationError, PermanentError, RetryableError
 from tests.support.db import new_schema_name
@@ -292,8 +291,8 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         (ConfigurationError("connect", "cannot connect to 'postgresql://x@h/x'"), 4, "cannot"),
         (RetryableError("ack", "deadlock detected", "40P01"), 1, "try again"),
         (PermanentError("ack", "bad input", "22023"), 1, "refused, nothing changed: bad input"),
-        (sqlalchemy.exc.ArgumentError("Could not parse SQLAlchemy URL"), 2, "--url"),
-        (CommandError("Can't locate revision identified by '9999'"), 2, "nothing changed"),
+        (MigrationMisused("Can't locate revision identified by '9999'"), 2, "nothing changed"),
+        (SessionNotPinned("a transaction pooler: connect directly"), 1, "connect directly"),
         (OSError(98, "Address already in use"), 1, "Address already in use"),
         (psycopg.OperationalError("connection failed: refused\n\tIs it up?"), 4, "Is it up?"),
     ],
