@@ -3,6 +3,7 @@ error ends a verb: one line on stderr (one JSON object under --json)."""
 
 from __future__ import annotations
 
+import logging
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
@@ -28,6 +29,10 @@ from provider.cli.options import INTERRUPTED, OK, PROBLEMS, USAGE, Failure, targ
 
 PROG = "taskhub-pg"
 SERVES_UNTIL_CTRL_C = frozenset({"dashboard", "metrics"})
+# psycopg logs what it could not do itself (a cancel the server refused, say)
+# through logging's last resort: a second line on stderr, beside the one the
+# verb ends with. A verb that logs (the dashboard) configures its own handlers.
+_PSYCOPG_WARNINGS = logging.NullHandler()
 
 
 def interrupted() -> Failure:
@@ -144,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         line = said(interrupted(), as_json)
         watchdog = Watchdog(line if as_json else f"{PROG}: {line}").arm()
     target.url = target.schema = None  # what an earlier run in this process said
+    logging.getLogger("psycopg").addHandler(_PSYCOPG_WARNINGS)
     target.as_json = as_json
     code = _run(args, as_json)
     if code == INTERRUPTED and watchdog is not None:

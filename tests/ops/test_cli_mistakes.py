@@ -306,6 +306,22 @@ def test_every_error_a_verb_leaves_has_an_exit_code(
     assert words in f"{failure.message}; {failure.hint}"
 
 
+def test_psycopgs_own_warnings_are_not_a_second_line() -> None:
+    """psycopg logs a cancel the server refused through logging's last
+    resort; after main() they reach no stream (a fresh interpreter: pytest's
+    own handlers would hide the last resort)."""
+    program = (
+        "import logging\n"
+        "from provider.cli import main\n"
+        "main(['--version'])\n"
+        "logging.getLogger('psycopg').warning('query cancellation failed: refused')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and done.stderr == ""
+
+
 def test_a_text_system_exit_is_one_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
