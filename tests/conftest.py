@@ -32,6 +32,7 @@ from tests.support.docker import docker_engine_answers
 from tests.support.flavours import ALL, DUROXIDE_0_2_2, TASKHUB, Flavour
 from tests.support.pgbouncer_fixture import start_pgbouncer  # noqa: F401  (a fixture: PgBouncer in front)
 from tests.support.roles import LoginRole, login_role
+from tests.support.server_clock import MoveClock, advance_clock
 from tests.support.templates import SchemaTemplates
 
 # One database per xdist worker ("gw0", "gw1", ...) and per run, so that
@@ -148,6 +149,17 @@ def runtime_login(database_url: str) -> Iterator[LoginRole]:
 @pytest.fixture
 def hub(hub_schema: str, make_hub: Callable[..., TaskHub]) -> TaskHub:
     return make_hub(hub_schema)
+
+
+@pytest.fixture
+def move_clock(database_url: str) -> MoveClock:
+    """Moves a hub's lease clock on by so many ms, instead of a sleep until a
+    lease or a delay has run out (tests/support/server_clock.py)."""
+
+    def move(hub: TaskHub, ms: int) -> None:
+        advance_clock(database_url, hub.config.schema, ms)
+
+    return move
 
 
 @pytest.fixture

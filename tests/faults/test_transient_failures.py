@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import secrets
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +24,7 @@ from psycopg.conninfo import make_conninfo
 
 from provider import ExecutionMetadata, now_ms
 from provider.shapes import ack_metadata_json, history_rows
+from tests.support.server_clock import advance_clock
 from tests.support.waiting import wait_until
 from tests.support.work_items import event, orchestration_started, start_orchestration
 
@@ -149,7 +149,7 @@ def test_the_shielded_failure_is_visible_to_operators_and_logged(
 
 
 def test_each_redelivery_counts_so_a_turn_that_keeps_failing_is_dead_lettered(
-    hub_schema: str, sql: psycopg.Connection[Any]
+    hub_schema: str, sql: psycopg.Connection[Any], database_url: str
 ) -> None:
     sql.execute(
         f"UPDATE \"{hub_schema}\".taskhub_settings SET value = '3'"
@@ -163,7 +163,7 @@ def test_each_redelivery_counts_so_a_turn_that_keeps_failing_is_dead_lettered(
         attempts.append(attempt)
         turns.ack_failure(token, instance, infrastructure("ack_orchestration_item", TERMINATED))
     assert attempts == [1, 2, 3]
-    time.sleep(0.5)  # past the 400 ms the last give-back holds the message for
+    advance_clock(database_url, hub_schema, 500)  # past the 400 ms the give-back holds it
     assert turns.fetch() is None
     dead = sql.execute(
         f'SELECT instance_id, attempt_count FROM "{hub_schema}".dead_letters'

@@ -12,6 +12,7 @@ import pytest
 
 from provider import LockLost, PermanentError, RetryableError, TaskHub, now_ms
 from tests.support.db import lease_remaining_ms, open_transaction, worker_lease_remaining_ms
+from tests.support.server_clock import MoveClock
 from tests.support.work_items import (
     activity_completed,
     activity_execute,
@@ -90,9 +91,11 @@ def test_renewing_an_expired_orchestration_lease_fails_even_with_a_lagging_clock
         )
 
 
-def test_ack_after_a_takeover_fails_and_the_new_holder_commits(hub: TaskHub) -> None:
+def test_ack_after_a_takeover_fails_and_the_new_holder_commits(
+    hub: TaskHub, move_clock: MoveClock
+) -> None:
     old_token = leased_instance(hub, "taken-over", lock_ms=300)
-    time.sleep(0.4)  # past the 300 ms lease
+    move_clock(hub, 400)  # past the 300 ms lease
     new_item = hub.fetch_orchestration_item(30_000)
     assert new_item is not None and new_item.lock_token != old_token
     assert new_item.attempt_count == 2
@@ -142,11 +145,13 @@ def test_unknown_tokens_raise_lock_lost(hub: TaskHub) -> None:
         hub.renew_work_item_lock("lock_unknown", 1_000)
 
 
-def test_worker_ack_after_expiry_is_refused_and_the_item_comes_back(hub: TaskHub) -> None:
+def test_worker_ack_after_expiry_is_refused_and_the_item_comes_back(
+    hub: TaskHub, move_clock: MoveClock
+) -> None:
     hub.enqueue_worker_work(activity_execute("expired-worker", 1))
     lease = hub.fetch_work_item(300)
     assert lease is not None
-    time.sleep(0.4)  # past the 300 ms lease
+    move_clock(hub, 400)  # past the 300 ms lease
     with pytest.raises(LockLost, match="not found or already processed"):
         hub.ack_work_item(lease.lock_token, activity_completed("expired-worker", 1))
     again = hub.fetch_work_item(30_000)
@@ -157,11 +162,13 @@ def test_worker_ack_after_expiry_is_refused_and_the_item_comes_back(hub: TaskHub
     assert completion.messages == [activity_completed("expired-worker", 1)]
 
 
-def test_abandon_with_delay_hides_the_messages_and_can_spare_the_attempt(hub: TaskHub) -> None:
+def test_abandon_with_delay_hides_the_messages_and_can_spare_the_attempt(
+    hub: TaskHub, move_clock: MoveClock
+) -> None:
     token = leased_instance(hub, "abandoned", lock_ms=30_000)
     assert hub.abandon_orchestration_item(token, delay_ms=400, ignore_attempt=True) == "abandoned"
     assert hub.fetch_orchestration_item(30_000) is None
-    time.sleep(0.5)  # past the 400 ms delay
+    move_clock(hub, 500)  # past the 400 ms delay
     item = hub.fetch_orchestration_item(30_000)
     assert item is not None and item.attempt_count == 1
 
@@ -183,13 +190,16 @@ def test_bad_lease_arguments_are_refused_and_change_nothing(hub: TaskHub) -> Non
 
 
 def test_lease_operations_never_wait_for_a_fetcher_taking_over(
-    hub: TaskHub, hub_schema: str, database_url: str
+    hub: TaskHub,
+    hub_schema: str,
+    database_url: str,
+    move_clock: MoveClock,
 ) -> None:
     old_token = leased_instance(hub, "mid-takeover", lock_ms=300)
     hub.enqueue_worker_work(activity_execute("mid-takeover", 1))
     old_lease = hub.fetch_work_item(300)
     assert old_lease is not None
-    time.sleep(0.4)  # past the 300 ms leases
+    move_clock(hub, 400)  # past the 300 ms leases
 
     with open_transaction(database_url) as competitor:
         # Another dispatcher and another worker take both expired leases over

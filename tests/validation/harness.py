@@ -32,15 +32,15 @@ from tests.support.work_items import (
 # timeout uses 30 s as in the suite.
 LT = 1_000
 LONG_LOCK = 30_000
-# A little past a lease of LT: what tests of expiry sleep. The server's clock
-# ends the lease, so there is no condition to wait for.
-PAST_LT_S = (LT + 100) / 1000
+# A little past a lease of LT: how far tests of expiry move the hub's test
+# clock (tests/support/server_clock.py) instead of sleeping.
+PAST_LT_MS = LT + 100
 RUNTIME_VERSION = "0.1.32"
 
 __all__ = [
     "LONG_LOCK",
     "LT",
-    "PAST_LT_S",
+    "PAST_LT_MS",
     "activity_completed",
     "activity_execute",
     "continue_as_new",

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
 from provider import ExecutionMetadata, TaskHub, TaskHubError
+from tests.support.server_clock import MoveClock
 from tests.validation.harness import (
     LT,
-    PAST_LT_S,
+    PAST_LT_MS,
     activity_execute,
     event,
     external_raised,
@@ -81,7 +81,7 @@ def test_multi_operation_atomic_ack(provider: TaskHub) -> None:
     assert "ExternalRaised" in item.messages[1]
 
 
-def test_lock_released_only_on_successful_ack(provider: TaskHub) -> None:
+def test_lock_released_only_on_successful_ack(provider: TaskHub, move_clock: MoveClock) -> None:
     provider.enqueue_for_orchestrator(start_orchestration(INSTANCE))
     assert provider.fetch_orchestration_item(LT) is not None
     assert provider.fetch_orchestration_item(LT) is None
@@ -90,7 +90,7 @@ def test_lock_released_only_on_successful_ack(provider: TaskHub) -> None:
         provider.ack_orchestration_item("invalid-lock-token", 1)
     assert provider.fetch_orchestration_item(LT) is None
 
-    time.sleep(PAST_LT_S)
+    move_clock(provider, PAST_LT_MS)
     item = provider.fetch_orchestration_item(LT)
     assert item is not None
     assert item.instance_id == INSTANCE

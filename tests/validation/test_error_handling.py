@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from provider import ExecutionMetadata, TaskHub, TaskHubError
+from tests.support.server_clock import MoveClock
 from tests.validation.harness import (
     LT,
-    PAST_LT_S,
+    PAST_LT_MS,
     event,
     fetch_o,
     start_orchestration,
@@ -57,10 +56,10 @@ def test_corrupted_serialization_data(provider: TaskHub) -> None:
     assert item is None or item.instance_id
 
 
-def test_lock_expiration_during_ack(provider: TaskHub) -> None:
+def test_lock_expiration_during_ack(provider: TaskHub, move_clock: MoveClock) -> None:
     provider.enqueue_for_orchestrator(start_orchestration(INSTANCE))
     item = fetch_o(provider, LT)
-    time.sleep(PAST_LT_S)
+    move_clock(provider, PAST_LT_MS)
     with pytest.raises(TaskHubError):
         provider.ack_orchestration_item(
             item.lock_token, 1, history_delta=[started(INSTANCE)], metadata=ExecutionMetadata()

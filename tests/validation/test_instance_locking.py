@@ -17,10 +17,11 @@ from typing import TypeVar
 import pytest
 
 from provider import OrchestrationItem, RetryableError, TaskHub, TaskHubError
+from tests.support.server_clock import MoveClock
 from tests.validation.harness import (
     LONG_LOCK,
     LT,
-    PAST_LT_S,
+    PAST_LT_MS,
     activity_completed,
     create_instance,
     fetch_o,
@@ -48,11 +49,11 @@ def completion_ids(item: OrchestrationItem) -> list[int]:
     ]
 
 
-def test_exclusive_instance_lock(provider: TaskHub) -> None:
+def test_exclusive_instance_lock(provider: TaskHub, move_clock: MoveClock) -> None:
     provider.enqueue_for_orchestrator(start_orchestration(INSTANCE))
     first = fetch_o(provider, LT)
     assert provider.fetch_orchestration_item(LT) is None
-    time.sleep(PAST_LT_S)
+    move_clock(provider, PAST_LT_MS)
     second = fetch_o(provider)
     assert second.instance_id == INSTANCE
     assert second.lock_token != first.lock_token
@@ -90,7 +91,7 @@ def test_concurrent_instance_fetching(provider: TaskHub) -> None:
     assert set(fetched) == set(instances)
 
 
-def test_completions_arriving_during_lock_blocked(provider: TaskHub) -> None:
+def test_completions_arriving_during_lock_blocked(provider: TaskHub, move_clock: MoveClock) -> None:
     """Messages of an expired lease come back together with those that arrived meanwhile."""
     provider.enqueue_for_orchestrator(start_orchestration(INSTANCE))
     fetch_o(provider, LT)
@@ -98,7 +99,7 @@ def test_completions_arriving_during_lock_blocked(provider: TaskHub) -> None:
         provider.enqueue_for_orchestrator(activity_completed(INSTANCE, i, f"result-{i}"))
     assert provider.fetch_orchestration_item(LT) is None
 
-    time.sleep(PAST_LT_S)
+    move_clock(provider, PAST_LT_MS)
     item = fetch_o(provider, LT)
     assert item.instance_id == INSTANCE
     assert len(item.messages) == 4
@@ -196,10 +197,10 @@ def test_multi_threaded_no_duplicate_processing(provider: TaskHub) -> None:
     assert len(fetched) <= instance_count
 
 
-def test_multi_threaded_lock_expiration_recovery(provider: TaskHub) -> None:
+def test_multi_threaded_lock_expiration_recovery(provider: TaskHub, move_clock: MoveClock) -> None:
     instance = "expiration-instance"
     provider.enqueue_for_orchestrator(start_orchestration(instance))
-    barrier = threading.Barrier(3)
+    barrier = threading.Barrier(2)
     leased = threading.Event()
 
     def holder() -> OrchestrationItem:
@@ -208,7 +209,6 @@ def test_multi_threaded_lock_expiration_recovery(provider: TaskHub) -> None:
         item = fetch_o(provider, LT)
         leased.set()
         assert item.instance_id == instance
-        time.sleep((LT + 200) / 1000)  # still holding the token when its lease ends
         return item
 
     def contender() -> OrchestrationItem | None:
@@ -216,19 +216,13 @@ def test_multi_threaded_lock_expiration_recovery(provider: TaskHub) -> None:
         assert leased.wait(10)
         return provider.fetch_orchestration_item(LT)
 
-    def recoverer() -> OrchestrationItem | None:
-        barrier.wait()
-        assert leased.wait(10)
-        time.sleep(PAST_LT_S)
-        return provider.fetch_orchestration_item(LT)
-
-    with ThreadPoolExecutor(max_workers=3) as pool:
+    with ThreadPoolExecutor(max_workers=2) as pool:
         held = pool.submit(holder)
         contended = pool.submit(contender)
-        recovered = pool.submit(recoverer)
         first = held.result()
         assert contended.result() is None, "the instance should still be locked"
-        second = recovered.result()
+    move_clock(provider, PAST_LT_MS)  # the holder's lease ends: a recoverer takes it over
+    second = provider.fetch_orchestration_item(LT)
 
     assert second is not None
     assert second.instance_id == instance

@@ -2,6 +2,7 @@
 
 Leases end when they expire, on ack, or on abandon; an expired or released
 lease can be neither renewed nor acked. LT is the suite's 1 s lock timeout.
+Time passes by the hub's test clock (move_clock), not by sleeping.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from provider import ExecutionMetadata, TaskHub, TaskHubError
+from tests.support.server_clock import MoveClock
 from tests.validation.harness import (
     LONG_LOCK,
     LT,
@@ -26,23 +28,17 @@ from tests.validation.harness import (
 INSTANCE = "instance-A"
 
 
-def sleep_ms(ms: float) -> None:
-    """These tests sleep past a lease's end (or inside it): the server's clock
-    ends leases, so time itself is their subject."""
-    time.sleep(ms / 1000)
-
-
 def activity(instance: str) -> dict[str, Any]:
     """The suite's ActivityExecute: id 1, name TestActivity."""
     return activity_execute(instance, 1, name="TestActivity")
 
 
-def test_lock_expires_after_timeout(provider: TaskHub) -> None:
+def test_lock_expires_after_timeout(provider: TaskHub, move_clock: MoveClock) -> None:
     provider.enqueue_for_orchestrator(start_orchestration(INSTANCE))
     first = fetch_o(provider, LT)
     assert provider.fetch_orchestration_item(LT) is None
 
-    sleep_ms(LT + 100)
+    move_clock(provider, LT + 100)
     second = fetch_o(provider, LT)
     assert second.instance_id == INSTANCE
     assert second.lock_token != first.lock_token
@@ -75,30 +71,32 @@ def test_lock_renewal_on_ack(provider: TaskHub) -> None:
     assert fetch_o(provider, LT).instance_id == INSTANCE
 
 
-def test_concurrent_lock_attempts_respect_expiration(provider: TaskHub) -> None:
+def test_concurrent_lock_attempts_respect_expiration(
+    provider: TaskHub, move_clock: MoveClock
+) -> None:
     provider.enqueue_for_orchestrator(start_orchestration(INSTANCE))
     fetch_o(provider, LT)
 
     def attempt(i: int) -> bool:
-        sleep_ms(i * 50)
+        time.sleep(i * 50 / 1000)  # staggered fetches, as in the suite
         return provider.fetch_orchestration_item(LT) is not None
 
     with ThreadPoolExecutor(max_workers=5) as pool:
         futures = [pool.submit(attempt, i) for i in range(5)]
-        sleep_ms(200)
+        time.sleep(0.2)  # the fetches are under way
         assert not any(future.result() for future in futures)
 
-    sleep_ms(max(LT - 200, 0) + 100)
+    move_clock(provider, LT + 100)
     assert fetch_o(provider, LT).instance_id == INSTANCE
 
 
-def test_worker_lock_renewal_success(provider: TaskHub) -> None:
+def test_worker_lock_renewal_success(provider: TaskHub, move_clock: MoveClock) -> None:
     provider.enqueue_worker_work(activity("test-instance"))
     lease = provider.fetch_work_item(LT)
     assert lease is not None
     assert provider.fetch_work_item(LT) is None
 
-    sleep_ms(100)
+    move_clock(provider, 100)
     provider.renew_work_item_lock(lease.lock_token, LT)
     assert provider.fetch_work_item(LT) is None
 
@@ -108,17 +106,17 @@ def test_worker_lock_renewal_invalid_token(provider: TaskHub) -> None:
         provider.renew_work_item_lock("invalid-token-123", 30_000)
 
 
-def test_worker_lock_renewal_after_expiration(provider: TaskHub) -> None:
+def test_worker_lock_renewal_after_expiration(provider: TaskHub, move_clock: MoveClock) -> None:
     provider.enqueue_worker_work(activity("test-instance"))
     lease = provider.fetch_work_item(1_000)
     assert lease is not None
 
-    sleep_ms(LT + 100)
+    move_clock(provider, LT + 100)
     with pytest.raises(TaskHubError):
         provider.renew_work_item_lock(lease.lock_token, LT)
 
 
-def test_worker_lock_renewal_extends_timeout(provider: TaskHub) -> None:
+def test_worker_lock_renewal_extends_timeout(provider: TaskHub, move_clock: MoveClock) -> None:
     instance = "test-lock-renewal-extends"
     provider.enqueue_for_orchestrator(start_orchestration(instance))
     item = fetch_o(provider, LONG_LOCK)
@@ -132,10 +130,10 @@ def test_worker_lock_renewal_extends_timeout(provider: TaskHub) -> None:
 
     lease = provider.fetch_work_item(LT)
     assert lease is not None
-    sleep_ms(0.6 * LT)
+    move_clock(provider, round(0.6 * LT))
     # Renewed at 0.6 LT for LT: the lease now lasts until about 1.6 LT.
     provider.renew_work_item_lock(lease.lock_token, LT)
-    sleep_ms(0.4 * LT)
+    move_clock(provider, round(0.4 * LT))
     assert provider.fetch_work_item(LT) is None, "the renewed lease should still hold at 1.0 LT"
 
 
@@ -165,7 +163,7 @@ def test_abandon_work_item_releases_lock(provider: TaskHub) -> None:
     provider.ack_work_item(again.lock_token, activity_completed(instance, 1, "done"))
 
 
-def test_abandon_work_item_with_delay(provider: TaskHub) -> None:
+def test_abandon_work_item_with_delay(provider: TaskHub, move_clock: MoveClock) -> None:
     instance = "test-abandon-delay"
     provider.enqueue_worker_work(activity(instance))
     lease = provider.fetch_work_item(LT)
@@ -174,30 +172,32 @@ def test_abandon_work_item_with_delay(provider: TaskHub) -> None:
     provider.abandon_work_item(lease.lock_token, delay_ms=500, ignore_attempt=False)
     assert provider.fetch_work_item(LT) is None, "the item should stay invisible for 500 ms"
 
-    sleep_ms(600)
+    move_clock(provider, 600)
     again = provider.fetch_work_item(LT)
     assert again is not None
     assert "ActivityExecute" in again.work_item
     provider.ack_work_item(again.lock_token, activity_completed(instance, 1, "done"))
 
 
-def test_worker_ack_fails_after_lock_expiry(provider: TaskHub) -> None:
+def test_worker_ack_fails_after_lock_expiry(provider: TaskHub, move_clock: MoveClock) -> None:
     """An ack of an expired lease fails even if nobody took the item over; the item stays."""
     instance = "ack-expiry-test"
     provider.enqueue_worker_work(activity(instance))
     lease = provider.fetch_work_item(1_000)
     assert lease is not None
 
-    sleep_ms(1_200)
+    move_clock(provider, 1_200)
     with pytest.raises(TaskHubError):
         provider.ack_work_item(lease.lock_token, activity_completed(instance, 1, "done"))
     assert provider.fetch_work_item(5_000) is not None
 
 
-def test_orchestration_lock_renewal_after_expiration(provider: TaskHub) -> None:
+def test_orchestration_lock_renewal_after_expiration(
+    provider: TaskHub, move_clock: MoveClock
+) -> None:
     provider.enqueue_for_orchestrator(start_orchestration("orch-renewal-expiry"))
     item = fetch_o(provider, LT)
 
-    sleep_ms(LT + 100)
+    move_clock(provider, LT + 100)
     with pytest.raises(TaskHubError):
         provider.renew_orchestration_item_lock(item.lock_token, LT)

@@ -7,9 +7,8 @@ The catalogue names these tests without the `test_` prefix; pytest needs it.
 
 from __future__ import annotations
 
-import time
-
 from provider import ExecutionMetadata, TaskHub, WorkItemLease
+from tests.support.server_clock import MoveClock
 from tests.validation.harness import (
     LT,
     activity_completed,
@@ -56,11 +55,13 @@ def test_worker_attempt_count_starts_at_one(provider: TaskHub) -> None:
     assert "ActivityExecute" in lease.work_item
 
 
-def test_worker_attempt_count_increments_on_lock_expiry(provider: TaskHub) -> None:
+def test_worker_attempt_count_increments_on_lock_expiry(
+    provider: TaskHub, move_clock: MoveClock
+) -> None:
     provider.enqueue_worker_work(activity_execute("poison-test-4", 1, name="TestActivity"))
     first = fetch_w(provider, 1_000)
     assert first.attempt_count == 1
-    time.sleep(1.1)  # past the 1 s lease
+    move_clock(provider, 1100)  # past the 1 s lease
 
     second = fetch_w(provider, 1_000)
     assert second.attempt_count == 2, "a lapsed lease counts as an attempt"

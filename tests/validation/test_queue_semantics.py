@@ -6,14 +6,14 @@ lease, and orphan mailbox messages being dropped rather than refetched.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from provider import ExecutionMetadata, TaskHub, WorkItemLease
+from tests.support.server_clock import MoveClock
 from tests.validation.harness import (
     LONG_LOCK,
     LT,
-    PAST_LT_S,
+    PAST_LT_MS,
     activity_completed,
     activity_execute,
     create_instance,
@@ -78,7 +78,7 @@ def test_worker_ack_atomicity(provider: TaskHub) -> None:
     assert "ActivityCompleted" in item.messages[0]
 
 
-def test_timer_delayed_visibility(provider: TaskHub) -> None:
+def test_timer_delayed_visibility(provider: TaskHub, move_clock: MoveClock) -> None:
     """The enqueue delay decides visibility, not the message's fire_at_ms (0 here)."""
     provider.enqueue_for_orchestrator(start_orchestration(INSTANCE))
     item = fetch_o(provider)
@@ -89,19 +89,19 @@ def test_timer_delayed_visibility(provider: TaskHub) -> None:
     provider.enqueue_for_orchestrator(timer_fired(INSTANCE, 1, 0), delay_ms=5_000)
     assert provider.fetch_orchestration_item(LONG_LOCK) is None
 
-    time.sleep(5.1)  # past the 5 s enqueue delay
+    move_clock(provider, 5100)  # past the 5 s enqueue delay
     item = fetch_o(provider)
     assert item.instance_id == INSTANCE
     assert len(item.messages) == 1
     assert "TimerFired" in item.messages[0]
 
 
-def test_lost_lock_token_handling(provider: TaskHub) -> None:
+def test_lost_lock_token_handling(provider: TaskHub, move_clock: MoveClock) -> None:
     provider.enqueue_worker_work(activity_execute(INSTANCE, 1, name="Activity1"))
     fetch_w(provider, LT)  # the token is lost: never acked
     assert provider.fetch_work_item(LT) is None
 
-    time.sleep(PAST_LT_S)
+    move_clock(provider, PAST_LT_MS)
     assert "ActivityExecute" in fetch_w(provider, LT).work_item
 
 
@@ -113,7 +113,9 @@ def test_worker_item_immediate_visibility(provider: TaskHub) -> None:
     provider.ack_work_item(lease.lock_token, activity_completed(instance, 1, "done"))
 
 
-def test_worker_delayed_visibility_skips_future_items(provider: TaskHub) -> None:
+def test_worker_delayed_visibility_skips_future_items(
+    provider: TaskHub, move_clock: MoveClock
+) -> None:
     """An unlocked item whose visible_at is in the future is skipped."""
     instance = "test-delayed-vis"
     provider.enqueue_worker_work(activity_execute(instance, 1, name="Activity1"))
@@ -127,7 +129,7 @@ def test_worker_delayed_visibility_skips_future_items(provider: TaskHub) -> None
     assert activity(second)["id"] == 2, "the delayed item should be skipped"
     assert provider.fetch_work_item(LT) is None
 
-    time.sleep(0.6)  # past the 500 ms abandon delay
+    move_clock(provider, 600)  # past the 500 ms abandon delay
     third = fetch_w(provider, LT)
     assert activity(third)["id"] == 1
     provider.ack_work_item(second.lock_token, activity_completed(instance, 2, "done"))

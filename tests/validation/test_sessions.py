@@ -4,17 +4,17 @@ Session routing: worker items with the same session_id go to the worker
 (owner) that holds the session. SessionFetchConfig{owner, lock_timeout} is
 `fetch_work_item(lock_ms, owner_id=owner, session_lock_timeout_ms=lock_timeout)`;
 no session config is `fetch_work_item(lock_ms)`. The worker item lock is 5 s
-unless stated. Tests of a lapsed lock sleep past its end: expiry by the
-server's clock is their subject, there is nothing to wait for.
+unless stated. Tests of a lapsed lock move the hub's test clock past its end
+(tests/support/server_clock.py) instead of sleeping.
 """
 
 from __future__ import annotations
 
 import contextlib
-import time
 from typing import Any
 
 from provider import TaskHub, TaskHubError, WorkItemLease
+from tests.support.server_clock import MoveClock
 from tests.support.waiting import wait_until
 from tests.validation.harness import activity_completed, activity_execute
 
@@ -129,9 +129,9 @@ def test_mixed_session_and_non_session_items(provider: TaskHub) -> None:
 # --- Session locks and expiry ------------------------------------------------------------
 
 
-def test_session_claimable_after_lock_expiry(provider: TaskHub) -> None:
+def test_session_claimable_after_lock_expiry(provider: TaskHub, move_clock: MoveClock) -> None:
     claim_session(provider, "worker-A", "inst-1", "session-1", session_lock_ms=50)
-    time.sleep(0.1)  # past the 50 ms session lock
+    move_clock(provider, 100)  # past the 50 ms session lock
     provider.enqueue_worker_work(session_activity("inst-1", 2, "session-1"))
     assert fetch_session(provider, "worker-B") is not None
 
@@ -188,16 +188,18 @@ def test_renew_session_lock_no_sessions(provider: TaskHub) -> None:
     assert provider.renew_session_lock(["worker-A"], 30_000, 300_000) == 0
 
 
-def test_cleanup_removes_expired_no_items(provider: TaskHub) -> None:
+def test_cleanup_removes_expired_no_items(provider: TaskHub, move_clock: MoveClock) -> None:
     claim_session(provider, "worker-A", "inst-1", "session-1", session_lock_ms=50)
-    time.sleep(0.1)  # past the 50 ms session lock
+    move_clock(provider, 100)  # past the 50 ms session lock
     assert provider.cleanup_orphaned_sessions() == 1
 
 
-def test_cleanup_keeps_sessions_with_pending_items(provider: TaskHub) -> None:
+def test_cleanup_keeps_sessions_with_pending_items(
+    provider: TaskHub, move_clock: MoveClock
+) -> None:
     claim_session(provider, "worker-A", "inst-1", "session-1", session_lock_ms=50)
     provider.enqueue_worker_work(session_activity("inst-1", 2, "session-1"))
-    time.sleep(0.1)  # past the 50 ms session lock
+    move_clock(provider, 100)  # past the 50 ms session lock
     assert provider.cleanup_orphaned_sessions() == 0
 
 
@@ -206,20 +208,22 @@ def test_cleanup_keeps_active_sessions(provider: TaskHub) -> None:
     assert provider.cleanup_orphaned_sessions() == 0
 
 
-def test_ack_updates_session_last_activity(provider: TaskHub) -> None:
+def test_ack_updates_session_last_activity(provider: TaskHub, move_clock: MoveClock) -> None:
     """Acking a session item bumps the session's last activity, so it is not idle."""
     provider.enqueue_worker_work(session_activity("inst-1", 1, "session-1"))
     lease = must_fetch_session(provider, "worker-A")
-    time.sleep(0.25)  # idle longer than the 200 ms idle timeout below
+    move_clock(provider, 250)  # idle longer than the 200 ms idle timeout below
     provider.ack_work_item(lease.lock_token, activity_completed("inst-1", 1, "done"))
     assert provider.renew_session_lock(["worker-A"], 30_000, 200) == 1
 
 
-def test_renew_work_item_updates_session_last_activity(provider: TaskHub) -> None:
+def test_renew_work_item_updates_session_last_activity(
+    provider: TaskHub, move_clock: MoveClock
+) -> None:
     """Renewing a session item's lock bumps the session's last activity too."""
     provider.enqueue_worker_work(session_activity("inst-1", 1, "session-1"))
     lease = must_fetch_session(provider, "worker-A")
-    time.sleep(0.25)  # idle longer than the 200 ms idle timeout below
+    move_clock(provider, 250)  # idle longer than the 200 ms idle timeout below
     provider.renew_work_item_lock(lease.lock_token, 30_000)
     assert provider.renew_session_lock(["worker-A"], 30_000, 200) == 1
 
@@ -273,18 +277,18 @@ def test_concurrent_session_claim_only_one_wins(provider: TaskHub) -> None:
     provider.ack_work_item(lease_a.lock_token, None)
 
 
-def test_session_takeover_after_lock_expiry(provider: TaskHub) -> None:
+def test_session_takeover_after_lock_expiry(provider: TaskHub, move_clock: MoveClock) -> None:
     claim_session(provider, "worker-A", "inst-1", "takeover-sess", session_lock_ms=50)
     provider.enqueue_worker_work(session_activity("inst-1", 2, "takeover-sess"))
-    time.sleep(0.1)  # past the 50 ms session lock
+    move_clock(provider, 100)  # past the 50 ms session lock
     lease = fetch_session(provider, "worker-B")
     assert lease is not None
     assert body(lease).get("session_id") == "takeover-sess"
 
 
-def test_cleanup_then_new_item_recreates_session(provider: TaskHub) -> None:
+def test_cleanup_then_new_item_recreates_session(provider: TaskHub, move_clock: MoveClock) -> None:
     claim_session(provider, "worker-A", "inst-1", "ephemeral-sess", session_lock_ms=50)
-    time.sleep(0.1)  # past the 50 ms session lock
+    move_clock(provider, 100)  # past the 50 ms session lock
     assert provider.cleanup_orphaned_sessions() == 1
 
     provider.enqueue_worker_work(session_activity("inst-1", 2, "ephemeral-sess"))
@@ -325,16 +329,18 @@ def test_abandoned_session_item_ignore_attempt(provider: TaskHub) -> None:
 # --- Session lock vs. item lock ----------------------------------------------------------
 
 
-def test_renew_session_lock_after_expiry_returns_zero(provider: TaskHub) -> None:
+def test_renew_session_lock_after_expiry_returns_zero(
+    provider: TaskHub, move_clock: MoveClock
+) -> None:
     claim_session(provider, "worker-A", "inst-1", "expired-sess", session_lock_ms=50)
-    time.sleep(0.1)  # past the 50 ms session lock
+    move_clock(provider, 100)  # past the 50 ms session lock
     assert provider.renew_session_lock(["worker-A"], 30_000, 300_000) == 0
 
 
-def test_original_worker_reclaims_expired_session(provider: TaskHub) -> None:
+def test_original_worker_reclaims_expired_session(provider: TaskHub, move_clock: MoveClock) -> None:
     claim_session(provider, "worker-A", "inst-1", "reclaim-sess", session_lock_ms=50)
     provider.enqueue_worker_work(session_activity("inst-1", 2, "reclaim-sess"))
-    time.sleep(0.1)  # past the 50 ms session lock
+    move_clock(provider, 100)  # past the 50 ms session lock
     lease = fetch_session(provider, "worker-A")
     assert lease is not None
     assert body(lease)["id"] == 2
@@ -343,12 +349,13 @@ def test_original_worker_reclaims_expired_session(provider: TaskHub) -> None:
 
 def test_activity_lock_expires_session_lock_valid_same_worker_refetches(
     provider: TaskHub,
+    move_clock: MoveClock,
 ) -> None:
     """The item lease lapses while worker-A still holds the session: only A gets it back."""
     provider.enqueue_worker_work(session_activity("inst-1", 1, "activity-expire-sess"))
     first = must_fetch_session(provider, "worker-A", item_lock_ms=500)
     assert body(first)["id"] == 1
-    time.sleep(0.6)  # past the 500 ms item lock, well inside the session lock
+    move_clock(provider, 600)  # past the 500 ms item lock, well inside the session lock
 
     assert fetch_session(provider, "worker-B") is None, "worker-A still owns the session"
     again = fetch_session(provider, "worker-A")
@@ -358,13 +365,15 @@ def test_activity_lock_expires_session_lock_valid_same_worker_refetches(
     provider.ack_work_item(again.lock_token, None)
 
 
-def test_session_lock_expires_new_owner_gets_redelivery(provider: TaskHub) -> None:
+def test_session_lock_expires_new_owner_gets_redelivery(
+    provider: TaskHub, move_clock: MoveClock
+) -> None:
     """Worker-A's session lapses while it still holds item 1: worker-B takes the session,
     and once A lets item 1 go, B gets it redelivered."""
     provider.enqueue_worker_work(session_activity("inst-1", 1, "redeliver-sess"))
     held = must_fetch_session(provider, "worker-A", session_lock_ms=200)
     assert body(held)["id"] == 1
-    time.sleep(0.3)  # past the 200 ms session lock
+    move_clock(provider, 300)  # past the 200 ms session lock
 
     provider.enqueue_worker_work(session_activity("inst-1", 2, "redeliver-sess"))
     second = fetch_session(provider, "worker-B")
@@ -382,9 +391,11 @@ def test_session_lock_expires_new_owner_gets_redelivery(provider: TaskHub) -> No
     provider.ack_work_item(redelivered.lock_token, None)
 
 
-def test_session_lock_expires_same_worker_reacquires(provider: TaskHub) -> None:
+def test_session_lock_expires_same_worker_reacquires(
+    provider: TaskHub, move_clock: MoveClock
+) -> None:
     claim_session(provider, "worker-A", "inst-1", "reacq-sess", session_lock_ms=200)
-    time.sleep(0.3)  # past the 200 ms session lock
+    move_clock(provider, 300)  # past the 200 ms session lock
     provider.enqueue_worker_work(session_activity("inst-1", 2, "reacq-sess"))
     lease = fetch_session(provider, "worker-A", session_lock_ms=200)
     assert lease is not None
@@ -393,10 +404,12 @@ def test_session_lock_expires_same_worker_reacquires(provider: TaskHub) -> None:
     provider.ack_work_item(lease.lock_token, None)
 
 
-def test_both_locks_expire_different_worker_claims(provider: TaskHub) -> None:
+def test_both_locks_expire_different_worker_claims(
+    provider: TaskHub, move_clock: MoveClock
+) -> None:
     provider.enqueue_worker_work(session_activity("inst-1", 1, "both-expire-sess"))
     must_fetch_session(provider, "worker-A", session_lock_ms=200, item_lock_ms=200)
-    time.sleep(0.4)  # past both 200 ms locks
+    move_clock(provider, 400)  # past both 200 ms locks
 
     lease = fetch_session(provider, "worker-B")
     assert lease is not None
@@ -406,19 +419,23 @@ def test_both_locks_expire_different_worker_claims(provider: TaskHub) -> None:
     provider.ack_work_item(lease.lock_token, None)
 
 
-def test_session_lock_expires_activity_lock_valid_ack_succeeds(provider: TaskHub) -> None:
+def test_session_lock_expires_activity_lock_valid_ack_succeeds(
+    provider: TaskHub, move_clock: MoveClock
+) -> None:
     """The item lease, not the session lock, decides whether an ack succeeds."""
     provider.enqueue_worker_work(session_activity("inst-1", 1, "ack-sess"))
     lease = must_fetch_session(provider, "worker-A", session_lock_ms=200, item_lock_ms=30_000)
-    time.sleep(0.3)  # past the 200 ms session lock
+    move_clock(provider, 300)  # past the 200 ms session lock
     provider.ack_work_item(lease.lock_token, activity_completed("inst-1", 1, "done"))
 
 
-def test_session_lock_renewal_extends_past_original_timeout(provider: TaskHub) -> None:
+def test_session_lock_renewal_extends_past_original_timeout(
+    provider: TaskHub, move_clock: MoveClock
+) -> None:
     claim_session(provider, "worker-A", "inst-1", "renew-sess", session_lock_ms=1_000)
-    time.sleep(0.6)  # renewed 0.6 s in, for 1 s: the lock then ends at about 1.6 s
+    move_clock(provider, 600)  # renewed 0.6 s in, for 1 s: the lock then ends at about 1.6 s
     assert provider.renew_session_lock(["worker-A"], 1_000, 300_000) == 1
-    time.sleep(0.4)  # past the original 1 s lock, inside the renewed one
+    move_clock(provider, 500)  # past the original 1 s lock, inside the renewed one
 
     provider.enqueue_worker_work(session_activity("inst-1", 2, "renew-sess"))
     assert fetch_session(provider, "worker-B") is None
