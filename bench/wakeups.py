@@ -45,7 +45,7 @@ def _activity(n: int, name: str = "Go") -> dict[str, Any]:
 
 class TimedWorker:
     """A worker whose handler records when each activity started (also the
-    pooler drill's, tests/support/pooler_drill/latency.py)."""
+    pooler drill's, drills/pooler_drill/latency.py)."""
 
     def __init__(self, hub: TaskHub, push: bool) -> None:
         self.started: dict[int, float] = {}

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
+from devkit.roles import LoginRole, login_role
 from provider import TaskHub, TaskHubSettings
 from provider.testing.embedded_pg import EmbeddedPostgres
 from tests.support.busy_hub import busy_hub, live_hub  # noqa: F401  (fixtures for every test)
@@ -31,7 +32,6 @@ from tests.support.db import new_schema_name
 from tests.support.docker import docker_engine_answers
 from tests.support.flavours import ALL, DUROXIDE_0_2_2, TASKHUB, Flavour
 from tests.support.pgbouncer_fixture import start_pgbouncer  # noqa: F401  (a fixture: PgBouncer in front)
-from tests.support.roles import LoginRole, login_role
 from tests.support.server_clock import MoveClock, advance_clock
 from tests.support.templates import SchemaTemplates
 

@@ -15,6 +15,10 @@ Every item runs under a LeaseKeeper, so an activity may run far longer than
 the lock timeout; the timeout only decides how fast a crashed worker's items
 come back. An item whose lease is lost is cancelled and never acked. An item
 fetched more than `max_attempts` times is failed as poison instead of run.
+What happens to an item is provider/worker/item_flow.py; this worker
+performs its steps with calls, on one thread per slot. On stop() the items
+running are given back at once, and an item fetched after it is given back
+unrun.
 Handlers may be plain functions (cancelled cooperatively through
 `ctx.token`) or coroutine functions (cancelled as asyncio tasks).
 """
@@ -27,16 +31,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Unpack
 
 from provider.errors import TaskHubError
-from provider.shapes import (
-    activity_identity,
-    decode_input,
-)
 from provider.tracing import TraceContext, activity_outcome, activity_span, recording
 from provider.types import JsonObject, WorkItemLease
+from provider.worker.activity_item import ActivityItem
 from provider.worker.calls import (
     TraceContextSource,
     WakeupListener,
@@ -44,31 +44,25 @@ from provider.worker.calls import (
     WorkerCalls,
     check_hub,
 )
-from provider.worker.cancellation import CancellationToken, WorkCancelled
-from provider.worker.core import (
-    ACK_ATTEMPTS,
-    BATCH_POLL_S,
-    UNREGISTERED_RETRY_MS,
-    ActivityContext,
-    Handler,
-    WorkerCore,
-    WorkerOptions,
-    keeper_name,
+from provider.worker.cancellation import WorkCancelled
+from provider.worker.core import BATCH_POLL_S, ActivityContext, Handler, WorkerCore, WorkerOptions
+from provider.worker.item_flow import (
+    Abandon,
+    Ack,
+    InFlight,
+    Outcome,
+    Pause,
+    Step,
+    Work,
+    ack,
+    drive,
+    given_back_on_stop,
+    item_flow,
 )
 from provider.worker.lease_keeper import LeaseKeeper
 from provider.worker.slots import SlotBoard, SlotGroup, Ticket
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class _InFlight:
-    """One running item; `state` moves running -> acking | given_back, under `lock`."""
-
-    lease: WorkItemLease
-    token: CancellationToken
-    state: str = "running"
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def _nobody_listens(pid: int, waiting: bool) -> None:
@@ -85,8 +79,7 @@ class ActivityWorker(WorkerCore):
         self.hub = hub
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._in_flight: dict[str, _InFlight] = {}
-        self._in_flight_lock = threading.Lock()
+        self._in_flight = InFlight()
         self._wakeups: WakeupListener | None = None
         self._slots: SlotGroup | None = None  # this worker's slots on _wakeups
         self._set_waiting: Callable[[int, bool], None] = _nobody_listens
@@ -95,6 +88,7 @@ class ActivityWorker(WorkerCore):
 
     def start(self) -> ActivityWorker:
         self._stopping.clear()
+        self._in_flight.open()
         if self.push_wakeups and isinstance(self.hub, WakeupSource):
             self._wakeups = self.hub.wakeups()
             self._slots = SlotBoard.of(self._wakeups).group()
@@ -117,14 +111,14 @@ class ActivityWorker(WorkerCore):
         return self
 
     def stop(self, timeout_s: float = 10.0) -> None:
-        """Stop fetching; give every in-flight item back at once; wait for the slots."""
+        """Stop fetching; give every in-flight item back at once (and any
+        fetched from now on); wait for the slots."""
         self._stopping.set()
         if self._slots is not None:
             self._slots.wake_all()
-        with self._in_flight_lock:
-            running = list(self._in_flight.values())
-        for item in running:
-            self._give_back(item, "worker shutting down")
+        running = self._in_flight.close()
+        for claim in running:
+            drive(given_back_on_stop(self, claim), self._steps_of(claim.item))
         deadline = time.monotonic() + timeout_s
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
@@ -183,15 +177,13 @@ class ActivityWorker(WorkerCore):
                 # wake others to find nothing.
                 self._slots.found_work()
             waited, worked = False, True
+            item = ActivityItem.fetched(lease, fetched_at)
             try:
-                self._process(lease, fetched_at)
-            except Exception:
-                # An item this worker cannot even read (written behind the
-                # provider's back): leave it; its lease expires and the fetch
-                # path moves it to dead_letters. The slot keeps serving.
+                self._process(item)
+            except Exception:  # a bug of ours: logged, and the slot keeps serving
                 log.exception(
                     "cannot process worker item",
-                    extra=self._item_fields("worker.item_unreadable", lease),
+                    extra=self.item_fields("worker.item_unreadable", item),
                 )
 
     def _fetch(self) -> WorkItemLease | None:
@@ -209,56 +201,52 @@ class ActivityWorker(WorkerCore):
         else:
             self._slots.wait_for_work(ticket, self._set_waiting, idle_s, announce=announce)
 
-    def _process(self, lease: WorkItemLease, fetched_at: float) -> None:
-        poisoned = self._poison_completion(lease)
-        if poisoned is not None:
-            self._ack(lease, poisoned)
-            self.stats.poisoned += 1
-            return
-        handler = self._handler_for(lease)
-        if handler is None:
-            self._abandon(lease, delay_ms=UNREGISTERED_RETRY_MS, ignore_attempt=False)
-            return
+    def _process(self, item: ActivityItem) -> None:
+        drive(item_flow(self, item, self._in_flight), self._steps_of(item))
 
-        body = activity_identity(lease.work_item)
-        self.stats.started += 1
-        item = _InFlight(lease, CancellationToken())
-        with self._in_flight_lock:
-            self._in_flight[lease.lock_token] = item
+    def _steps_of(self, item: ActivityItem) -> Callable[[Step], Any]:
+        """How this worker performs the steps of an item's flow: by calls."""
+
+        def perform(step: Step) -> Any:
+            match step:
+                case Ack(completion):
+                    self.hub.ack_work_item(item.lock_token, completion)
+                case Abandon(delay_ms, ignore_attempt):
+                    self.hub.abandon_work_item(
+                        item.lock_token, delay_ms=delay_ms, ignore_attempt=ignore_attempt
+                    )
+                case Pause(seconds):
+                    time.sleep(seconds)
+                case Work():
+                    return self._work(item, step)
+            return None
+
+        return perform
+
+    def _work(self, item: ActivityItem, work: Work) -> Outcome:
+        """The handler, run while a LeaseKeeper keeps the item's lease."""
+        context = work.context
         keeper = LeaseKeeper(
             lambda extend_ms, timeout_s: self.hub.renew_work_item_lock(
-                lease.lock_token, extend_ms, timeout_s=timeout_s
+                item.lock_token, extend_ms, timeout_s=timeout_s
             ),
             self.lock_timeout_ms,
-            name=keeper_name(body),
-            token=item.token,
-            leased_at=fetched_at,
-            log_ids=self._item_ids(lease),
+            name=item.keeper_name,
+            token=context.token,
+            leased_at=item.fetched_at,
+            log_ids=self.item_ids(item),
         )
-        context = self._context(lease, item.token)
         try:
             with keeper:  # from here on the lease is kept, the trace's read included
                 parent = self._trace_parent(context.instance_id)
                 attributes = self._span_attributes(context)
                 with activity_span(context.activity_name, parent, attributes) as span:
-                    completion = self._run(handler, context, decode_input(body), body)
+                    completion = self._run(work.handler, context, work.value, item.body or {})
                     activity_outcome(span, completion)
         finally:
-            with self._in_flight_lock:
-                self._in_flight.pop(lease.lock_token, None)
             self.stats.renewals += keeper.renewals
             self.stats.renewal_errors += keeper.transient_errors
-
-        with item.lock:
-            if item.state == "given_back":
-                return
-            if keeper.lost or completion is None:
-                # Lease gone: another worker owns the item now. Ack nothing.
-                self.stats.lost += 1
-                return
-            item.state = "acking"
-        if self._ack(lease, completion):
-            self._count(completion)
+        return Outcome(completion, keeper.lost)
 
     def _trace_parent(self, instance_id: str) -> TraceContext | None:
         """The trace the instance's activities continue, while an SDK records."""
@@ -307,34 +295,9 @@ class ActivityWorker(WorkerCore):
     # -- acks -----------------------------------------------------------------
 
     def _ack(self, lease: WorkItemLease, completion: JsonObject) -> bool:
-        for attempt in range(ACK_ATTEMPTS):  # bounded here; the policy may stop sooner
-            try:
-                self.hub.ack_work_item(lease.lock_token, completion)
-                return True
-            except TaskHubError as error:
-                delay_s = self._ack_retry_delay_s(lease, error, attempt)
-                if delay_s is None:
-                    return False
-                time.sleep(delay_s)
-        return False
-
-    def _abandon(self, lease: WorkItemLease, *, delay_ms: int | None, ignore_attempt: bool) -> None:
-        try:
-            self.hub.abandon_work_item(
-                lease.lock_token, delay_ms=delay_ms, ignore_attempt=ignore_attempt
-            )
-        except TaskHubError as error:
-            self._abandon_failed(lease, error)
-
-    def _give_back(self, item: _InFlight, reason: str) -> None:
-        with item.lock:
-            if item.state != "running":
-                return
-            item.state = "given_back"
-        item.token.cancel(reason)
-        # It was not this item's fault: the fetch does not count as an attempt.
-        self._abandon(item.lease, delay_ms=None, ignore_attempt=True)
-        self.stats.given_back += 1
+        """Ack one completion, with the workers' retry policy."""
+        item = ActivityItem.fetched(lease)
+        return drive(ack(self, item, completion), self._steps_of(item))
 
     # -- sessions -------------------------------------------------------------
 

@@ -16,7 +16,9 @@ at start-up) work inside them. Plain functions run in a thread pool of
 Each item's lease is kept alive by an AsyncLeaseKeeper task, with the
 guarantees of the threaded worker: renewal at a third of the lock, transient
 errors retried within the remaining lease, cancellation when the lease is
-lost (never an ack then), and a shutdown that gives in-flight items back.
+lost (never an ack then), and a shutdown that gives in-flight items back
+(and any fetched after it, unrun). What happens to an item is
+provider/worker/item_flow.py; this worker performs its steps with awaits.
 """
 
 from __future__ import annotations
@@ -30,13 +32,12 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, Unpack
 
 from provider.errors import TaskHubError
-from provider.shapes import activity_identity, decode_input
 from provider.tracing import TraceContext, activity_outcome, activity_span, recording
 from provider.types import JsonObject, WorkItemLease
+from provider.worker.activity_item import ActivityItem
 from provider.worker.calls import (
     AsyncTraceContextSource,
     AsyncWakeupSource,
@@ -44,30 +45,25 @@ from provider.worker.calls import (
     WakeupListener,
     check_hub,
 )
-from provider.worker.cancellation import CancellationToken, WorkCancelled
-from provider.worker.core import (
-    ACK_ATTEMPTS,
-    BATCH_POLL_S,
-    UNREGISTERED_RETRY_MS,
-    ActivityContext,
-    Handler,
-    WorkerCore,
-    WorkerOptions,
-    keeper_name,
+from provider.worker.cancellation import WorkCancelled
+from provider.worker.core import BATCH_POLL_S, ActivityContext, Handler, WorkerCore, WorkerOptions
+from provider.worker.item_flow import (
+    Abandon,
+    Ack,
+    InFlight,
+    Outcome,
+    Pause,
+    Step,
+    Work,
+    ack,
+    drive_async,
+    given_back_on_stop,
+    item_flow,
 )
 from provider.worker.lease_keeper import AsyncLeaseKeeper
 from provider.worker.slots import SlotBoard, SlotGroup, Ticket
 
 log = logging.getLogger("provider.worker.activity_worker")
-
-
-@dataclass
-class _Running:
-    """One item being worked on; `given_back` once shutdown has returned it."""
-
-    lease: WorkItemLease
-    token: CancellationToken
-    given_back: bool = False
 
 
 async def _nobody_listens(pid: int, waiting: bool) -> None:
@@ -80,7 +76,7 @@ class AsyncActivityWorker(WorkerCore):
         super().__init__(hub.config, **options)
         self.hub = hub
         self._stopping = asyncio.Event()
-        self._running: dict[str, _Running] = {}
+        self._in_flight = InFlight()
         self._threads = ThreadPoolExecutor(self.concurrency, thread_name_prefix="activity")
         self._task: asyncio.Task[None] | None = None
         self._wakeups: WakeupListener | None = None
@@ -110,6 +106,7 @@ class AsyncActivityWorker(WorkerCore):
                     group.create_task(self._session_heartbeat(), name="sessions")
         finally:
             self._stopping.clear()  # this run's stop is spent: the next run() serves
+            self._in_flight.open()
             self._threads.shutdown(wait=False, cancel_futures=True)
             if self._wakeups is not None and self._slots is not None:
                 self._slots.close()
@@ -118,13 +115,14 @@ class AsyncActivityWorker(WorkerCore):
                 self._wakeups, self._slots = None, None
 
     async def stop(self) -> None:
-        """Stop fetching; give every in-flight item back at once."""
+        """Stop fetching; give every in-flight item back at once (and any
+        fetched from now on)."""
         self._stopping.set()
         if self._slots is not None:
             self._slots.wake_all()
-        running = list(self._running.values())
-        for item in running:
-            await self._give_back(item, "worker shutting down")
+        running = self._in_flight.close()
+        for claim in running:
+            await drive_async(given_back_on_stop(self, claim), self._steps_of(claim.item))
         log.info(
             "async activity worker stopped; %d in-flight items given back",
             len(running),
@@ -184,17 +182,13 @@ class AsyncActivityWorker(WorkerCore):
                 # wake others to find nothing.
                 self._slots.found_work()
             waited, worked = False, True
-            if self._stopping.is_set():
-                # Fetched while stop() was giving items back: give this one back too.
-                await self._abandon(lease, delay_ms=None, ignore_attempt=True)
-                self.stats.given_back += 1
-                return
+            item = ActivityItem.fetched(lease, fetched_at)
             try:
-                await self._process(lease, fetched_at)
-            except Exception:
+                await self._process(item)
+            except Exception:  # a bug of ours: logged, and the slot keeps serving
                 log.exception(
                     "cannot process worker item",
-                    extra=self._item_fields("worker.item_unreadable", lease),
+                    extra=self.item_fields("worker.item_unreadable", item),
                 )
 
     async def _fetch(self) -> WorkItemLease | None:
@@ -214,52 +208,52 @@ class AsyncActivityWorker(WorkerCore):
                 ticket, self._set_waiting, idle_s, announce=announce
             )
 
-    async def _process(self, lease: WorkItemLease, fetched_at: float) -> None:
-        poisoned = self._poison_completion(lease)
-        if poisoned is not None:
-            await self._ack(lease, poisoned)
-            self.stats.poisoned += 1
-            return
-        handler = self._handler_for(lease)
-        if handler is None:
-            await self._abandon(lease, delay_ms=UNREGISTERED_RETRY_MS, ignore_attempt=False)
-            return
+    async def _process(self, item: ActivityItem) -> None:
+        await drive_async(item_flow(self, item, self._in_flight), self._steps_of(item))
 
-        body = activity_identity(lease.work_item)
-        self.stats.started += 1
-        item = _Running(lease, CancellationToken())
-        self._running[lease.lock_token] = item
+    def _steps_of(self, item: ActivityItem) -> Callable[[Step], Awaitable[Any]]:
+        """How this worker performs the steps of an item's flow: by awaits."""
+
+        async def perform(step: Step) -> Any:
+            match step:
+                case Ack(completion):
+                    await self.hub.ack_work_item(item.lock_token, completion)
+                case Abandon(delay_ms, ignore_attempt):
+                    await self.hub.abandon_work_item(
+                        item.lock_token, delay_ms=delay_ms, ignore_attempt=ignore_attempt
+                    )
+                case Pause(seconds):
+                    await asyncio.sleep(seconds)
+                case Work():
+                    return await self._work(item, step)
+            return None
+
+        return perform
+
+    async def _work(self, item: ActivityItem, work: Work) -> Outcome:
+        """The handler, run while an AsyncLeaseKeeper keeps the item's lease."""
+        context = work.context
         keeper = AsyncLeaseKeeper(
             lambda extend_ms, timeout_s: self.hub.renew_work_item_lock(
-                lease.lock_token, extend_ms, timeout_s=timeout_s
+                item.lock_token, extend_ms, timeout_s=timeout_s
             ),
             self.lock_timeout_ms,
-            name=keeper_name(body),
-            token=item.token,
-            leased_at=fetched_at,
-            log_ids=self._item_ids(lease),
+            name=item.keeper_name,
+            token=context.token,
+            leased_at=item.fetched_at,
+            log_ids=self.item_ids(item),
         )
-        context = self._context(lease, item.token)
         try:
             async with keeper:  # from here on the lease is kept, the trace's read included
                 parent = await self._trace_parent(context.instance_id)
                 attributes = self._span_attributes(context)
                 with activity_span(context.activity_name, parent, attributes) as span:
-                    completion = await self._run(handler, context, decode_input(body), body)
+                    completion = await self._run(work.handler, context, work.value, item.body or {})
                     activity_outcome(span, completion)
         finally:
-            self._running.pop(lease.lock_token, None)
             self.stats.renewals += keeper.renewals
             self.stats.renewal_errors += keeper.transient_errors
-
-        if item.given_back:
-            return
-        if keeper.lost or completion is None:
-            # Lease gone: another worker owns the item now. Ack nothing.
-            self.stats.lost += 1
-            return
-        if await self._ack(lease, completion):
-            self._count(completion)
+        return Outcome(completion, keeper.lost)
 
     async def _trace_parent(self, instance_id: str) -> TraceContext | None:
         """The trace the instance's activities continue, while an SDK records."""
@@ -316,35 +310,9 @@ class AsyncActivityWorker(WorkerCore):
     # -- acks -----------------------------------------------------------------
 
     async def _ack(self, lease: WorkItemLease, completion: JsonObject) -> bool:
-        for attempt in range(ACK_ATTEMPTS):  # bounded here; the policy may stop sooner
-            try:
-                await self.hub.ack_work_item(lease.lock_token, completion)
-                return True
-            except TaskHubError as error:
-                delay_s = self._ack_retry_delay_s(lease, error, attempt)
-                if delay_s is None:
-                    return False
-                await asyncio.sleep(delay_s)
-        return False
-
-    async def _abandon(
-        self, lease: WorkItemLease, *, delay_ms: int | None, ignore_attempt: bool
-    ) -> None:
-        try:
-            await self.hub.abandon_work_item(
-                lease.lock_token, delay_ms=delay_ms, ignore_attempt=ignore_attempt
-            )
-        except TaskHubError as error:
-            self._abandon_failed(lease, error)
-
-    async def _give_back(self, item: _Running, reason: str) -> None:
-        if item.given_back:
-            return
-        item.given_back = True
-        item.token.cancel(reason)
-        # It was not this item's fault: the fetch does not count as an attempt.
-        await self._abandon(item.lease, delay_ms=None, ignore_attempt=True)
-        self.stats.given_back += 1
+        """Ack one completion, with the workers' retry policy."""
+        item = ActivityItem.fetched(lease)
+        return await drive_async(ack(self, item, completion), self._steps_of(item))
 
     # -- sessions -------------------------------------------------------------
 

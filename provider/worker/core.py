@@ -1,7 +1,8 @@
 """What the threaded and the asyncio worker share (WorkerCore): their
 settings, the handlers, the statistics, the decisions about an item (run
 it, fail it as poison, give it back) and the ids of its log records; and
-the context a handler receives."""
+the context a handler receives. What happens to an item in which order is
+provider/worker/item_flow.py."""
 
 from __future__ import annotations
 
@@ -14,14 +15,9 @@ from provider.backoff import Backoff
 from provider.config import TaskHubConfig
 from provider.errors import InvalidInput, LockLost, TaskHubError
 from provider.logs import fields
-from provider.shapes import (
-    activity_body,
-    activity_completed,
-    activity_failed,
-    activity_identity,
-    activity_poisoned,
-)
-from provider.types import JsonObject, TagFilter, WorkItemLease
+from provider.shapes import activity_completed, activity_failed, activity_poisoned
+from provider.types import JsonObject, TagFilter
+from provider.worker.activity_item import ActivityItem
 from provider.worker.cancellation import CancellationToken
 from provider.worker.trace_parents import TraceParents
 
@@ -76,11 +72,6 @@ class WorkerStats:
     given_back: int = 0
     renewals: int = 0
     renewal_errors: int = 0
-
-
-def keeper_name(body: JsonObject) -> str:
-    """How a work item's lease keeper is named in the logs: instance:activity#id."""
-    return f"{body.get('instance')}:{body.get('name')}#{body.get('id')}"
 
 
 class WorkerOptions(TypedDict, total=False):
@@ -204,34 +195,42 @@ class WorkerCore:
 
     # -- decisions ------------------------------------------------------------
 
-    def _poison_completion(self, lease: WorkItemLease) -> JsonObject | None:
+    def poison_completion(self, item: ActivityItem) -> JsonObject | None:
         """The failure to ack instead of running an item fetched too often, or None."""
-        if lease.attempt_count <= self.max_attempts:
+        lease, body = item.lease, item.body
+        if lease.attempt_count <= self.max_attempts or body is None:
             return None
-        body = activity_identity(lease.work_item)
         log.error(
             "poison: failing activity %s instead of running it (attempt %d of at most %d)",
-            body.get("name"),
+            item.name,
             lease.attempt_count,
             self.max_attempts,
-            extra=self._item_fields("worker.poison", lease),
+            extra=self.item_fields("worker.poison", item),
         )
         return activity_poisoned(body, lease.attempt_count, self.max_attempts)
 
-    def _handler_for(self, lease: WorkItemLease) -> Handler | None:
-        name = str(activity_identity(lease.work_item).get("name"))
-        handler = self._handlers.get(name)
+    def handler_for(self, item: ActivityItem) -> Handler | None:
+        handler = self._handlers.get(item.name)
         if handler is None:
             log.warning(
                 "no handler for activity %s; giving it back",
-                name,
-                extra=self._item_fields("worker.no_handler", lease),
+                item.name,
+                extra=self.item_fields("worker.no_handler", item),
             )
         return handler
 
+    def unreadable(self, item: ActivityItem) -> None:
+        """An item this worker cannot even read (written behind the
+        provider's back): it is left alone; its lease expires and the fetch
+        path moves it to dead_letters. The slot keeps serving."""
+        log.error(
+            "cannot process worker item: not an ActivityExecute work item",
+            extra=self.item_fields("worker.item_unreadable", item),
+        )
+
     @staticmethod
-    def _context(lease: WorkItemLease, token: CancellationToken) -> ActivityContext:
-        body = activity_identity(lease.work_item)
+    def context(item: ActivityItem, token: CancellationToken) -> ActivityContext:
+        lease, body = item.lease, item.body or {}
         return ActivityContext(
             instance_id=str(body["instance"]),
             execution_id=int(body["execution_id"]),
@@ -291,14 +290,14 @@ class WorkerCore:
         except InvalidInput as error:
             return self._failed(context, body, error)
 
-    def _count(self, completion: JsonObject) -> None:
+    def count(self, completion: JsonObject) -> None:
         if "ActivityCompleted" in completion:
             self.stats.completed += 1
         else:
             self.stats.failed += 1
 
-    def _ack_retry_delay_s(
-        self, lease: WorkItemLease, error: TaskHubError, attempt: int
+    def ack_retry_delay_s(
+        self, item: ActivityItem, error: TaskHubError, attempt: int
     ) -> float | None:
         """After failed ack attempt `attempt` (from 0): the pause before the
         next one, or None to give up (logged). The workers' one ack retry
@@ -310,7 +309,7 @@ class WorkerCore:
             log.warning(
                 "ack refused, lease lost: %s",
                 error.message,
-                extra=self._item_fields("worker.ack_refused", lease, sqlstate=error.sqlstate),
+                extra=self.item_fields("worker.ack_refused", item, sqlstate=error.sqlstate),
             )
             self.stats.lost += 1
             return None
@@ -318,16 +317,16 @@ class WorkerCore:
             log.error(
                 "ack failed: %s",
                 error,
-                extra=self._item_fields("worker.ack_failed", lease, sqlstate=error.sqlstate),
+                extra=self.item_fields("worker.ack_failed", item, sqlstate=error.sqlstate),
             )
             return None
         return ack_backoff_s(attempt)
 
-    def _abandon_failed(self, lease: WorkItemLease, error: TaskHubError) -> None:
+    def abandon_failed(self, item: ActivityItem, error: TaskHubError) -> None:
         log.info(
             "abandon failed (the lease will expire instead): %s",
             error,
-            extra=self._item_fields("worker.abandon_failed", lease, sqlstate=error.sqlstate),
+            extra=self.item_fields("worker.abandon_failed", item, sqlstate=error.sqlstate),
         )
 
     def _fetch_failed(self, error: TaskHubError, retry_in_s: float) -> None:
@@ -350,9 +349,9 @@ class WorkerCore:
 
     # -- log records ----------------------------------------------------------
 
-    def _item_ids(self, lease: WorkItemLease) -> dict[str, object]:
+    def item_ids(self, item: ActivityItem) -> dict[str, object]:
         """The ids every record about one worker item carries."""
-        body = activity_body(lease.work_item) or {}
+        lease, body = item.lease, item.body or {}
         ids = {
             "schema": self._schema,
             "owner_id": self.owner_id,
@@ -364,8 +363,8 @@ class WorkerCore:
         }
         return {name: value for name, value in ids.items() if value is not None}
 
-    def _item_fields(self, event: str, lease: WorkItemLease, **more: object) -> dict[str, object]:
-        return fields(event, **self._item_ids(lease), **more)
+    def item_fields(self, event: str, item: ActivityItem, **more: object) -> dict[str, object]:
+        return fields(event, **self.item_ids(item), **more)
 
     def _worker_fields(self, event: str, **more: object) -> dict[str, object]:
         return fields(event, schema=self._schema, owner_id=self.owner_id, **more)

@@ -13,7 +13,16 @@ import duroxide
 import psycopg
 import pytest
 
+from devkit.roles import login_role
 from devkit.workloads.contention import ContentionSettings, run_contention, seed_hot_instances
+from devkit.workloads.work_items import (
+    activity_completed,
+    activity_execute,
+    metadata,
+    orchestration_started,
+    start_orchestration,
+    timer_fired,
+)
 from provider import TagFilter, TaskHub
 from provider.client.call_observers import add_call_observer, remove_call_observer
 from provider.deploy import gate, migrate
@@ -23,15 +32,6 @@ from tests.runtime import test_duroxide_runtime as scenarios
 from tests.support.alembic_cli import alembic
 from tests.support.contract import CONTRACT_FUNCTIONS
 from tests.support.db import new_schema_name
-from tests.support.roles import login_role
-from tests.support.work_items import (
-    activity_completed,
-    activity_execute,
-    metadata,
-    orchestration_started,
-    start_orchestration,
-    timer_fired,
-)
 
 
 def test_a_distributed_hub_passes_the_deploy_gate(citus_url: str, citus_hub: str) -> None:

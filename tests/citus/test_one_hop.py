@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.roles import login_role
 from provider import AsyncTaskHub, TaskHub
 from provider.citus_placement import Node, node_url
 from provider.cli.app import main
@@ -24,7 +25,6 @@ from tests.citus.conftest import placement, workers
 from tests.citus.test_citus_hubs import exercise_the_contract, started_runtime
 from tests.runtime import test_duroxide_runtime as scenarios
 from tests.support.db import new_schema_name
-from tests.support.roles import login_role
 
 HOT_PATH = ("fetch_orchestration_item", "ack_orchestration_item", "fetch_work_item", "ack_worker")
 CUSTOM_PLAN_HELPERS = (

@@ -12,6 +12,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.roles import LoginRole
+from devkit.workloads.work_items import event, metadata, orchestration_started
 from provider import (
     AsyncClient,
     Client,
@@ -30,8 +32,6 @@ from provider import (
 from provider.deploy import migrate
 from tests.support.db import new_schema_name
 from tests.support.failed_instance import failed_order
-from tests.support.roles import LoginRole
-from tests.support.work_items import event, metadata, orchestration_started
 
 ClientFactory = Callable[..., Client]
 

@@ -16,10 +16,7 @@ from typing import Any
 
 import pytest
 
-from provider import InvalidInput, LockLost, TaskHubError, now_ms
-from provider.client.task_hub import AsyncTaskHub, HubPlans, TaskHub
-from tests.support.templates import SchemaTemplates
-from tests.support.work_items import (
+from devkit.workloads.work_items import (
     activity_completed,
     activity_execute,
     event,
@@ -28,6 +25,9 @@ from tests.support.work_items import (
     orchestration_started,
     start_orchestration,
 )
+from provider import InvalidInput, LockLost, TaskHubError, now_ms
+from provider.client.task_hub import AsyncTaskHub, HubPlans, TaskHub
+from tests.support.templates import SchemaTemplates
 
 # (operation, args, kwargs) out; its result, or the TaskHubError it raised, back.
 Step = tuple[str, tuple[Any, ...], dict[str, Any]]

@@ -12,10 +12,10 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.workloads.work_items import activity_execute, start_orchestration
 from provider import PermanentError, TaskHub
 from provider.logs import JsonLogFormatter, fields
 from provider.worker.lease_keeper import LeaseKeeper
-from tests.support.work_items import activity_execute, start_orchestration
 
 
 def records_of(caplog: pytest.LogCaptureFixture, event: str) -> list[logging.LogRecord]:

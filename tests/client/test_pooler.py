@@ -24,15 +24,12 @@ from devkit.pgbouncer import (
     fresh_settings,
     pgbouncer,
 )
-from provider import ActivityContext, ActivityWorker, AsyncTaskHub, ConfigurationError, TaskHub
-from provider.deploy.session_pinning import DECLARATION, SESSION_POOLING
-from provider.metrics.collector import HubCollector
-from tests.support.db import new_schema_name
-from tests.support.pgbouncer_fixture import require_pgbouncer
-from tests.support.pooler_drill import latency, migration, provider_load
-from tests.support.pooler_drill.cli import taskhub_pg
-from tests.support.pooler_drill.report import mode_lines, verdicts
-from tests.support.pooler_drill.runner import (
+from devkit.waiting import wait_until
+from devkit.workloads.work_items import activity_execute
+from drills.pooler_drill import latency, migration, provider_load
+from drills.pooler_drill.cli import taskhub_pg
+from drills.pooler_drill.report import mode_lines, verdicts
+from drills.pooler_drill.runner import (
     LATENCY,
     RUNTIME,
     Bouncers,
@@ -41,9 +38,12 @@ from tests.support.pooler_drill.runner import (
     documented_modes,
     run_mode,
 )
-from tests.support.pooler_drill.tally import Tally
-from tests.support.waiting import wait_until
-from tests.support.work_items import activity_execute
+from drills.pooler_drill.tally import Tally
+from provider import ActivityContext, ActivityWorker, AsyncTaskHub, ConfigurationError, TaskHub
+from provider.deploy.session_pinning import DECLARATION, SESSION_POOLING
+from provider.metrics.collector import HubCollector
+from tests.support.db import new_schema_name
+from tests.support.pgbouncer_fixture import require_pgbouncer
 from tests.worker.test_wakeups import SLOW_POLL_MS, waiting_listeners
 
 THREADS = 4

@@ -14,10 +14,10 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.roles import operator_of
 from provider import Client, InvalidInput, PermanentError, ScheduleNotFound, Scheduler
 from provider.cli import main
 from provider.client.schedule_ticks import Ticks
-from tests.support.roles import operator_of
 
 T0 = datetime(2026, 12, 5, 9, 0, 0, tzinfo=UTC)
 

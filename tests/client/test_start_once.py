@@ -18,12 +18,12 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.waiting import wait_until
+from devkit.workloads.work_items import metadata, orchestration_started
 from provider import AsyncTaskHub, TaskHub
 from provider.deploy import migrate
 from provider.errors import RetryableError
 from tests.support.db import new_schema_name
-from tests.support.waiting import wait_until
-from tests.support.work_items import metadata, orchestration_started
 
 
 def queued_starts(sql: psycopg.Connection[Any], schema: str, instance: str) -> int:

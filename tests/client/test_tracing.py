@@ -15,6 +15,8 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from devkit.waiting import wait_until, wait_until_async
+from devkit.workloads.work_items import activity_execute
 from provider import (
     ActivityContext,
     ActivityWorker,
@@ -25,8 +27,6 @@ from provider import (
 )
 from provider.errors import InvalidInput, PermanentError
 from tests.support.tracing_sdk import provider_traced_by_sdk
-from tests.support.waiting import wait_until, wait_until_async
-from tests.support.work_items import activity_execute
 
 HubFactory = Callable[..., TaskHub]
 TRACED_ENQUEUE = (

@@ -12,10 +12,10 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.waiting import wait_until
 from provider.deploy import live_signatures, migrate, table_locks
 from provider.deploy.resources import sql_dir
 from tests.support.db import new_schema_name
-from tests.support.waiting import wait_until
 
 GATED_PROLOGUE = re.compile(
     r"^BEGIN\n(?:    --.*\n)*    IF NOT pg_try_advisory_xact_lock_shared\("

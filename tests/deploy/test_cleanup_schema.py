@@ -7,9 +7,9 @@ from typing import Any
 
 import psycopg
 
+from devkit.roles import LoginRole
 from provider.deploy import migrate
 from tests.support.db import new_schema_name
-from tests.support.roles import LoginRole
 
 
 def objects_in(conn: psycopg.Connection[Any], schema: str) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.deploy_drill.runner import DrillSettings, PhaseReport, run_round
+from drills.deploy_drill.runner import DrillSettings, PhaseReport, run_round
 
 # `timing` as well: the runtime's slow-statement warning (1 s), which the
 # drill counts as a deploy seen, is a wall-clock margin. Beside the parallel

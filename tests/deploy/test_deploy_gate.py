@@ -12,12 +12,12 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.roles import LoginRole, login_role
+from devkit.workloads.work_items import activity_execute, start_orchestration
 from provider import TaskHub
 from provider.cli import main
 from provider.deploy import migrate
 from tests.support.db import new_schema_name
-from tests.support.roles import LoginRole, login_role
-from tests.support.work_items import activity_execute, start_orchestration
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:

@@ -20,6 +20,8 @@ import duroxide
 import psycopg
 import pytest
 
+from devkit.roles import LoginRole, login_role
+from devkit.workloads.work_items import start_orchestration
 from provider import now_ms
 from provider.deploy import gate, migrate
 from provider.deploy.runtime_role import grant_statement
@@ -27,8 +29,6 @@ from provider.deploy.version_table import installed_revision
 from tests.support.alembic_cli import alembic
 from tests.support.db import new_schema_name
 from tests.support.flavours import DUROXIDE_0_2_2, Flavour
-from tests.support.roles import LoginRole, login_role
-from tests.support.work_items import start_orchestration
 
 RUNTIME_TABLES = {"instances", "executions", "_duroxide_migrations"}
 OPERATOR_FUNCTIONS = {

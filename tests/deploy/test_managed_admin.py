@@ -29,6 +29,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from devkit.roles import url_as
 from provider.cli import main
 from provider.deploy import migrate, runtime_role
 from provider.deploy.version_table import installed_revision
@@ -39,7 +40,6 @@ from tests.runtime.test_duroxide_runtime import (
     register,
 )
 from tests.support.event_trigger_admin import BuildError, library_for
-from tests.support.roles import url_as
 
 pytestmark = pytest.mark.slow
 

@@ -14,12 +14,12 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.roles import LoginRole, operator_of
+from devkit.workloads.work_items import start_orchestration
 from provider import TaskHub, TaskHubError
 from provider.deploy import migrate
 from tests.support.db import new_schema_name
 from tests.support.privileges import held, listed
-from tests.support.roles import LoginRole, operator_of
-from tests.support.work_items import start_orchestration
 
 RAW_FUNCTIONS = (
     "enqueue_orchestrator_work(text,text,timestamptz,text,text,bigint)",

@@ -9,10 +9,10 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.roles import LoginRole
 from devkit.schema.catalogue import snapshot
 from provider.deploy import migrate
 from tests.support.db import new_schema_name
-from tests.support.roles import LoginRole
 from tests.support.templates import SchemaTemplates
 
 

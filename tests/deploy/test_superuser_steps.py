@@ -20,13 +20,13 @@ from dataclasses import dataclass
 import psycopg
 import pytest
 
+from devkit.roles import LoginRole, login_role
 from devkit.schema import duroxide_digests
 from provider.cli import main
 from provider.deploy import migrate, privileged_fence, runtime_role, vouched_duroxide
 from provider.deploy.version_table import installed_revision
 from tests.support.db import new_schema_name
 from tests.support.flavours import DUROXIDE_0_2_2
-from tests.support.roles import LoginRole, login_role
 
 pytestmark = pytest.mark.slow
 

@@ -11,12 +11,12 @@ import subprocess
 import psycopg
 import pytest
 
+from devkit.workloads.work_items import start_orchestration
 from provider.cli import main
 from provider.deploy import gate, migrate, turn_form
 from tests.support.db import new_schema_name
 from tests.support.flavours import DUROXIDE_0_2_2, TASKHUB_JSONB
 from tests.support.paths import REPO
-from tests.support.work_items import start_orchestration
 
 
 def form(url: str, schema: str) -> str | None:

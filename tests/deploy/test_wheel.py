@@ -20,10 +20,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from devkit.roles import LoginRole
 from provider.deploy import migrate
 from tests.support.db import new_schema_name
 from tests.support.paths import REPO
-from tests.support.roles import LoginRole
 
 TYPED_SAMPLE = REPO / "tests" / "deploy" / "typed_sample"
 

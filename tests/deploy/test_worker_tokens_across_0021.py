@@ -9,10 +9,10 @@ from __future__ import annotations
 import psycopg
 import pytest
 
+from devkit.workloads.work_items import activity_execute
 from provider import LockLost, TaskHub, now_ms
 from provider.deploy import migrate
 from tests.support.db import new_schema_name
-from tests.support.work_items import activity_execute
 
 
 def leases(hub: TaskHub, count: int) -> list[str]:

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from drills.chaos.report import format_report
+from drills.chaos.runner import ChaosReport, run_chaos
+from drills.chaos.settings import BOUNDED
 from provider.testing.embedded_pg import EmbeddedPostgres
-from tests.support.chaos.report import format_report
-from tests.support.chaos.runner import ChaosReport, run_chaos
-from tests.support.chaos.settings import BOUNDED
 from tests.support.flavours import DUROXIDE_0_2_2, Flavour
 
 

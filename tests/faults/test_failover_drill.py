@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from drills.failover import defects
+from drills.failover.events import CRASH, SWITCHOVER
+from drills.failover.outcome import EventOutcome
+from drills.failover.report import event_lines, verdicts
+from drills.failover.runner import DrillSettings, run_drill
 from provider.testing.embedded_pg import EmbeddedPostgresError, find_bin_dir
-from tests.support.failover import defects
-from tests.support.failover.events import CRASH, SWITCHOVER
-from tests.support.failover.outcome import EventOutcome
-from tests.support.failover.report import event_lines, verdicts
-from tests.support.failover.runner import DrillSettings, run_drill
 
 pytestmark = pytest.mark.slow
 

@@ -21,6 +21,15 @@ import duroxide
 import psycopg
 import pytest
 
+from devkit.waiting import wait_until
+from devkit.workloads.work_items import (
+    activity_execute,
+    event,
+    external_raised,
+    metadata,
+    orchestration_started,
+    start_orchestration,
+)
 from provider import (
     ActivityContext,
     ActivityWorker,
@@ -32,15 +41,6 @@ from provider import (
 from provider.testing.embedded_pg import EmbeddedPostgres
 from tests.support.db import orchestrator_items as completions
 from tests.support.paths import REPO
-from tests.support.waiting import wait_until
-from tests.support.work_items import (
-    activity_execute,
-    event,
-    external_raised,
-    metadata,
-    orchestration_started,
-    start_orchestration,
-)
 from tests.support.worker_process import RUNS_TABLE
 
 HubFactory = Callable[..., TaskHub]

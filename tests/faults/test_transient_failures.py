@@ -22,11 +22,11 @@ import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 
+from devkit.waiting import wait_until
+from devkit.workloads.work_items import event, orchestration_started, start_orchestration
 from provider import ExecutionMetadata, now_ms
 from provider.shapes import ack_metadata_json, history_rows
 from tests.support.server_clock import advance_clock
-from tests.support.waiting import wait_until
-from tests.support.work_items import event, orchestration_started, start_orchestration
 
 RUNTIME_PREFIX = "Database error: error returned from database: "
 TERMINATED = RUNTIME_PREFIX + "terminating connection due to administrator command"

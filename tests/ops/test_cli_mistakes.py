@@ -18,6 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
+from devkit.roles import login_role
 from provider.cli import main
 from provider.cli.deploy_commands import Citus, RuntimeDdl
 from provider.cli.failures import failure_of
@@ -29,7 +30,6 @@ from provider.errors import ConfigurationError, PermanentError, RetryableError
 from tests.support.db import new_schema_name
 from tests.support.flavours import DUROXIDE_0_2_2
 from tests.support.paths import REPO
-from tests.support.roles import login_role
 from tests.unit.cli_runs import error_lines
 
 UNREACHABLE_URL = "postgresql://x@127.0.0.1:1/x"

@@ -18,11 +18,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from devkit.waiting import wait_until
 from provider.cli.interrupts import GRACE_S
 from tests.support.cpu_hogs import cpu_hogs
 from tests.support.paths import REPO
 from tests.support.socket_relay import socket_relay
-from tests.support.waiting import wait_until
 
 # Ended by the watchdog, with room for a loaded machine; psycopg alone, when
 # its cancel request cannot reach the server, gives up after 10 s (5 s for

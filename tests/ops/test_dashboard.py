@@ -13,13 +13,13 @@ import psycopg
 import pytest
 from starlette.testclient import TestClient
 
+from devkit.roles import LoginRole, operator_of
 from provider import Client, TaskHub
 from provider.dashboard.app import dashboard_app
 from provider.deploy import migrate, runbook
 from tests.support.dashboard import LOCAL, act, ask, confirm, token_of
 from tests.support.db import new_schema_name
 from tests.support.failed_instance import DECLINED, failed_order
-from tests.support.roles import LoginRole, operator_of
 from tests.support.tracing_sdk import provider_traced_by_sdk
 
 

@@ -29,12 +29,12 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
+from devkit.waiting import wait_until
 from provider.dashboard.access import AccessPolicy
 from provider.dashboard.app import dashboard_app
 from provider.dashboard.passwords import hash_line, read_accounts
 from provider.deploy import runbook
 from provider.testing.embedded_pg import free_port
-from tests.support.waiting import wait_until
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"

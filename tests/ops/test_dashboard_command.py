@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from devkit.waiting import wait_until
 from provider.cli.app import main
 from provider.dashboard.passwords import hash_line, parse_line
 from provider.testing.embedded_pg import free_port
 from tests.support.dashboard import basic
-from tests.support.waiting import wait_until
 
 PASSWORD = "s3cret /+=@ pass"
 

@@ -15,6 +15,7 @@ import psycopg
 import pytest
 from starlette.testclient import TestClient
 
+from devkit.workloads.work_items import start_orchestration
 from provider import TaskHub
 from provider.dashboard.app import dashboard_app
 from provider.dashboard.hub import STATUS_COUNTS_FOR_S, Hub
@@ -24,7 +25,6 @@ from tests.support.busy_hub import make_busy
 from tests.support.dashboard import LOCAL
 from tests.support.db import new_schema_name
 from tests.support.failed_instance import failed_order
-from tests.support.work_items import start_orchestration
 
 ROWS = re.compile(r'<tr data-instance="([^"]+)">')
 

@@ -19,11 +19,11 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.workloads.work_items import start_orchestration
 from provider import TaskHub
 from provider.cli import main
 from tests.support.busy_hub import set_cap
 from tests.support.terminal import in_a_terminal
-from tests.support.work_items import start_orchestration
 from tests.validation.harness import create_instance
 
 MARKUP = "[/bold]order-1[red]"  # rich: MarkupError, closing tag matches nothing

@@ -17,12 +17,12 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.workloads.work_items import start_orchestration
 from provider import AsyncTaskHub, InvalidInput, TaskHub
 from provider.cli import main
 from tests.support.failed_instance import DECLINED, failed_order
 from tests.support.terminal import in_a_terminal
 from tests.support.tracing_sdk import provider_traced_by_sdk
-from tests.support.work_items import start_orchestration
 from tests.validation.harness import create_instance, finish_instance
 
 

@@ -14,11 +14,11 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from devkit.waiting import wait_until
+from devkit.workloads.work_items import activity_execute
 from provider import ActivityContext, ActivityWorker, LockLost, TaskHub
 from provider.metrics import HubCollector, ProviderMetrics, WorkerCollector
 from tests.support.metrics_server import metrics_server
-from tests.support.waiting import wait_until
-from tests.support.work_items import activity_execute
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 

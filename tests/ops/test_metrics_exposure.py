@@ -15,10 +15,10 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.roles import operator_of
+from devkit.waiting import wait_until
 from tests.support.metrics_server import metrics_server
 from tests.support.network import non_loopback_address
-from tests.support.roles import operator_of
-from tests.support.waiting import wait_until
 
 REQUESTS = 30
 READ_TIMEOUT_S = 2  # the server's --timeout: each read of the hub ends by then

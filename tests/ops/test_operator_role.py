@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.roles import LoginRole, login_role, operator_of
 from provider import TaskHub
 from provider.cli import main
 from provider.deploy import migrate
@@ -24,7 +25,6 @@ from tests.support.busy_hub import make_busy
 from tests.support.db import new_schema_name
 from tests.support.paths import REPO
 from tests.support.privileges import held, listed
-from tests.support.roles import LoginRole, login_role, operator_of
 from tests.validation.harness import finish_instance
 
 

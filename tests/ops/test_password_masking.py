@@ -23,6 +23,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
+from devkit.waiting import wait_until
 from provider import AsyncTaskHub, ConfigurationError, TaskHub
 from provider.cli import main
 from provider.deploy import migrate
@@ -31,7 +32,6 @@ from provider.metrics import HubCollector
 from provider.testing.embedded_pg import free_port
 from tests.ops.test_healthz import get
 from tests.support.password_cluster import PasswordCluster, password_cluster
-from tests.support.waiting import wait_until
 
 PASSWORD = "Zq7v/Kd9w+Wx4y=Rt2z@Mn5u Pl8s"
 WRONG = "Bd4k@" + PASSWORD  # holds the right one: what hides it hides this

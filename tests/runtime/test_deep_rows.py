@@ -20,12 +20,12 @@ import duroxide
 import psycopg
 import pytest
 
+from devkit.waiting import wait_until
+from devkit.workloads.work_items import external_raised, orchestration_started
 from provider.deploy import migrate
 from tests.support.db import new_schema_name
 from tests.support.deep_json import TOO_DEEP, deepened
 from tests.support.planted_rows import write_behind_our_back
-from tests.support.waiting import wait_until
-from tests.support.work_items import external_raised, orchestration_started
 
 WAIT_S = 60.0
 GOOD = [f"good-{n}" for n in range(6)]

@@ -19,10 +19,10 @@ import duroxide
 import psycopg
 import pytest
 
+from devkit.roles import LoginRole, login_role
 from provider import AsyncTaskHub, TaskHub
 from provider.deploy import migrate, turn_form
 from tests.support.db import new_schema_name
-from tests.support.roles import LoginRole, login_role
 
 WAIT_MS = 30_000
 

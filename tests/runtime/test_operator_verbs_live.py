@@ -14,11 +14,11 @@ import duroxide
 import psycopg
 import pytest
 
+from devkit.roles import LoginRole, login_role
+from devkit.waiting import wait_until
 from provider.cli import main
 from provider.deploy import migrate
 from tests.support.db import new_schema_name
-from tests.support.roles import LoginRole, login_role
-from tests.support.waiting import wait_until
 
 WAIT_MS = 30_000
 

@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from tests.support.soak.runner import SoakResult, SoakSettings, run_soak
+from drills.soak.runner import SoakResult, SoakSettings, run_soak
 
 pytestmark = [pytest.mark.slow]
 

@@ -13,12 +13,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from provider import ActivityWorker, PermanentError, TaskHub, now_ms
-from provider.deploy import migrate
-from tests.support.db import new_schema_name
-from tests.support.planted_rows import Hub, fetch_row, write_behind_our_back
-from tests.support.waiting import wait_until
-from tests.support.work_items import (
+from devkit.waiting import wait_until
+from devkit.workloads.work_items import (
     activity_completed,
     activity_execute,
     event,
@@ -27,6 +23,10 @@ from tests.support.work_items import (
     orchestration_started,
     start_orchestration,
 )
+from provider import ActivityWorker, PermanentError, TaskHub, now_ms
+from provider.deploy import migrate
+from tests.support.db import new_schema_name
+from tests.support.planted_rows import Hub, fetch_row, write_behind_our_back
 
 # SQLSTATEs that count as a clear refusal: invalid parameter / text / JSON
 # (22xxx), lease lost (TH001), not found (P0002), wrong state (55000),

@@ -10,8 +10,8 @@ from typing import Any
 
 import psycopg
 
+from devkit.workloads.work_items import start_orchestration
 from provider import TaskHub, now_ms
-from tests.support.work_items import start_orchestration
 
 
 def ago(seconds: float) -> datetime:

@@ -10,8 +10,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.workloads.work_items import history_row, orchestration_started, queue_message
 from provider import TaskHub, now_ms
-from tests.support.work_items import history_row, orchestration_started, queue_message
 
 
 @pytest.mark.pins_defect(

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from devkit.workloads.flavours import Flavour
-from tests.support.work_items import (
+from devkit.workloads.work_items import (
     external_raised,
     history_row,
     orchestration_started,

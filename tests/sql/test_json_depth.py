@@ -18,18 +18,18 @@ from typing import Any
 import psycopg
 import pytest
 
-from provider import TaskHub, now_ms
-from provider.deploy import migrate
-from tests.support.db import new_schema_name
-from tests.support.deep_json import MAX_DEPTH, TOO_DEEP, deepened, nested
-from tests.support.planted_rows import Hub, fetch_row, write_behind_our_back
-from tests.support.work_items import (
+from devkit.workloads.work_items import (
     activity_completed,
     activity_execute,
     event,
     external_raised,
     start_orchestration,
 )
+from provider import TaskHub, now_ms
+from provider.deploy import migrate
+from tests.support.db import new_schema_name
+from tests.support.deep_json import MAX_DEPTH, TOO_DEEP, deepened, nested
+from tests.support.planted_rows import Hub, fetch_row, write_behind_our_back
 
 # The revision of the head this issue was filed against.
 FILED_AGAINST = "0023"

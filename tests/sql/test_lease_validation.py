@@ -10,16 +10,16 @@ from typing import Any
 import psycopg
 import pytest
 
-from provider import LockLost, PermanentError, RetryableError, TaskHub, now_ms
-from tests.support.db import lease_remaining_ms, open_transaction, worker_lease_remaining_ms
-from tests.support.server_clock import MoveClock
-from tests.support.work_items import (
+from devkit.workloads.work_items import (
     activity_completed,
     activity_execute,
     metadata,
     orchestration_started,
     start_orchestration,
 )
+from provider import LockLost, PermanentError, RetryableError, TaskHub, now_ms
+from tests.support.db import lease_remaining_ms, open_transaction, worker_lease_remaining_ms
+from tests.support.server_clock import MoveClock
 
 HubFactory = Callable[..., TaskHub]
 

@@ -7,21 +7,21 @@ from __future__ import annotations
 import logging
 import re
 import shlex
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
 
-from provider import ActivityWorker, TagFilter, TaskHub
-from provider.cli import main
-from tests.support.busy_hub import set_cap
-from tests.support.paths import REPO
-from tests.support.work_items import (
+from devkit.workloads.work_items import (
     activity_execute,
     start_orchestration,
 )
+from provider import ActivityWorker, TagFilter, TaskHub
+from provider.cli import main
+from provider.worker.activity_item import ActivityItem
+from tests.support.busy_hub import set_cap
+from tests.support.paths import REPO
 
 RUNBOOK = REPO / "docs" / "ops.md"
 RUNBOOK_ROLES = ("hub_runtime", "hub_operator")
@@ -177,7 +177,7 @@ def test_poison_decision_and_failed_ack_carry_the_same_ids(
     sql.execute(f'DELETE FROM "{hub_schema}".worker_queue')
     worker = ActivityWorker(hub, max_attempts=3)
     with caplog.at_level(logging.INFO, logger="provider.worker.activity_worker"):
-        worker._process(lease, time.monotonic())
+        worker._process(ActivityItem.fetched(lease))
     records = [r for r in caplog.records if getattr(r, "lock_token", None) == lease.lock_token]
     assert len(records) == 2
     assert {getattr(r, "instance_id", None) for r in records} == {"poisoned"}

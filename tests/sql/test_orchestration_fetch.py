@@ -17,10 +17,10 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.workloads.work_items import metadata, orchestration_started, start_orchestration
 from provider import TaskHub, now_ms
 from tests.support.db import lease_remaining_ms, new_schema_name, open_transaction
 from tests.support.flavours import Flavour
-from tests.support.work_items import metadata, orchestration_started, start_orchestration
 
 HubFactory = Callable[..., TaskHub]
 FAST_FAIL = {"statement_timeout_ms": 2_000}

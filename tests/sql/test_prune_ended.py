@@ -14,9 +14,9 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.workloads.work_items import activity_execute
 from provider import InvalidInput, LockLost, PrunedBatch, TaskHub, now_ms
 from tests.support.db import open_transaction
-from tests.support.work_items import activity_execute
 from tests.validation.harness import create_instance, finish_instance
 
 # Every table that holds rows of an instance.

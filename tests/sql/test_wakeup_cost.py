@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from devkit.workloads.flavours import Flavour
-from tests.support.work_items import (
+from devkit.workloads.work_items import (
     activity_completed,
     activity_execute,
     start_orchestration,

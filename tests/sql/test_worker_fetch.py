@@ -11,9 +11,9 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.workloads.work_items import activity_execute
 from provider import TagFilter, TaskHub, now_ms
 from tests.support.db import open_transaction, worker_lease_remaining_ms
-from tests.support.work_items import activity_execute
 
 HubFactory = Callable[..., TaskHub]
 

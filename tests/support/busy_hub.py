@@ -9,14 +9,14 @@ from typing import Any
 import psycopg
 import pytest
 
-from provider import TaskHub
-from tests.support.runtime_traffic import run_traffic
-from tests.support.work_items import (
+from devkit.workloads.work_items import (
     activity_execute,
     metadata,
     orchestration_started,
     start_orchestration,
 )
+from provider import TaskHub
+from tests.support.runtime_traffic import run_traffic
 
 
 def set_cap(sql: psycopg.Connection[Any], schema: str, cap: int) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from devkit.workloads.work_items import event, metadata, orchestration_started, start_orchestration
 from provider import TaskHub
-from tests.support.work_items import event, metadata, orchestration_started, start_orchestration
 
 DECLINED = "card declined: " + "the issuer said no. " * 12
 

@@ -11,8 +11,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.workloads.work_items import activity_completed, activity_execute, start_orchestration
 from provider import TaskHub
-from tests.support.work_items import activity_completed, activity_execute, start_orchestration
 
 NOW_MS = "(extract(epoch FROM now()) * 1000)::bigint"
 EXPLAIN_EVERY_STATEMENT = (

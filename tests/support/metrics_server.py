@@ -12,8 +12,8 @@ from contextlib import contextmanager
 
 import pytest
 
+from devkit.waiting import wait_until
 from provider.testing.embedded_pg import free_port
-from tests.support.waiting import wait_until
 
 
 def http_base(host: str, port: int) -> str:

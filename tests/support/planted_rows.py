@@ -10,15 +10,15 @@ from typing import Any
 
 import psycopg
 
-from provider import TaskHub, now_ms
-from tests.support.contract import DATA_TABLES
-from tests.support.work_items import (
+from devkit.workloads.work_items import (
     activity_execute,
     external_raised,
     metadata,
     orchestration_started,
     start_orchestration,
 )
+from provider import TaskHub, now_ms
+from tests.support.contract import DATA_TABLES
 
 
 class Hub:

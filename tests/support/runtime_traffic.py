@@ -14,7 +14,7 @@ from typing import Any
 
 import duroxide
 
-from tests.support.waiting import wait_until
+from devkit.waiting import wait_until
 
 
 def run_traffic(database_url: str, schema: str, checkouts: int = 3) -> list[str]:

@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import psycopg
 
-from tests.support.failover.proxy import TcpProxy
+from drills.failover.proxy import TcpProxy
 
 
 class SocketRelay(TcpProxy):

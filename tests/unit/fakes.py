@@ -3,7 +3,7 @@ the unit tests: the hubs of test_worker_loop_with_a_fake_hub (FakeHub) and
 test_api_errors (AsyncFakeHub), extended to record every argument of every
 call and to fail calls on a script; a WakeupListener driven by hand; and
 hubs with push wakeups. Tests wait on conditions (`RecordingHub.wait_for`,
-tests/support/waiting.py), never for a fixed time."""
+devkit/waiting.py), never for a fixed time."""
 
 from __future__ import annotations
 

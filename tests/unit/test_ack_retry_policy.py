@@ -23,6 +23,7 @@ from provider import (
 )
 from provider.types import WorkItemLease
 from provider.worker import activity_worker
+from provider.worker.activity_item import ActivityItem
 from provider.worker.core import ACK_ATTEMPTS, ACK_BACKOFF
 from tests.unit.fakes import AsyncRecordingHub, RecordingHub
 
@@ -58,7 +59,10 @@ def test_the_back_off_doubles_from_50_ms() -> None:
 def test_a_transient_error_is_retried_until_the_last_attempt() -> None:
     hub = RecordingHub()
     worker, lease = ActivityWorker(hub), leased(hub)
-    delays = [worker._ack_retry_delay_s(lease, transient(), n) for n in range(ACK_ATTEMPTS)]
+    delays = [
+        worker.ack_retry_delay_s(ActivityItem.fetched(lease), transient(), n)
+        for n in range(ACK_ATTEMPTS)
+    ]
     assert delays[2] is None
     for failures, delay in enumerate(delays[:2], start=1):  # with jitter: never in step
         ceiling = ACK_BACKOFF.ceiling_s(failures)
@@ -76,7 +80,7 @@ def test_an_error_that_is_not_transient_is_not_retried(
 ) -> None:
     hub = RecordingHub()
     worker, lease = ActivityWorker(hub), leased(hub)
-    assert worker._ack_retry_delay_s(lease, error, 0) is None
+    assert worker.ack_retry_delay_s(ActivityItem.fetched(lease), error, 0) is None
     (record,) = caplog.records
     assert record.levelno == logging.ERROR and getattr(record, "event", None) == "worker.ack_failed"
     assert worker.stats.lost == 0
@@ -87,7 +91,7 @@ def test_a_lost_lease_is_never_retried_and_is_logged_with_the_items_ids(
 ) -> None:
     hub = RecordingHub()
     worker, lease = ActivityWorker(hub), leased(hub)
-    assert worker._ack_retry_delay_s(lease, lost(), 0) is None
+    assert worker.ack_retry_delay_s(ActivityItem.fetched(lease), lost(), 0) is None
     assert worker.stats.lost == 1
     (record,) = caplog.records
     assert getattr(record, "event", None) == "worker.ack_refused"

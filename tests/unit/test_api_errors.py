@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from devkit.waiting import wait_until, wait_until_async
 from provider import (
     ActivityWorker,
     AsyncActivityWorker,
@@ -28,7 +29,6 @@ from provider import (
 from provider.client.arguments import MAX_ID_BYTES, MAX_PAYLOAD_BYTES
 from provider.masking import masked
 from provider.types import JsonObject, WorkItemLease
-from tests.support.waiting import wait_until, wait_until_async
 from tests.unit.test_worker_loop_with_a_fake_hub import FakeHub
 
 UNUSED_URL = "postgresql://app:s3cret@db.invalid/app"

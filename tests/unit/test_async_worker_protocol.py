@@ -15,9 +15,9 @@ from typing import Any, Unpack
 
 import pytest
 
+from devkit.waiting import wait_until_async
 from provider import ActivityContext, AsyncActivityWorker, LockLost, RetryableError
 from provider.worker.core import UNREGISTERED_RETRY_MS, WorkerOptions
-from tests.support.waiting import wait_until_async
 from tests.unit.fakes import (
     Abandon,
     AsyncRecordingHub,

@@ -1,4 +1,4 @@
-"""The failover drill's proxy (tests/support/failover/proxy.py) on plain
+"""The failover drill's proxy (drills/failover/proxy.py) on plain
 sockets: it relays, repointing closes what it relays and sends new
 connections to the new target, and a pause holds the bytes until resumed."""
 
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.failover.proxy import TcpProxy
+from drills.failover.proxy import TcpProxy
 
 TIMEOUT_S = 5.0
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.support.paths import REPO
 
-PACKAGES = ("provider", "bench", "devkit", "scripts", "migrations", "tests")
+PACKAGES = ("provider", "bench", "devkit", "drills", "scripts", "migrations", "tests")
 
 
 def module_files() -> dict[str, Path]:

@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from devkit.waiting import wait_until
 from provider.metrics.single_flight import SingleFlight
-from tests.support.waiting import wait_until
 
 CALLERS = 30
 

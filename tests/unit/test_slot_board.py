@@ -15,9 +15,9 @@ import threading
 import weakref
 from collections.abc import Callable
 
+from devkit.waiting import wait_until, wait_until_async
 from provider.errors import TaskHubError
 from provider.worker.slots import SlotBoard, SlotGroup, _Sleeper
-from tests.support.waiting import wait_until, wait_until_async
 from tests.unit.fakes import LISTENER_PID, FakeListener
 from tests.unit.test_wakeup_protocol import ServerFlag, asleep
 

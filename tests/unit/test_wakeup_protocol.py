@@ -18,11 +18,11 @@ from __future__ import annotations
 import threading
 import time
 
+from devkit.waiting import wait_until
 from provider import TaskHubConfig
 from provider.client.wakeups import Wakeups
 from provider.errors import TaskHubError
 from provider.worker.slots import SlotBoard, SlotGroup
-from tests.support.waiting import wait_until
 
 LISTENER_PID = 4242
 

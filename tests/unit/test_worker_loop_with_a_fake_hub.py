@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from devkit.waiting import wait_until
 from provider import ActivityContext, ActivityWorker, TagFilter, TaskHubConfig
 from provider.types import JsonObject, WorkItemLease
-from tests.support.waiting import wait_until
 
 
 @dataclass

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 
+from devkit.waiting import wait_until, wait_until_async
 from provider import ActivityWorker, AsyncActivityWorker
 from provider.worker.core import WorkerOptions
-from tests.support.waiting import wait_until, wait_until_async
 from tests.unit.fakes import (
     LISTENER_PID,
     AsyncPushHub,

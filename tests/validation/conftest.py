@@ -16,9 +16,9 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.roles import LoginRole
 from provider import TaskHub
 from tests.support.db import new_schema_name
-from tests.support.roles import LoginRole
 from tests.support.templates import SchemaTemplates
 
 ProviderFactory = Callable[[], TaskHub]

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from provider import ExecutionMetadata, OrchestrationItem, TaskHub, TaskHubError, now_ms
-from tests.support.work_items import (
+from devkit.workloads.work_items import (
     activity_completed,
     activity_execute,
     continue_as_new,
@@ -27,6 +26,7 @@ from tests.support.work_items import (
     start_orchestration,
     timer_fired,
 )
+from provider import ExecutionMetadata, OrchestrationItem, TaskHub, TaskHubError, now_ms
 
 # The suite's lock timeout (SQLite's harness uses 1 s too); fetchO without a
 # timeout uses 30 s as in the suite.

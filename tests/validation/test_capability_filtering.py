@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 
+from devkit.waiting import wait_until
 from provider import (
     ExecutionMetadata,
     OrchestrationItem,
@@ -21,7 +22,6 @@ from provider import (
     TaskHubError,
     VersionRange,
 )
-from tests.support.waiting import wait_until
 from tests.validation.harness import (
     LONG_LOCK,
     continue_as_new,

@@ -13,9 +13,9 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from devkit.waiting import wait_until
 from provider import TaskHub, TaskHubError, WorkItemLease
 from tests.support.server_clock import MoveClock
-from tests.support.waiting import wait_until
 from tests.validation.harness import activity_completed, activity_execute
 
 ITEM_LOCK = 5_000

@@ -11,10 +11,10 @@ from typing import Any
 
 import psycopg
 
+from devkit.waiting import wait_until
+from devkit.workloads.work_items import activity_execute
 from provider import ActivityWorker, AsyncActivityWorker, AsyncTaskHub, TaskHub
 from tests.support.db import orchestrator_items
-from tests.support.waiting import wait_until
-from tests.support.work_items import activity_execute
 
 
 def completions(sql: psycopg.Connection[Any], schema: str, count: int) -> list[dict[str, Any]]:

@@ -13,6 +13,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.waiting import wait_until_async
+from devkit.workloads.work_items import activity_execute
 from provider import (
     ActivityContext,
     ActivityWorker,
@@ -22,8 +24,6 @@ from provider import (
     TaskHub,
 )
 from tests.support.db import orchestrator_items as completions
-from tests.support.waiting import wait_until_async
-from tests.support.work_items import activity_execute
 
 HubFactory = Callable[..., TaskHub]
 

@@ -16,6 +16,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.waiting import wait_until, wait_until_async
+from devkit.workloads.work_items import activity_execute, start_orchestration
 from provider import (
     ActivityContext,
     ActivityWorker,
@@ -26,8 +28,6 @@ from provider import (
     TaskHubError,
 )
 from provider.client.call_observers import add_call_observer, remove_call_observer
-from tests.support.waiting import wait_until, wait_until_async
-from tests.support.work_items import activity_execute, start_orchestration
 
 HubFactory = Callable[..., TaskHub]
 SLOW_POLL_MS = 2_500  # so that only a wakeup can start the work within a second

@@ -17,6 +17,15 @@ from typing import Any
 import psycopg
 import pytest
 
+from devkit.waiting import wait_until
+from devkit.workloads.work_items import (
+    activity_completed,
+    activity_execute,
+    external_raised,
+    metadata,
+    orchestration_started,
+    start_orchestration,
+)
 from provider import (
     ActivityContext,
     ActivityWorker,
@@ -29,15 +38,6 @@ from provider import (
 from tests.support.db import SERVER_NOW_MS
 from tests.support.db import orchestrator_items as completions
 from tests.support.paths import REPO
-from tests.support.waiting import wait_until
-from tests.support.work_items import (
-    activity_completed,
-    activity_execute,
-    external_raised,
-    metadata,
-    orchestration_started,
-    start_orchestration,
-)
 from tests.support.worker_process import RUNS_TABLE, sleep_activity
 
 # Asserts margins of wall-clock time: run alone, after the parallel part of the suite.

@@ -13,9 +13,9 @@ from typing import Any
 
 import psycopg
 
+from devkit.waiting import wait_until
+from devkit.workloads.work_items import activity_execute
 from provider import ActivityContext, ActivityWorker, TaskHub
-from tests.support.waiting import wait_until
-from tests.support.work_items import activity_execute
 
 WARM_UP = 1_000
 MORE = 4_000
