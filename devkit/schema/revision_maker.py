@@ -3,8 +3,10 @@ line): start a new revision from what changed in sql/head/.
 
 It builds a schema from sql/head/ and one with `alembic upgrade head`, and
 compares them function by function. Each function that head changed or added
-is copied, from its head file, into sql/NNNN_NAME/ (as CREATE OR REPLACE,
-which keeps grants), and a migration skeleton is written to
+is copied, from its head file, into its history as that revision's version,
+sql/functions/<function>/NNNN.sql (as CREATE OR REPLACE, which keeps grants;
+`python -m devkit.schema.sql_history compact` keeps it as a patch at the
+release), and a migration skeleton is written to
 migrations/versions/NNNN_NAME.py. Its downgrade puts back each changed
 function from the newest released file that defines it, and drops the added
 ones. Changes to tables, indexes or views are listed for you to write by
@@ -28,7 +30,7 @@ from devkit.schema.head_schema import HEAD, apply_head, head_files
 from provider.deploy import migrate
 from provider.deploy.migration_options import MigrationOptions
 from provider.deploy.resources import sql_dir
-from provider.deploy.sql_files import released_folders
+from provider.deploy.sql_files import FUNCTIONS, read_sql, released_files
 
 REPO = Path(__file__).resolve().parents[2]
 VERSIONS = REPO / "migrations" / "versions"
@@ -73,33 +75,33 @@ def head_file_of(name: str) -> Path:
 def released_file_of(name: str) -> str:
     """The newest revision file that defines `name` (relative to sql/)."""
     newest = None
-    for folder in released_folders():
-        for path in sorted(folder.glob("*.sql")):
-            if name in DEFINES.findall(path.read_text()):
-                newest = f"{folder.name}/{path.name}"
+    for _, path in released_files():
+        if name in DEFINES.findall(read_sql(path)):
+            newest = path
     if newest is None:
         raise SystemExit(f"no revision defines {name}")
     return newest
 
 
 def next_number() -> str:
-    numbers = [int(folder.name[:4]) for folder in released_folders()]
+    numbers = [int(number) for number, _ in released_files()]
     return f"{max(numbers) + 1:04d}"
 
 
-def write_revision(name: str, changed: list[str], added: list[str]) -> tuple[Path, Path]:
+def write_revision(name: str, changed: list[str], added: list[str]) -> tuple[list[Path], Path]:
     replaced: dict[str, list[str]] = {}
     for function in changed:
         replaced.setdefault(released_file_of(function), []).append(function)
     number = next_number()
-    folder = sql_dir() / f"{number}_{name}"
-    folder.mkdir()
-    files = []
+    files, written = [], []
     for function in changed + added:
         text = head_file_of(function).read_text()
         text = re.sub(r"^CREATE FUNCTION ", "CREATE OR REPLACE FUNCTION ", text, flags=re.M)
-        (folder / f"{function}.sql").write_text(text)
-        files.append(f"{folder.name}/{function}.sql")
+        version = sql_dir() / FUNCTIONS / function / f"{number}.sql"
+        version.parent.mkdir(parents=True, exist_ok=True)
+        version.write_text(text)
+        written.append(version)
+        files.append(f"{FUNCTIONS}/{function}/{number}.sql")
     # The one skeleton, migrations/script.py.mako, as `alembic revision` writes
     # it, with this revision's files; then as ruff formats it (`make lint`).
     config = migrate.alembic_config(MigrationOptions())
@@ -114,7 +116,7 @@ def write_revision(name: str, changed: list[str], added: list[str]) -> tuple[Pat
     assert script is not None
     migration = Path(script.path)
     subprocess.run([sys.executable, "-m", "ruff", "format", "-q", str(migration)], check=False)
-    return folder, migration
+    return written, migration
 
 
 def start_revision(name: str, url: str) -> int:
@@ -125,8 +127,9 @@ def start_revision(name: str, url: str) -> int:
     if not (changed or added or dropped or others):
         print(f"sql/{HEAD}/ builds what the migrations build: nothing to start a revision from")
         return 1
-    folder, migration = write_revision(name, changed, added)
-    print(f"wrote {folder.relative_to(REPO)}/ and {migration.relative_to(REPO)}")
+    written, migration = write_revision(name, changed, added)
+    for path in [*written, migration]:
+        print(f"wrote {path.relative_to(REPO)}")
     for label, names in (("changed", changed), ("added", added)):
         for function in names:
             print(f"  {label}: {function}")
@@ -135,7 +138,8 @@ def start_revision(name: str, url: str) -> int:
     for kind in others:
         print(f"  {kind} differ: write that part (and its downgrade) by hand")
     print(
-        "Review both, run `make test`, and add the folder's digest to"
-        " tests/deploy/test_released_revisions.py when you release it."
+        "Review them, run `make test`; when you release it, run"
+        " `python -m devkit.schema.sql_history compact` and add its digest to"
+        " tests/deploy/test_released_revisions.py."
     )
     return 0

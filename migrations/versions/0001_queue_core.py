@@ -14,6 +14,7 @@ come back on downgrade.
 from __future__ import annotations
 
 from provider.deploy.migration_steps import apply_sql_files
+from provider.deploy.sql_files import shipped_file
 
 revision = "0001"
 down_revision = None
@@ -43,7 +44,7 @@ UPGRADE_FILES = [
 
 
 def upgrade() -> None:
-    apply_sql_files([f"{DIRECTORY}/{name}" for name in UPGRADE_FILES])
+    apply_sql_files([shipped_file(DIRECTORY, name) for name in UPGRADE_FILES])
 
 
 def downgrade() -> None:

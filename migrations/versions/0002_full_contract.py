@@ -16,6 +16,7 @@ from provider.deploy.migration_steps import (
     drop_and_restore_functions,
     set_aside_functions,
 )
+from provider.deploy.sql_files import shipped_file
 
 revision = "0002"
 down_revision = "0001"
@@ -59,7 +60,7 @@ FUNCTIONS = [
 
 def upgrade() -> None:
     set_aside_functions(FUNCTIONS)
-    apply_sql_files([f"{DIRECTORY}/{name}" for name in FILES])
+    apply_sql_files([shipped_file(DIRECTORY, name) for name in FILES])
 
 
 def downgrade() -> None:

@@ -28,7 +28,7 @@ def upgrade() -> None:
     apply_sql_files(
         [
             "0005_least_privilege/security_definer.sql",
-            "0005_least_privilege/cleanup_schema.sql",
+            "functions/cleanup_schema/0005.sql",
             # Last: it ends by taking PUBLIC's EXECUTE off every function.
             "0005_least_privilege/runtime_roles.sql",
         ]
@@ -38,4 +38,4 @@ def upgrade() -> None:
 def downgrade() -> None:
     apply_sql_files(["0005_least_privilege/down.sql"])
     drop_functions(FUNCTIONS)
-    apply_sql_files(["0002_full_contract/cleanup_schema.sql"])
+    apply_sql_files(["functions/cleanup_schema/0002.sql"])

@@ -20,10 +20,10 @@ depends_on = None
 # back the definitions of these released files.
 REPLACED = [
     "0001_queue_core/helpers.sql",  # taskhub_dead_letter_cap; the others come back unchanged
-    "0001_queue_core/fetch_orchestration_item.sql",
-    "0001_queue_core/fetch_work_item.sql",
-    "0001_queue_core/ack_orchestration_item.sql",
-    "0001_queue_core/ack_worker.sql",
+    "functions/fetch_orchestration_item/0001.sql",
+    "functions/fetch_work_item/0001.sql",
+    "functions/ack_orchestration_item/0001.sql",
+    "functions/ack_worker/0001.sql",
 ]
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS = ["taskhub_bury_orchestrator_messages", "taskhub_bury_work_item"]
@@ -34,10 +34,10 @@ def upgrade() -> None:
         [
             "0006_hot_path/storage.sql",
             "0006_hot_path/dead_letter_cap.sql",
-            "0006_hot_path/fetch_orchestration_item.sql",
-            "0006_hot_path/fetch_work_item.sql",
-            "0006_hot_path/ack_orchestration_item.sql",
-            "0006_hot_path/ack_worker.sql",
+            "functions/fetch_orchestration_item/0006.sql",
+            "functions/fetch_work_item/0006.sql",
+            "functions/ack_orchestration_item/0006.sql",
+            "functions/ack_worker/0006.sql",
             "0006_hot_path/no_public_execute.sql",
         ]
     )

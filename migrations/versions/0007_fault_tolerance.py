@@ -26,9 +26,9 @@ REPLACED = {
         "taskhub_grant_runtime_role",
         "taskhub_revoke_runtime_role",
     ],
-    "0005_least_privilege/cleanup_schema.sql": ["cleanup_schema"],
-    "0006_hot_path/fetch_orchestration_item.sql": ["fetch_orchestration_item"],
-    "0006_hot_path/ack_orchestration_item.sql": ["ack_orchestration_item"],
+    "functions/cleanup_schema/0005.sql": ["cleanup_schema"],
+    "functions/fetch_orchestration_item/0006.sql": ["fetch_orchestration_item"],
+    "functions/ack_orchestration_item/0006.sql": ["ack_orchestration_item"],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS = [
@@ -52,11 +52,11 @@ def upgrade() -> None:
             "0007_fault_tolerance/json_limits.sql",
             "0007_fault_tolerance/clock.sql",
             "0007_fault_tolerance/transient_failures.sql",
-            "0007_fault_tolerance/fetch_orchestration_item.sql",
-            "0007_fault_tolerance/ack_orchestration_item.sql",
-            "0007_fault_tolerance/append_history.sql",
+            "functions/fetch_orchestration_item/0007.sql",
+            "functions/ack_orchestration_item/0007.sql",
+            "functions/append_history/0007.sql",
             "0007_fault_tolerance/runtime_roles.sql",
-            "0007_fault_tolerance/cleanup_schema.sql",
+            "functions/cleanup_schema/0007.sql",
             # Last: like every function of the schema, the new ones are not
             # executable by PUBLIC.
             "0006_hot_path/no_public_execute.sql",

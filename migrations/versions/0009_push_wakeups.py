@@ -21,24 +21,24 @@ depends_on = None
 FILES: list[str] = [
     # The table and the helpers first: the SQL functions and procedures use them.
     "0009_push_wakeups/wakeup_listeners.sql",
-    "0009_push_wakeups/taskhub_wakeup_channel.sql",
-    "0009_push_wakeups/taskhub_wake.sql",
-    "0009_push_wakeups/taskhub_listen.sql",
-    "0009_push_wakeups/taskhub_set_waiting.sql",
-    "0009_push_wakeups/ack_orchestration_item.sql",
-    "0009_push_wakeups/ack_worker.sql",
-    "0009_push_wakeups/cleanup_schema.sql",
-    "0009_push_wakeups/enqueue_orchestrator_work.sql",
-    "0009_push_wakeups/enqueue_worker_work.sql",
+    "functions/taskhub_wakeup_channel/0009.sql",
+    "functions/taskhub_wake/0009.sql",
+    "functions/taskhub_listen/0009.sql",
+    "functions/taskhub_set_waiting/0009.sql",
+    "functions/ack_orchestration_item/0009.sql",
+    "functions/ack_worker/0009.sql",
+    "functions/cleanup_schema/0009.sql",
+    "functions/enqueue_orchestrator_work/0009.sql",
+    "functions/enqueue_worker_work/0009.sql",
 ]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
-    "0008_one_idiom_per_job/ack_orchestration_item.sql": ["ack_orchestration_item"],
-    "0008_one_idiom_per_job/ack_worker.sql": ["ack_worker"],
-    "0008_one_idiom_per_job/cleanup_schema.sql": ["cleanup_schema"],
-    "0001_queue_core/enqueue_orchestrator_work.sql": ["enqueue_orchestrator_work"],
-    "0001_queue_core/enqueue_worker_work.sql": ["enqueue_worker_work"],
+    "functions/ack_orchestration_item/0008.sql": ["ack_orchestration_item"],
+    "functions/ack_worker/0008.sql": ["ack_worker"],
+    "functions/cleanup_schema/0008.sql": ["cleanup_schema"],
+    "functions/enqueue_orchestrator_work/0001.sql": ["enqueue_orchestrator_work"],
+    "functions/enqueue_worker_work/0001.sql": ["enqueue_worker_work"],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = [

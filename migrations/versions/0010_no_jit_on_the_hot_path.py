@@ -19,18 +19,18 @@ depends_on = None
 
 # This revision's files, copied from sql/head/, applied in order.
 FILES: list[str] = [
-    "0010_no_jit_on_the_hot_path/ack_orchestration_item.sql",
-    "0010_no_jit_on_the_hot_path/ack_worker.sql",
-    "0010_no_jit_on_the_hot_path/fetch_orchestration_item.sql",
-    "0010_no_jit_on_the_hot_path/fetch_work_item.sql",
+    "functions/ack_orchestration_item/0010.sql",
+    "functions/ack_worker/0010.sql",
+    "functions/fetch_orchestration_item/0010.sql",
+    "functions/fetch_work_item/0010.sql",
 ]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
-    "0009_push_wakeups/ack_orchestration_item.sql": ["ack_orchestration_item"],
-    "0009_push_wakeups/ack_worker.sql": ["ack_worker"],
-    "0008_one_idiom_per_job/fetch_orchestration_item.sql": ["fetch_orchestration_item"],
-    "0006_hot_path/fetch_work_item.sql": ["fetch_work_item"],
+    "functions/ack_orchestration_item/0009.sql": ["ack_orchestration_item"],
+    "functions/ack_worker/0009.sql": ["ack_worker"],
+    "functions/fetch_orchestration_item/0008.sql": ["fetch_orchestration_item"],
+    "functions/fetch_work_item/0006.sql": ["fetch_work_item"],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = []

@@ -21,18 +21,18 @@ depends_on = None
 
 # This revision's files, copied from sql/head/, applied in order.
 FILES: list[str] = [
-    "0011_wake_check_in_the_statement/ack_orchestration_item.sql",
-    "0011_wake_check_in_the_statement/ack_worker.sql",
-    "0011_wake_check_in_the_statement/enqueue_orchestrator_work.sql",
-    "0011_wake_check_in_the_statement/enqueue_worker_work.sql",
+    "functions/ack_orchestration_item/0011.sql",
+    "functions/ack_worker/0011.sql",
+    "functions/enqueue_orchestrator_work/0011.sql",
+    "functions/enqueue_worker_work/0011.sql",
 ]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
-    "0010_no_jit_on_the_hot_path/ack_orchestration_item.sql": ["ack_orchestration_item"],
-    "0010_no_jit_on_the_hot_path/ack_worker.sql": ["ack_worker"],
-    "0009_push_wakeups/enqueue_orchestrator_work.sql": ["enqueue_orchestrator_work"],
-    "0009_push_wakeups/enqueue_worker_work.sql": ["enqueue_worker_work"],
+    "functions/ack_orchestration_item/0010.sql": ["ack_orchestration_item"],
+    "functions/ack_worker/0010.sql": ["ack_worker"],
+    "functions/enqueue_orchestrator_work/0009.sql": ["enqueue_orchestrator_work"],
+    "functions/enqueue_worker_work/0009.sql": ["enqueue_worker_work"],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = []

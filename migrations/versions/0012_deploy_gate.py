@@ -25,15 +25,15 @@ FILES: list[str] = [
     # The ledger first, then the functions in the order they use each other
     # (SQL-language bodies are checked when created).
     "0012_deploy_gate/taskhub_definitions.sql",
-    "0012_deploy_gate/taskhub_live_definitions.sql",
-    "0012_deploy_gate/taskhub_record_definitions.sql",
-    "0012_deploy_gate/taskhub_duroxide_versions.sql",
-    "0012_deploy_gate/taskhub_check_drift.sql",
-    "0012_deploy_gate/cleanup_schema.sql",
+    "functions/taskhub_live_definitions/0012.sql",
+    "functions/taskhub_record_definitions/0012.sql",
+    "functions/taskhub_duroxide_versions/0012.sql",
+    "functions/taskhub_check_drift/0012.sql",
+    "functions/cleanup_schema/0012.sql",
 ]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
-REPLACED: dict[str, list[str]] = {"0009_push_wakeups/cleanup_schema.sql": ["cleanup_schema"]}
+REPLACED: dict[str, list[str]] = {"functions/cleanup_schema/0009.sql": ["cleanup_schema"]}
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = [
     "taskhub_check_drift",

@@ -24,34 +24,30 @@ depends_on = None
 
 # This revision's files, copied from sql/head/, applied in order.
 FILES: list[str] = [
-    "0013_citus_ready_statements/abandon_orchestration_item.sql",
-    "0013_citus_ready_statements/ack_orchestration_item.sql",
-    "0013_citus_ready_statements/ack_worker.sql",
-    "0013_citus_ready_statements/enqueue_orchestrator_work.sql",
-    "0013_citus_ready_statements/enqueue_worker_work.sql",
-    "0013_citus_ready_statements/fetch_orchestration_item.sql",
-    "0013_citus_ready_statements/taskhub_bury_orchestrator_messages.sql",
-    "0013_citus_ready_statements/taskhub_lock_orchestration_lease.sql",
-    "0013_citus_ready_statements/taskhub_release_orchestration_lease.sql",
-    "0013_citus_ready_statements/taskhub_renew_orchestration_lease.sql",
+    "functions/abandon_orchestration_item/0013.sql",
+    "functions/ack_orchestration_item/0013.sql",
+    "functions/ack_worker/0013.sql",
+    "functions/enqueue_orchestrator_work/0013.sql",
+    "functions/enqueue_worker_work/0013.sql",
+    "functions/fetch_orchestration_item/0013.sql",
+    "functions/taskhub_bury_orchestrator_messages/0013.sql",
+    "functions/taskhub_lock_orchestration_lease/0013.sql",
+    "functions/taskhub_release_orchestration_lease/0013.sql",
+    "functions/taskhub_renew_orchestration_lease/0013.sql",
 ]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
-    "0008_one_idiom_per_job/abandon_orchestration_item.sql": ["abandon_orchestration_item"],
-    "0011_wake_check_in_the_statement/ack_orchestration_item.sql": ["ack_orchestration_item"],
-    "0011_wake_check_in_the_statement/ack_worker.sql": ["ack_worker"],
-    "0011_wake_check_in_the_statement/enqueue_orchestrator_work.sql": ["enqueue_orchestrator_work"],
-    "0011_wake_check_in_the_statement/enqueue_worker_work.sql": ["enqueue_worker_work"],
-    "0010_no_jit_on_the_hot_path/fetch_orchestration_item.sql": ["fetch_orchestration_item"],
-    "0007_fault_tolerance/fetch_orchestration_item.sql": ["taskhub_bury_orchestrator_messages"],
-    "0008_one_idiom_per_job/taskhub_lock_orchestration_lease.sql": [
-        "taskhub_lock_orchestration_lease"
-    ],
+    "functions/abandon_orchestration_item/0008.sql": ["abandon_orchestration_item"],
+    "functions/ack_orchestration_item/0011.sql": ["ack_orchestration_item"],
+    "functions/ack_worker/0011.sql": ["ack_worker"],
+    "functions/enqueue_orchestrator_work/0011.sql": ["enqueue_orchestrator_work"],
+    "functions/enqueue_worker_work/0011.sql": ["enqueue_worker_work"],
+    "functions/fetch_orchestration_item/0010.sql": ["fetch_orchestration_item"],
+    "functions/fetch_orchestration_item/0007.sql": ["taskhub_bury_orchestrator_messages"],
+    "functions/taskhub_lock_orchestration_lease/0008.sql": ["taskhub_lock_orchestration_lease"],
     "0004_operations/actions.sql": ["taskhub_release_orchestration_lease"],
-    "0008_one_idiom_per_job/taskhub_renew_orchestration_lease.sql": [
-        "taskhub_renew_orchestration_lease"
-    ],
+    "functions/taskhub_renew_orchestration_lease/0008.sql": ["taskhub_renew_orchestration_lease"],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = []

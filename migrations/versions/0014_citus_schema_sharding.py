@@ -20,7 +20,7 @@ branch_labels = None
 depends_on = None
 
 # This revision's files, copied from sql/head/, applied in order.
-FILES: list[str] = ["0014_citus_schema_sharding/taskhub_distribute_on_citus.sql"]
+FILES: list[str] = ["functions/taskhub_distribute_on_citus/0014.sql"]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {}

@@ -35,11 +35,11 @@ LOCKS_ON_DOWNGRADE: list[str] = ["orchestrator_queue"]
 
 # This revision's files, copied from sql/head/, applied in order.
 FILES: list[str] = [
-    "0018_lean_acks/taskhub_refuse_turn_element.sql",
-    "0018_lean_acks/ack_orchestration_item.sql",
-    "0018_lean_acks/ack_worker.sql",
-    "0018_lean_acks/fetch_work_item.sql",
-    "0018_lean_acks/taskhub_give_back_failed_turn.sql",
+    "functions/taskhub_refuse_turn_element/0018.sql",
+    "functions/ack_orchestration_item/0018.sql",
+    "functions/ack_worker/0018.sql",
+    "functions/fetch_work_item/0018.sql",
+    "functions/taskhub_give_back_failed_turn/0018.sql",
     "0018_lean_acks/taskhub_current_leases.sql",
     # Last: every lookup by token alone is gone.
     "0018_lean_acks/drop_orch_lock_idx.sql",
@@ -47,10 +47,10 @@ FILES: list[str] = [
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
-    "0015_call_gate/ack_orchestration_item.sql": ["ack_orchestration_item"],
-    "0016_operator_surface/ack_worker.sql": ["ack_worker"],
-    "0015_call_gate/fetch_work_item.sql": ["fetch_work_item"],
-    "0007_fault_tolerance/ack_orchestration_item.sql": ["taskhub_give_back_failed_turn"],
+    "functions/ack_orchestration_item/0015.sql": ["ack_orchestration_item"],
+    "functions/ack_worker/0016.sql": ["ack_worker"],
+    "functions/fetch_work_item/0015.sql": ["fetch_work_item"],
+    "functions/ack_orchestration_item/0007.sql": ["taskhub_give_back_failed_turn"],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = ["taskhub_refuse_turn_element"]

@@ -33,16 +33,16 @@ LOCKS_ON_DOWNGRADE: list[str] = ["taskhub_trace_contexts"]  # dropped
 FILES: list[str] = [
     # The table first: the functions below use it.
     "0019_trace_contexts/trace_contexts.sql",
-    "0019_trace_contexts/cleanup_schema.sql",
-    "0019_trace_contexts/delete_instances_atomic.sql",
-    "0019_trace_contexts/taskhub_enqueue_traced_orchestrator_work.sql",
-    "0019_trace_contexts/taskhub_trace_context.sql",
+    "functions/cleanup_schema/0019.sql",
+    "functions/delete_instances_atomic/0019.sql",
+    "functions/taskhub_enqueue_traced_orchestrator_work/0019.sql",
+    "functions/taskhub_trace_context/0019.sql",
 ]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
-    "0016_operator_surface/cleanup_schema.sql": ["cleanup_schema"],
-    "0015_call_gate/delete_instances_atomic.sql": ["delete_instances_atomic"],
+    "functions/cleanup_schema/0016.sql": ["cleanup_schema"],
+    "functions/delete_instances_atomic/0015.sql": ["delete_instances_atomic"],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = ["taskhub_enqueue_traced_orchestrator_work", "taskhub_trace_context"]

@@ -30,7 +30,7 @@ LOCKS_ON_DOWNGRADE: list[str] = []
 
 # This revision's files (sql/0020_.../, copied from sql/head/), applied in order.
 FILES: list[str] = [
-    "0020_batched_retention/taskhub_prune_ended.sql",
+    "functions/taskhub_prune_ended/0020.sql",
     # Its privilege row: every operator role is granted it by the migration run.
     "0020_batched_retention/operator_privileges.sql",
 ]

@@ -45,21 +45,21 @@ FILES: list[str] = [
     "0021_queue_upkeep/upkeep_orchestrator_queue.sql",
     "0021_queue_upkeep/upkeep_instance_locks.sql",
     "0021_queue_upkeep/upkeep_worker_queue.sql",
-    "0021_queue_upkeep/taskhub_worker_item_of_token.sql",
-    "0021_queue_upkeep/fetch_work_item.sql",
-    "0021_queue_upkeep/taskhub_lock_worker_lease.sql",
-    "0021_queue_upkeep/ack_worker.sql",
-    "0021_queue_upkeep/abandon_work_item.sql",
+    "functions/taskhub_worker_item_of_token/0021.sql",
+    "functions/fetch_work_item/0021.sql",
+    "functions/taskhub_lock_worker_lease/0021.sql",
+    "functions/ack_worker/0021.sql",
+    "functions/abandon_work_item/0021.sql",
     # Last: every lookup by token alone is gone.
     "0021_queue_upkeep/drop_worker_lock_idx.sql",
 ]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
-    "0018_lean_acks/fetch_work_item.sql": ["fetch_work_item"],
-    "0008_one_idiom_per_job/taskhub_lock_worker_lease.sql": ["taskhub_lock_worker_lease"],
-    "0018_lean_acks/ack_worker.sql": ["ack_worker"],
-    "0015_call_gate/abandon_work_item.sql": ["abandon_work_item"],
+    "functions/fetch_work_item/0018.sql": ["fetch_work_item"],
+    "functions/taskhub_lock_worker_lease/0008.sql": ["taskhub_lock_worker_lease"],
+    "functions/ack_worker/0018.sql": ["ack_worker"],
+    "functions/abandon_work_item/0015.sql": ["abandon_work_item"],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = ["taskhub_worker_item_of_token"]

@@ -65,33 +65,31 @@ LOCKS_ON_DOWNGRADE: list[str] = []
 
 # This revision's files, copied from sql/head/, applied in order.
 FILES: list[str] = [
-    "0022_one_table_statements/taskhub_outside_version_range.sql",
-    "0022_one_table_statements/ack_orchestration_item.sql",
-    "0022_one_table_statements/fetch_work_item.sql",
-    "0022_one_table_statements/ack_worker.sql",
-    "0022_one_table_statements/enqueue_orchestrator_work.sql",
-    "0022_one_table_statements/enqueue_worker_work.sql",
-    "0022_one_table_statements/fetch_history.sql",
-    "0022_one_table_statements/taskhub_rebuild_runtime_ddl_guard.sql",
-    "0022_one_table_statements/taskhub_distribute_on_citus.sql",
+    "functions/taskhub_outside_version_range/0022.sql",
+    "functions/ack_orchestration_item/0022.sql",
+    "functions/fetch_work_item/0022.sql",
+    "functions/ack_worker/0022.sql",
+    "functions/enqueue_orchestrator_work/0022.sql",
+    "functions/enqueue_worker_work/0022.sql",
+    "functions/fetch_history/0022.sql",
+    "functions/taskhub_rebuild_runtime_ddl_guard/0022.sql",
+    "functions/taskhub_distribute_on_citus/0022.sql",
 ]
 # The fetch's __TURN_JSON__ is json or jsonb: it is replaced in the form the
 # hub's fetch hands over now (provider/deploy/turn_form.py), both ways.
-FETCH = "0022_one_table_statements/fetch_orchestration_item.sql"
-RELEASED_FETCH = "0017_turn_as_json/fetch_orchestration_item.sql"
+FETCH = "functions/fetch_orchestration_item/0022.sql"
+RELEASED_FETCH = "functions/fetch_orchestration_item/0017.sql"
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
-    "0018_lean_acks/ack_orchestration_item.sql": ["ack_orchestration_item"],
-    "0021_queue_upkeep/fetch_work_item.sql": ["fetch_work_item"],
-    "0021_queue_upkeep/ack_worker.sql": ["ack_worker"],
-    "0016_operator_surface/enqueue_orchestrator_work.sql": ["enqueue_orchestrator_work"],
-    "0015_call_gate/enqueue_worker_work.sql": ["enqueue_worker_work"],
-    "0015_call_gate/fetch_history.sql": ["fetch_history"],
-    "0016_operator_surface/taskhub_rebuild_runtime_ddl_guard.sql": [
-        "taskhub_rebuild_runtime_ddl_guard"
-    ],
-    "0014_citus_schema_sharding/taskhub_distribute_on_citus.sql": ["taskhub_distribute_on_citus"],
+    "functions/ack_orchestration_item/0018.sql": ["ack_orchestration_item"],
+    "functions/fetch_work_item/0021.sql": ["fetch_work_item"],
+    "functions/ack_worker/0021.sql": ["ack_worker"],
+    "functions/enqueue_orchestrator_work/0016.sql": ["enqueue_orchestrator_work"],
+    "functions/enqueue_worker_work/0015.sql": ["enqueue_worker_work"],
+    "functions/fetch_history/0015.sql": ["fetch_history"],
+    "functions/taskhub_rebuild_runtime_ddl_guard/0016.sql": ["taskhub_rebuild_runtime_ddl_guard"],
+    "functions/taskhub_distribute_on_citus/0014.sql": ["taskhub_distribute_on_citus"],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = ["taskhub_outside_version_range"]

@@ -56,15 +56,15 @@ LOCKS_ON_DOWNGRADE: list[str] = ["taskhub_settings", "taskhub_operator_privilege
 
 # This revision's files (sql/0023_.../, copied from sql/head/), applied in order.
 FILES: list[str] = [
-    "0023_privilege_boundaries/taskhub_grant_runtime_role.sql",
-    "0023_privilege_boundaries/taskhub_rebuild_runtime_ddl_guard.sql",
-    "0023_privilege_boundaries/taskhub_revoke_runtime_role.sql",
-    "0023_privilege_boundaries/taskhub_set_runtime_privileges.sql",
-    "0023_privilege_boundaries/taskhub_set_operator_privileges.sql",
-    "0023_privilege_boundaries/taskhub_cancel_instance.sql",
-    "0023_privilege_boundaries/taskhub_raise_event.sql",
-    "0023_privilege_boundaries/taskhub_release_work_item_lease.sql",
-    "0023_privilege_boundaries/taskhub_status_unless_ended.sql",
+    "functions/taskhub_grant_runtime_role/0023.sql",
+    "functions/taskhub_rebuild_runtime_ddl_guard/0023.sql",
+    "functions/taskhub_revoke_runtime_role/0023.sql",
+    "functions/taskhub_set_runtime_privileges/0023.sql",
+    "functions/taskhub_set_operator_privileges/0023.sql",
+    "functions/taskhub_cancel_instance/0023.sql",
+    "functions/taskhub_raise_event/0023.sql",
+    "functions/taskhub_release_work_item_lease/0023.sql",
+    "functions/taskhub_status_unless_ended/0023.sql",
 ]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
@@ -73,13 +73,9 @@ REPLACED: dict[str, list[str]] = {
         "taskhub_grant_runtime_role",
         "taskhub_revoke_runtime_role",
     ],
-    "0022_one_table_statements/taskhub_rebuild_runtime_ddl_guard.sql": [
-        "taskhub_rebuild_runtime_ddl_guard"
-    ],
-    "0016_operator_surface/taskhub_set_runtime_privileges.sql": ["taskhub_set_runtime_privileges"],
-    "0016_operator_surface/taskhub_set_operator_privileges.sql": [
-        "taskhub_set_operator_privileges"
-    ],
+    "functions/taskhub_rebuild_runtime_ddl_guard/0022.sql": ["taskhub_rebuild_runtime_ddl_guard"],
+    "functions/taskhub_set_runtime_privileges/0016.sql": ["taskhub_set_runtime_privileges"],
+    "functions/taskhub_set_operator_privileges/0016.sql": ["taskhub_set_operator_privileges"],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = [

@@ -62,51 +62,47 @@ LOCKS_ON_DOWNGRADE: list[str] = []
 
 # This revision's files (sql/0024_.../, copied from sql/head/), applied in order.
 FILES: list[str] = [
-    "0024_least_privilege_everywhere/taskhub_guard_roles_of.sql",
-    "0024_least_privilege_everywhere/taskhub_shares_rights.sql",
-    "0024_least_privilege_everywhere/taskhub_can_create_event_triggers.sql",
-    "0024_least_privilege_everywhere/taskhub_grant_operator_role.sql",
-    "0024_least_privilege_everywhere/taskhub_grant_runtime_role.sql",
-    "0024_least_privilege_everywhere/taskhub_set_runtime_privileges.sql",
-    "0024_least_privilege_everywhere/taskhub_database_create_needed_elsewhere.sql",
-    "0024_least_privilege_everywhere/taskhub_rebuild_runtime_ddl_guard.sql",
-    "0024_least_privilege_everywhere/taskhub_refuse_runtime_ddl.sql",
-    "0024_least_privilege_everywhere/taskhub_max_json_depth.sql",
-    "0024_least_privilege_everywhere/taskhub_json_openers.sql",
-    "0024_least_privilege_everywhere/taskhub_json_too_deep.sql",
-    "0024_least_privilege_everywhere/taskhub_unstorable_json.sql",
-    "0024_least_privilege_everywhere/taskhub_try_jsonb.sql",
-    "0024_least_privilege_everywhere/taskhub_raise_if_turn_too_deep.sql",
-    "0024_least_privilege_everywhere/ack_orchestration_item.sql",
-    "0024_least_privilege_everywhere/enqueue_orchestrator_work.sql",
-    "0024_least_privilege_everywhere/ack_worker.sql",
-    "0024_least_privilege_everywhere/enqueue_worker_work.sql",
+    "functions/taskhub_guard_roles_of/0024.sql",
+    "functions/taskhub_shares_rights/0024.sql",
+    "functions/taskhub_can_create_event_triggers/0024.sql",
+    "functions/taskhub_grant_operator_role/0024.sql",
+    "functions/taskhub_grant_runtime_role/0024.sql",
+    "functions/taskhub_set_runtime_privileges/0024.sql",
+    "functions/taskhub_database_create_needed_elsewhere/0024.sql",
+    "functions/taskhub_rebuild_runtime_ddl_guard/0024.sql",
+    "functions/taskhub_refuse_runtime_ddl/0024.sql",
+    "functions/taskhub_max_json_depth/0024.sql",
+    "functions/taskhub_json_openers/0024.sql",
+    "functions/taskhub_json_too_deep/0024.sql",
+    "functions/taskhub_unstorable_json/0024.sql",
+    "functions/taskhub_try_jsonb/0024.sql",
+    "functions/taskhub_raise_if_turn_too_deep/0024.sql",
+    "functions/ack_orchestration_item/0024.sql",
+    "functions/enqueue_orchestrator_work/0024.sql",
+    "functions/ack_worker/0024.sql",
+    "functions/enqueue_worker_work/0024.sql",
 ]
 # The fetch's __TURN_JSON__ is json or jsonb: it is replaced in the form the
 # hub's fetch hands over now (provider/deploy/turn_form.py), both ways.
-FETCH = "0024_least_privilege_everywhere/fetch_orchestration_item.sql"
-RELEASED_FETCH = "0022_one_table_statements/fetch_orchestration_item.sql"
+FETCH = "functions/fetch_orchestration_item/0024.sql"
+RELEASED_FETCH = "functions/fetch_orchestration_item/0022.sql"
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
-    "0016_operator_surface/taskhub_grant_operator_role.sql": ["taskhub_grant_operator_role"],
-    "0023_privilege_boundaries/taskhub_grant_runtime_role.sql": ["taskhub_grant_runtime_role"],
-    "0023_privilege_boundaries/taskhub_set_runtime_privileges.sql": [
-        "taskhub_set_runtime_privileges"
-    ],
-    "0023_privilege_boundaries/taskhub_rebuild_runtime_ddl_guard.sql": [
-        "taskhub_rebuild_runtime_ddl_guard"
-    ],
+    "functions/taskhub_grant_operator_role/0016.sql": ["taskhub_grant_operator_role"],
+    "functions/taskhub_grant_runtime_role/0023.sql": ["taskhub_grant_runtime_role"],
+    "functions/taskhub_set_runtime_privileges/0023.sql": ["taskhub_set_runtime_privileges"],
+    "functions/taskhub_rebuild_runtime_ddl_guard/0023.sql": ["taskhub_rebuild_runtime_ddl_guard"],
     "0005_least_privilege/runtime_roles.sql": ["taskhub_database_create_needed_elsewhere"],
     "0007_fault_tolerance/json_limits.sql": [
         "taskhub_max_json_depth",
         "taskhub_unstorable_json",
         "taskhub_try_jsonb",
     ],
-    "0022_one_table_statements/ack_orchestration_item.sql": ["ack_orchestration_item"],
-    "0022_one_table_statements/enqueue_orchestrator_work.sql": ["enqueue_orchestrator_work"],
-    "0022_one_table_statements/ack_worker.sql": ["ack_worker"],
-    "0022_one_table_statements/enqueue_worker_work.sql": ["enqueue_worker_work"],
+    "functions/ack_orchestration_item/0022.sql": ["ack_orchestration_item"],
+    "functions/enqueue_orchestrator_work/0022.sql": ["enqueue_orchestrator_work"],
+    "functions/ack_worker/0022.sql": ["ack_worker"],
+    "functions/enqueue_worker_work/0022.sql": ["enqueue_worker_work"],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = [

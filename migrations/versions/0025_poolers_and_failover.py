@@ -35,8 +35,8 @@ LOCKS_ON_DOWNGRADE: list[str] = []
 
 # This revision's files (sql/0025_.../, copied from sql/head/), applied in order.
 FILES: list[str] = [
-    "0025_poolers_and_failover/taskhub_transient_conditions.sql",
-    "0025_poolers_and_failover/taskhub_start_orchestration.sql",
+    "functions/taskhub_transient_conditions/0025.sql",
+    "functions/taskhub_start_orchestration/0025.sql",
     "0025_poolers_and_failover/runtime_privileges.sql",
 ]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts

@@ -46,22 +46,22 @@ LOCKS_ON_DOWNGRADE: list[str] = []
 
 # This revision's files (sql/0026_.../, copied from sql/head/), applied in order.
 FILES: list[str] = [
-    "0026_plans_that_keep_queues_clean/ack_orchestration_item.sql",
-    "0026_plans_that_keep_queues_clean/ack_worker.sql",
-    "0026_plans_that_keep_queues_clean/fetch_work_item.sql",
-    "0026_plans_that_keep_queues_clean/taskhub_dispatch_lag_ms.sql",
+    "functions/ack_orchestration_item/0026.sql",
+    "functions/ack_worker/0026.sql",
+    "functions/fetch_work_item/0026.sql",
+    "functions/taskhub_dispatch_lag_ms/0026.sql",
     "0026_plans_that_keep_queues_clean/operator_privileges.sql",
 ]
 # The fetch's __TURN_JSON__ is json or jsonb: it is replaced in the form the
 # hub's fetch hands over now (provider/deploy/turn_form.py), both ways.
-FETCH = "0026_plans_that_keep_queues_clean/fetch_orchestration_item.sql"
-RELEASED_FETCH = "0024_least_privilege_everywhere/fetch_orchestration_item.sql"
+FETCH = "functions/fetch_orchestration_item/0026.sql"
+RELEASED_FETCH = "functions/fetch_orchestration_item/0024.sql"
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
-    "0024_least_privilege_everywhere/ack_orchestration_item.sql": ["ack_orchestration_item"],
-    "0024_least_privilege_everywhere/ack_worker.sql": ["ack_worker"],
-    "0022_one_table_statements/fetch_work_item.sql": ["fetch_work_item"],
+    "functions/ack_orchestration_item/0024.sql": ["ack_orchestration_item"],
+    "functions/ack_worker/0024.sql": ["ack_worker"],
+    "functions/fetch_work_item/0022.sql": ["fetch_work_item"],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = ["taskhub_dispatch_lag_ms"]

@@ -38,23 +38,23 @@ LOCKS_ON_DOWNGRADE: list[str] = ["taskhub_schedules"]  # dropped
 # This revision's files (sql/0027_.../, copied from sql/head/), applied in order.
 FILES: list[str] = [
     "0027_application_client_and_schedules/taskhub_schedules.sql",
-    "0027_application_client_and_schedules/taskhub_start_orchestration.sql",
-    "0027_application_client_and_schedules/taskhub_existing_start.sql",
-    "0027_application_client_and_schedules/taskhub_fire_schedule.sql",
-    "0027_application_client_and_schedules/taskhub_list_schedules.sql",
-    "0027_application_client_and_schedules/taskhub_pause_schedule.sql",
-    "0027_application_client_and_schedules/taskhub_remove_schedule.sql",
-    "0027_application_client_and_schedules/taskhub_set_schedule.sql",
-    "0027_application_client_and_schedules/taskhub_start_orchestrations.sql",
-    "0027_application_client_and_schedules/taskhub_start_stripe_key.sql",
-    "0027_application_client_and_schedules/cleanup_schema.sql",
+    "functions/taskhub_start_orchestration/0027.sql",
+    "functions/taskhub_existing_start/0027.sql",
+    "functions/taskhub_fire_schedule/0027.sql",
+    "functions/taskhub_list_schedules/0027.sql",
+    "functions/taskhub_pause_schedule/0027.sql",
+    "functions/taskhub_remove_schedule/0027.sql",
+    "functions/taskhub_set_schedule/0027.sql",
+    "functions/taskhub_start_orchestrations/0027.sql",
+    "functions/taskhub_start_stripe_key/0027.sql",
+    "functions/cleanup_schema/0027.sql",
     "0027_application_client_and_schedules/privileges.sql",
 ]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
-    "0025_poolers_and_failover/taskhub_start_orchestration.sql": ["taskhub_start_orchestration"],
-    "0019_trace_contexts/cleanup_schema.sql": ["cleanup_schema"],
+    "functions/taskhub_start_orchestration/0025.sql": ["taskhub_start_orchestration"],
+    "functions/cleanup_schema/0019.sql": ["cleanup_schema"],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = [

@@ -34,14 +34,14 @@ LOCKS_ON_DOWNGRADE: list[str] = []
 # This revision's files (sql/0028_.../, copied from sql/head/), applied in order.
 FILES: list[str] = [
     # The search first: find's SQL body names it, and is checked when created.
-    "0028_on_call_search/taskhub_search_instances.sql",
-    "0028_on_call_search/taskhub_find_instances.sql",
+    "functions/taskhub_search_instances/0028.sql",
+    "functions/taskhub_find_instances/0028.sql",
     "0028_on_call_search/privileges.sql",
 ]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
-    "0016_operator_surface/taskhub_find_instances.sql": ["taskhub_find_instances"]
+    "functions/taskhub_find_instances/0016.sql": ["taskhub_find_instances"]
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = ["taskhub_search_instances"]

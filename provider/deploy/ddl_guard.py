@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import re
 
-from provider.deploy.resources import sql_dir
-from provider.deploy.sql_files import render_text
+from provider.deploy.sql_files import read_sql, render_text
 
 GUARD_FILE = "head/privileges/taskhub_refuse_runtime_ddl.sql"
 _CREATE = re.compile(
@@ -60,7 +59,7 @@ $guard_body$"""
 
 def head_body_statement(schema: str) -> str:
     """The guard's function as sql/head/ has it, rendered for `schema`."""
-    found = _CREATE.search((sql_dir() / GUARD_FILE).read_text(encoding="utf-8"))
+    found = _CREATE.search(read_sql(GUARD_FILE))
     if found is None:
         raise ValueError(f"{GUARD_FILE} defines no taskhub_refuse_runtime_ddl()")
     return render_text(new_body_statement(found.group(0)), schema)

@@ -39,7 +39,7 @@ from provider.deploy.privileged_fence import (
     is_privileged,
     pin_search_path_on_one_session,
 )
-from provider.deploy.sql_files import released_folders, render_text
+from provider.deploy.sql_files import read_sql, released_files, render_text
 from provider.deploy.version_table import VERSION_TABLE, installed_revision
 from provider.schema_name import quote_schema
 
@@ -258,9 +258,10 @@ def check(url: str, schema: str) -> CheckReport:
 def released_statements(kind: str, name: str, revision: str) -> list[str]:
     """Every CREATE statement of `kind` and `name` in the newest released file
     at or below `revision` that defines one (__SCHEMA__ still in it)."""
-    for folder in reversed(released_folders(up_to=revision)):
-        for path in sorted(folder.glob("*.sql")):
-            text = path.read_text(encoding="utf-8")
+    shipped = released_files(up_to=revision)
+    for number in sorted({number for number, _ in shipped}, reverse=True):
+        for _, path in (file for file in shipped if file[0] == number):
+            text = read_sql(path)
             found = [m.group(0) for m in _STATEMENTS[kind].finditer(text) if m.group(1) == name]
             if found:
                 return found

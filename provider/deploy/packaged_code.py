@@ -22,8 +22,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from provider.deploy.resources import sql_dir
-from provider.deploy.sql_files import TURN_FORMS, render_text
+from provider.deploy.sql_files import TURN_FORMS, read_sql, released_files, render_text
 
 # The one search_path a packaged function may pin: the catalogue first,
 # never a schema a less privileged role can create in.
@@ -68,7 +67,7 @@ def body_md5(body: str) -> str:
 
 
 def _sql_texts() -> list[str]:
-    return [path.read_text(encoding="utf-8") for path in sorted(sql_dir().glob("*/*.sql"))]
+    return [read_sql(path) for _, path in released_files()]
 
 
 @functools.cache

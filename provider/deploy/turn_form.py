@@ -38,9 +38,9 @@ NEW_HUB_SETTING = "taskhub.new_hub"
 # The files that define the fetch, by the revision that released each; its
 # __TURN_JSON__ is json or jsonb. 0017 made json the head form.
 FETCH_FILES = {
-    17: "0017_turn_as_json/fetch_orchestration_item.sql",
-    22: "0022_one_table_statements/fetch_orchestration_item.sql",
-    24: "0024_least_privilege_everywhere/fetch_orchestration_item.sql",
+    17: "functions/fetch_orchestration_item/0017.sql",
+    22: "functions/fetch_orchestration_item/0022.sql",
+    24: "functions/fetch_orchestration_item/0024.sql",
 }
 FETCH_FILE = FETCH_FILES[17]
 

@@ -40,10 +40,10 @@ def test_make_revision_finds_nothing_to_do_while_head_equals_the_migrations(
 
 def test_make_revision_points_each_function_at_its_newest_released_file() -> None:
     assert revision_maker.released_file_of("fetch_orchestration_item") == (
-        "0026_plans_that_keep_queues_clean/fetch_orchestration_item.sql"
+        "functions/fetch_orchestration_item/0026.sql"
     )
     assert revision_maker.released_file_of("taskhub_clock_ms") == "0007_fault_tolerance/clock.sql"
     assert revision_maker.released_file_of("taskhub_apply_kv_mutations") == (
-        "0008_one_idiom_per_job/taskhub_apply_kv_mutations.sql"
+        "functions/taskhub_apply_kv_mutations/0008.sql"
     )
     assert revision_maker.next_number() == f"{int(migrate.head_revision()) + 1:04d}"

@@ -158,7 +158,8 @@ def test_the_wheel_holds_every_revision_and_its_sql(wheel_build: WheelBuild) -> 
     }
     expected |= {
         f"provider/_sql/{path.relative_to(REPO / 'sql')}"
-        for path in (REPO / "sql").glob("[0-9][0-9][0-9][0-9]_*/*.sql")
+        for pattern in ("[0-9][0-9][0-9][0-9]_*/*.sql", "functions/*/*.sql", "functions/*/*.patch")
+        for path in (REPO / "sql").glob(pattern)
     }
     assert len(expected) > 100
     assert sorted(expected - held) == []

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from devkit.schema.sql_rules import check, head_sql
-from provider.deploy.resources import sql_dir
+from provider.deploy.sql_files import read_sql
 
 
 def body(statements: str) -> dict[str, str]:
@@ -95,8 +95,8 @@ def test_what_the_rules_allow(statements: str) -> None:
 
 def test_the_rules_catch_what_revision_0012_shipped() -> None:
     """The ack of revision 0012 ended its turn with a DELETE inside a CTE."""
-    released = sql_dir() / "0011_wake_check_in_the_statement/ack_orchestration_item.sql"
-    files = {**head_sql(), "orchestration_queue/ack_orchestration_item.sql": released.read_text()}
+    released = read_sql("functions/ack_orchestration_item/0011.sql")
+    files = {**head_sql(), "orchestration_queue/ack_orchestration_item.sql": released}
     found = [(v.function, v.rule) for v in check(files)]
     assert ("ack_orchestration_item", "no DML in a CTE") in found
 
@@ -180,13 +180,13 @@ def test_a_helper_of_the_hot_path_with_an_insert_select_needs_custom_plans_on_ci
 def test_the_rules_catch_the_hot_path_revision_0021_shipped() -> None:
     files = head_sql()
     for relative, released in (
-        ("orchestration_queue/fetch_orchestration_item.sql", "0017_turn_as_json"),
-        ("orchestration_queue/ack_orchestration_item.sql", "0018_lean_acks"),
-        ("worker_queue/fetch_work_item.sql", "0021_queue_upkeep"),
-        ("worker_queue/ack_worker.sql", "0021_queue_upkeep"),
+        ("orchestration_queue/fetch_orchestration_item.sql", "0017"),
+        ("orchestration_queue/ack_orchestration_item.sql", "0018"),
+        ("worker_queue/fetch_work_item.sql", "0021"),
+        ("worker_queue/ack_worker.sql", "0021"),
     ):
         name = relative.split("/")[1]
-        old = (sql_dir() / released / name).read_text()
+        old = read_sql(f"functions/{name.removesuffix('.sql')}/{released}.sql")
         found = {(v.function, v.rule) for v in check({**files, relative: old})}
         assert (name.removesuffix(".sql"), "one table a statement") in found
 

@@ -98,7 +98,7 @@ def test_make_revision_fills_the_same_skeleton_with_what_changed(
     scripts: ScriptDirectory,
 ) -> None:
     files = ["0019_next_step/ack_worker.sql", "0019_next_step/taskhub_new_helper.sql"]
-    replaced = {"0018_lean_acks/ack_worker.sql": ["ack_worker"]}
+    replaced = {"functions/ack_worker/0018.sql": ["ack_worker"]}
     path = new_revision(scripts, files=files, replaced=replaced, added=["taskhub_new_helper"])
     assert lint(path) == ""
     values = assigned(path)
