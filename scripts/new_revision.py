@@ -4,7 +4,8 @@
 
 It compares a schema built from sql/head/ with one built by `alembic upgrade
 head` (on DATABASE_URL, else the development cluster), and writes
-sql/NNNN_NAME/ and migrations/versions/NNNN_NAME.py from the difference:
+its function versions and migrations/versions/NNNN_NAME.py from the difference
+(or amends the open revision):
 devkit/schema/revision_maker.py says how.
 """
 

@@ -1,7 +1,8 @@
 """The digest of what a revision runs: the statements its upgrade() and
 downgrade() issue, rendered offline for a fixed schema, with the tables each
-direction locks. tests/deploy/test_released_revisions.py pins it for every
-released revision.
+direction locks. migrations/released.json pins it for every released revision
+(devkit/schema/release.py writes it there), and
+tests/deploy/test_released_revisions.py checks each.
 
 It covers whatever decides those statements: the revision's file, its SQL
 files, the released files a downgrade puts back, and the Python steps that

@@ -10,8 +10,10 @@ release), and a migration skeleton is written to
 migrations/versions/NNNN_NAME.py. Its downgrade puts back each changed
 function from the newest released file that defines it, and drops the added
 ones. Changes to tables, indexes or views are listed for you to write by
-hand; nothing is released until its digest is added to
-tests/deploy/test_released_revisions.py.
+hand. Nothing is released until `python -m devkit.schema.release VERSION`
+pins it (devkit/schema/releases.py); while the newest revision is open,
+`make revision` amends it instead of starting another: each function head
+changed since gets its new text as that revision's version.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from alembic.script import ScriptDirectory
 
 from devkit.schema.catalogue import snapshot
 from devkit.schema.head_schema import HEAD, apply_head, head_files
+from devkit.schema.releases import open_revisions
 from provider.deploy import migrate
 from provider.deploy.migration_options import MigrationOptions
 from provider.deploy.resources import sql_dir
@@ -95,11 +98,9 @@ def write_revision(name: str, changed: list[str], added: list[str]) -> tuple[lis
     number = next_number()
     files, written = [], []
     for function in changed + added:
-        text = head_file_of(function).read_text()
-        text = re.sub(r"^CREATE FUNCTION ", "CREATE OR REPLACE FUNCTION ", text, flags=re.M)
         version = sql_dir() / FUNCTIONS / function / f"{number}.sql"
         version.parent.mkdir(parents=True, exist_ok=True)
-        version.write_text(text)
+        version.write_text(head_version_text(function))
         written.append(version)
         files.append(f"{FUNCTIONS}/{function}/{number}.sql")
     # The one skeleton, migrations/script.py.mako, as `alembic revision` writes
@@ -119,27 +120,60 @@ def write_revision(name: str, changed: list[str], added: list[str]) -> tuple[lis
     return written, migration
 
 
+def head_version_text(function: str) -> str:
+    """A function's head file as a revision ships it: CREATE OR REPLACE (keeps grants)."""
+    text = head_file_of(function).read_text()
+    return re.sub(r"^CREATE FUNCTION ", "CREATE OR REPLACE FUNCTION ", text, flags=re.M)
+
+
+def amend_revision(revision: str, changed: list[str], added: list[str]) -> list[str]:
+    """The open revision takes head's text of each function that changed
+    since: its own version of it is rewritten, or written anew. The lines
+    a new version needs in the revision's module, to add by hand."""
+    number, missing = revision[:4], []
+    for function in changed + added:
+        version = sql_dir() / FUNCTIONS / function / f"{number}.sql"
+        if not version.is_file():
+            version.parent.mkdir(parents=True, exist_ok=True)
+            where = "FILES, and REPLACED" if function in changed else "FILES, and NEW_FUNCTIONS"
+            missing.append(f"{FUNCTIONS}/{function}/{number}.sql: add it to {where}")
+        version.write_text(head_version_text(function))
+        print(f"wrote {version.relative_to(REPO)}")
+    return missing
+
+
 def start_revision(name: str, url: str) -> int:
     """Compare head with the migrations on the server at `url`, write revision
-    NNNN_`name` from the difference and say what it holds; 1 when head builds
-    what the migrations build (nothing written), else 0."""
+    NNNN_`name` from the difference (or amend the open revision) and say what
+    it holds; 1 when head builds what the migrations build (nothing written),
+    else 0."""
     changed, added, dropped, others = compare(url)
     if not (changed or added or dropped or others):
         print(f"sql/{HEAD}/ builds what the migrations build: nothing to start a revision from")
         return 1
+    opened = open_revisions()
+    if opened:
+        print(f"{opened[-1]} is open (not released): amending it")
+        for line in amend_revision(opened[-1], changed, added):
+            print(f"  in migrations/versions/{opened[-1]}.py: {line}")
+        _tell_the_rest(dropped, others)
+        return 0
     written, migration = write_revision(name, changed, added)
     for path in [*written, migration]:
         print(f"wrote {path.relative_to(REPO)}")
     for label, names in (("changed", changed), ("added", added)):
         for function in names:
             print(f"  {label}: {function}")
+    _tell_the_rest(dropped, others)
+    return 0
+
+
+def _tell_the_rest(dropped: list[str], others: list[str]) -> None:
     for function in dropped:
         print(f"  dropped from head: {function}: add drop_functions([...]) to upgrade() yourself")
     for kind in others:
         print(f"  {kind} differ: write that part (and its downgrade) by hand")
     print(
-        "Review them, run `make test`; when you release it, run"
-        " `python -m devkit.schema.sql_history compact` and add its digest to"
-        " tests/deploy/test_released_revisions.py."
+        "Review them and run `make test`; the revision stays open (amended by the next"
+        " `make revision`) until `python -m devkit.schema.release VERSION` releases it."
     )
-    return 0
