@@ -37,7 +37,8 @@ import psycopg
 
 from bench import end_to_end, uniform
 from bench.sides import database_url
-from provider.deploy import citus, migrate
+from provider.deploy import migrate
+from provider.operations import citus
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGET = 0.7

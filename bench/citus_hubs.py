@@ -39,7 +39,8 @@ from bench.end_to_end import EndToEndSettings
 from bench.end_to_end import run as run_end_to_end
 from provider.citus_placement import PLACEMENT_QUERY, Node
 from provider.cli.app import main as taskhub_pg
-from provider.deploy import citus, migrate
+from provider.deploy import migrate
+from provider.operations import citus
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -33,13 +33,13 @@ CHECKOUT = Path(__file__).resolve().parent.parent
 # What a server's version can change: the schema's deployment and its way
 # back, adoption of duroxide 0.2.2's schema, the contract and validation
 # suite, the bad-input catalogue, the hot path's SQL, the released runtime's
-# scenarios, roles and privileges, and the deploy gate.
+# scenarios, roles and privileges, and the drift check.
 TIER = (
     "tests/deploy/test_migrations.py",
     "tests/deploy/test_head_schema.py",
     "tests/deploy/test_adoption.py",
     "tests/deploy/test_live_signatures.py",
-    "tests/deploy/test_deploy_gate.py",
+    "tests/deploy/test_drift_check.py",
     "tests/deploy/test_least_privilege.py",
     "tests/deploy/test_managed_admin.py",
     "tests/deploy/test_superuser_steps.py",

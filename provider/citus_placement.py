@@ -5,7 +5,7 @@ that node runs there in one hop; sent to the coordinator, every statement of
 the procedure is a round trip to the node (docs/scale-out.md). This module
 holds the one query that finds the node and the rule that turns a URL of the
 coordinator into a URL of the node (same user, password, database and
-options). The operator's side (provider/deploy/citus.py) and the client
+options). The operator's side (provider/operations/citus.py) and the client
 (`TaskHubConfig.citus_direct`) each run the query on their own connection.
 """
 

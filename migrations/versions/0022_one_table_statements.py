@@ -75,7 +75,7 @@ FILES: list[str] = [
     "functions/taskhub_rebuild_runtime_ddl_guard/0022.sql",
     "functions/taskhub_distribute_on_citus/0022.sql",
 ]
-# The fetch's __TURN_JSON__ is json or jsonb: it is replaced in the form the
+# The fetch's __TURN_FORM__ is json or jsonb: it is replaced in the form the
 # hub's fetch hands over now (provider/deploy/turn_form.py), both ways.
 FETCH = "functions/fetch_orchestration_item/0022.sql"
 RELEASED_FETCH = "functions/fetch_orchestration_item/0017.sql"

@@ -82,7 +82,7 @@ FILES: list[str] = [
     "functions/ack_worker/0024.sql",
     "functions/enqueue_worker_work/0024.sql",
 ]
-# The fetch's __TURN_JSON__ is json or jsonb: it is replaced in the form the
+# The fetch's __TURN_FORM__ is json or jsonb: it is replaced in the form the
 # hub's fetch hands over now (provider/deploy/turn_form.py), both ways.
 FETCH = "functions/fetch_orchestration_item/0024.sql"
 RELEASED_FETCH = "functions/fetch_orchestration_item/0022.sql"

@@ -52,7 +52,7 @@ FILES: list[str] = [
     "functions/taskhub_dispatch_lag_ms/0026.sql",
     "0026_plans_that_keep_queues_clean/operator_privileges.sql",
 ]
-# The fetch's __TURN_JSON__ is json or jsonb: it is replaced in the form the
+# The fetch's __TURN_FORM__ is json or jsonb: it is replaced in the form the
 # hub's fetch hands over now (provider/deploy/turn_form.py), both ways.
 FETCH = "functions/fetch_orchestration_item/0026.sql"
 RELEASED_FETCH = "functions/fetch_orchestration_item/0024.sql"

@@ -1,4 +1,4 @@
-"""`taskhub-pg` (also `python -m provider`): deploy, the deploy gate, the
+"""`taskhub-pg` (also `python -m provider`): deploy, the drift check, the
 runbook's reads and actions, and a metrics endpoint."""
 
 from provider.cli.app import app, main

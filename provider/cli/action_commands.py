@@ -30,9 +30,9 @@ from provider.cli.options import (
 from provider.client.pooling import ONE_SHOT_POOLER
 from provider.client.retention import MAX_PRUNE_BATCH, PacedPrune, PrunePacing
 from provider.client.task_hub import TaskHub
-from provider.deploy import runbook
 from provider.errors import TaskHubError
 from provider.moments import EXAMPLE, parse_moment
+from provider.operations import runbook
 from provider.types import PrunedBatch
 
 

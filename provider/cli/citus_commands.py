@@ -1,5 +1,5 @@
 """taskhub-pg citus: where a hub distributed on Citus is, and moving it
-(provider/deploy/citus.py, docs/scale-out.md)."""
+(provider/operations/citus.py, docs/scale-out.md)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from provider.cli.options import (
     print_json,
     say,
 )
-from provider.deploy import citus
 from provider.masking import masked, passwords_of
+from provider.operations import citus
 
 citus_app = typer.Typer(
     help="Hubs on a Citus cluster: where each is, and moving one to another worker.",

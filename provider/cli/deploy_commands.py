@@ -1,4 +1,4 @@
-"""upgrade, downgrade, sql, status: deploying; check and repair: the deploy gate.
+"""upgrade, downgrade, sql, status: deploying; check and repair: the drift check.
 
 Alembic and SQLAlchemy load inside these verbs only (`from provider.deploy
 import migrate` where a verb runs): every other verb, and --help, starts
@@ -36,16 +36,16 @@ from provider.cli.options import (
 )
 from provider.cli.plain import plain, visible, visible_lines
 from provider.cli.turn_form_command import downgrade_warning
-from provider.deploy.hub_status import HubStatus, read_hub_status, schema_exists
 from provider.deploy.migration_options import InvalidMigrationOption, MigrationOptions
 from provider.deploy.privileged_fence import PINNED_SEARCH_PATH
 from provider.deploy.refusals import MigrationMisused, MigrationRefused
 from provider.deploy.run_report import MigrationRun
 from provider.deploy.run_report import log as migration_log
 from provider.deploy.session_pinning import one_transaction_behind_a_pooler
+from provider.operations.hub_status import HubStatus, read_hub_status, schema_exists
 
 if TYPE_CHECKING:
-    from provider.deploy.gate import Problem
+    from provider.operations.drift_check import Problem
 
 
 class RuntimeDdl(StrEnum):
@@ -320,9 +320,9 @@ def register(app: typer.Typer) -> None:
         SECURITY DEFINER or search_path changed, runtime grants missing,
         _duroxide_migrations versions missing, settings out of range."""
         target = database_url(url)
-        from provider.deploy import gate
+        from provider.operations import drift_check
 
-        found = gate.check(target, schema)
+        found = drift_check.check(target, schema)
         if as_json:
             print_json(found.as_json())
         else:
@@ -340,9 +340,9 @@ def register(app: typer.Typer) -> None:
         _duroxide_migrations versions, in one transaction; rows stay as they
         are. Exit 1 when something is left (pending revisions, settings)."""
         target = database_url(url)
-        from provider.deploy import gate
+        from provider.operations import drift_check
 
-        done = gate.repair(target, schema)
+        done = drift_check.repair(target, schema)
         if as_json:
             print_json(done.as_json())
         else:

@@ -12,9 +12,9 @@ import psycopg
 
 from provider.cli.options import NOT_FOUND, PROBLEMS, Failure
 from provider.cli.urls import InvalidUrl, libpq_url
-from provider.deploy.hub_status import HubSchema, hub_schemas, schema_exists
 from provider.deploy.privileged_fence import PINNED_SEARCH_PATH, is_privileged
 from provider.deploy.session_pinning import one_transaction_behind_a_pooler
+from provider.operations.hub_status import HubSchema, hub_schemas, schema_exists
 
 LISTED = 10  # a database of many hubs: name the first few
 

@@ -19,7 +19,7 @@ from provider.cli.options import (
     print_rows,
     say,
 )
-from provider.deploy import runbook
+from provider.operations import runbook
 
 Limit = Annotated[int, typer.Option(min=1, help="at most this many rows")]
 

@@ -30,7 +30,7 @@ from provider.cli.options import (
 )
 from provider.client.pooling import ONE_SHOT_POOLER
 from provider.client.task_hub import TaskHub
-from provider.deploy import runbook
+from provider.operations import runbook
 from provider.types import INSTANCE_STATUSES, InstanceSummary
 
 Status = Enum("Status", {status: status for status in INSTANCE_STATUSES}, type=str)  # type: ignore[misc]

@@ -1,5 +1,7 @@
-"""taskhub-pg history-format: how the hub's fetch hands over a turn (json or
-jsonb), and the gated switch between the two (provider/deploy/turn_form.py)."""
+"""taskhub-pg turn-form: how the hub's fetch hands over a turn (its form,
+json or jsonb), and the gated switch between the two
+(provider/deploy/turn_form.py). `history-format`, its name before 0.2.0,
+stays as a hidden alias."""
 
 from __future__ import annotations
 
@@ -33,8 +35,8 @@ def downgrade_warning(url: str, schema: str, revision: str) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("history-format")
-    def history_format(
+    @app.command("turn-form")
+    def turn_form_verb(
         form: Annotated[Form | None, typer.Argument(help="switch to this form")] = None,
         url: Url = None,
         schema: Schema = "public",
@@ -66,3 +68,6 @@ def register(app: typer.Typer) -> None:
             print_json({"schema": schema, "was": done.was, "form": done.now})
         else:
             say(done.summary())
+
+    # The name before 0.2.0, for scripts that use it: the same verb, unlisted.
+    app.command("history-format", hidden=True)(turn_form_verb)

@@ -1,3 +1,3 @@
 """The web dashboard (`taskhub-pg dashboard`, the `web` extra): the hub's
 queues, instances and dead letters in a browser, read through
-provider.deploy.runbook, the reader the command line and the metrics use."""
+provider.operations.runbook, the reader the command line and the metrics use."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from provider.client.retention import PacedPrune
 from provider.dashboard.hub import Hub
-from provider.deploy import runbook
+from provider.operations import runbook
 from provider.types import PrunedBatch
 
 CSRF_COOKIE = "taskhub_csrf"

@@ -45,8 +45,8 @@ from provider.dashboard.guard import Guard
 from provider.dashboard.hub import Hub
 from provider.dashboard.paths import checked_root_path
 from provider.dashboard.tokens import Confirmations, CsrfTokens, TokenRefused
-from provider.deploy import runbook
 from provider.errors import TaskHubError
+from provider.operations import runbook
 from provider.types import INSTANCE_STATUSES
 
 HERE = Path(__file__).parent

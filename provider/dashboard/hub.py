@@ -14,7 +14,7 @@ from psycopg_pool import ConnectionPool
 
 from provider.client.pooling import ONE_SHOT_POOLER
 from provider.client.task_hub import TaskHub
-from provider.deploy import runbook
+from provider.operations import runbook
 
 # Counting instances by status reads every instance: the overview, which
 # refreshes every few seconds, counts at most this often.

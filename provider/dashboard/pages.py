@@ -1,5 +1,5 @@
 """What each page shows, as plain values for its template: the reads of
-provider.deploy.runbook and TaskHub.find_instances, shaped for a person."""
+provider.operations.runbook and TaskHub.find_instances, shaped for a person."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from provider.deploy import runbook
-from provider.deploy.runbook import Overview, Row
 from provider.moments import EXAMPLE, parse_moment
+from provider.operations import runbook
+from provider.operations.runbook import Overview, Row
 from provider.types import INSTANCE_STATUSES
 
 # The sparkline's box, in SVG user units.

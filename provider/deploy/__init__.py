@@ -1,5 +1,6 @@
-"""The operator's layer: deploying a hub (the Alembic glue, SQL file
-rendering, runtime roles, the revision guard), checking and repairing it
-(the deploy gate, the status), and running it (the runbook's views and
-actions, read by the command line, the metrics and the test kit). The only
-importer of alembic; with `provider.client`, the only code that issues SQL."""
+"""Deploying a hub: the migration runner (provider/deploy/runner.py) and what
+it is made of (options, passes, attempts, table locks, the call gate, live
+signatures, the run report, the privileged fence), the SQL files and their
+history, runtime and operator roles, and the turn form. The only importer of
+Alembic and SQLAlchemy; with `provider.client` and `provider.operations`,
+the only code that issues SQL."""

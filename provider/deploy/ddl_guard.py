@@ -66,7 +66,7 @@ def head_body_statement(schema: str) -> str:
 
 
 def record_statement(schema: str) -> str:
-    """The deploy gate's record of the guard's function follows its new body
+    """The drift check's record of the guard's function follows its new body
     (a migration run records every definition at its end; a role verb does not)."""
     return render_text(
         """DO $record_guard$

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from provider.deploy import citus, privileged_fence, runtime_role, turn_form
+from provider.deploy import citus_statements, privileged_fence, runtime_role, turn_form
 from provider.deploy.migration_options import MigrationOptions
 from provider.deploy.version_table import VERSION_TABLE
 from provider.schema_name import quote_schema
@@ -52,7 +52,7 @@ $cleanup$
 
 
 def _record_definitions(schema: str) -> str:
-    """From revision 0012: what this run leaves, for the deploy gate to
+    """From revision 0012: what this run leaves, for the drift check to
     compare with (`taskhub-pg check`)."""
     quoted = quote_schema(schema)
     return f"""
@@ -113,10 +113,10 @@ class RunStatements:
             clean_up_at_base=_clean_up_at_base(schema),
             new_hub_mark=turn_form.new_hub_mark(schema),
             distribute_on_citus=f"SELECT {quoted}.taskhub_distribute_on_citus()",
-            redistribute_if_distributed=citus.on_a_distributed_hub(
+            redistribute_if_distributed=citus_statements.on_a_distributed_hub(
                 schema, "taskhub_distribute_on_citus"
             ),
-            guard_the_workers=citus.guard_the_workers(schema),
+            guard_the_workers=citus_statements.guard_the_workers(schema),
             record_definitions=_record_definitions(schema),
             fence=privileged_fence.fence_statement(schema),
             hand_back=privileged_fence.hand_back_statement(schema),

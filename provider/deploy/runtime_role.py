@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from provider.deploy import citus, ddl_guard
+from provider.deploy import citus_statements, ddl_guard
 from provider.deploy.privileged_fence import fenced_transaction, pin_search_path_on_one_session
 from provider.schema_name import quote_schema
 
@@ -191,7 +191,7 @@ def _step(url: str, schema: str, function: str, *args: str, guard_changed: bool)
             result = _call(conn, schema, function, *args)
         if guard_changed and _runs_citus(conn):
             with fenced_transaction(conn, schema):
-                conn.execute(citus.guard_the_workers(schema))
+                conn.execute(citus_statements.guard_the_workers(schema))
     return result
 
 

@@ -11,7 +11,7 @@ files (tables, indexes, steps) stay in its own folder, `sql/NNNN_name/`.
 The files name the schema with two tokens: `__SCHEMA__` where an identifier is
 expected (replaced by the quoted schema) and `__SCHEMA_NAME__` inside string
 literals (replaced by the bare, validated name). A fetch's turn type is
-`__TURN_JSON__`: json (a new hub), or jsonb (a hub whose runtimes have the
+`__TURN_FORM__`: json (a new hub), or jsonb (a hub whose runtimes have the
 older result type prepared; see provider/deploy/turn_form.py).
 """
 
@@ -146,7 +146,7 @@ def render_text(text: str, schema: str, turn_form: str = "json") -> str:
     return (
         text.replace("__SCHEMA_NAME__", validate_schema_name(schema))
         .replace("__SCHEMA__", quote_schema(schema))
-        .replace("__TURN_JSON__", turn_form)
+        .replace("__TURN_FORM__", turn_form)
     )
 
 

@@ -11,7 +11,7 @@ reconnects ("cached plan must not change result type"). So:
   the session, `NEW_HUB_SETTING`, before revision 0001; revision 0017 reads
   the mark);
 * a hub that existed before the run keeps jsonb, until an operator switches
-  it with its runtimes stopped: `taskhub-pg history-format json --schema S`,
+  it with its runtimes stopped: `taskhub-pg turn-form json --schema S`,
   which refuses while a session that looks like a runtime is connected.
 """
 
@@ -36,7 +36,7 @@ ARGUMENTS = "(bigint, bigint, bigint, bigint)"
 # when the run began, so that no runtime can have the fetch prepared.
 NEW_HUB_SETTING = "taskhub.new_hub"
 # The files that define the fetch, by the revision that released each; its
-# __TURN_JSON__ is json or jsonb. 0017 made json the head form.
+# __TURN_FORM__ is json or jsonb. 0017 made json the head form.
 FETCH_FILES = {
     17: "functions/fetch_orchestration_item/0017.sql",
     22: "functions/fetch_orchestration_item/0022.sql",

@@ -20,14 +20,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the types, for users' type checkers
-    from provider.metrics.calls import ProviderMetrics
     from provider.metrics.collector import HubCollector, serve
+    from provider.metrics.provider_metrics import ProviderMetrics
     from provider.metrics.workers import WorkerCollector
 
 _WHERE = {
     "HubCollector": "provider.metrics.collector",
     "serve": "provider.metrics.collector",
-    "ProviderMetrics": "provider.metrics.calls",
+    "ProviderMetrics": "provider.metrics.provider_metrics",
     "WorkerCollector": "provider.metrics.workers",
 }
 __all__ = ["HubCollector", "ProviderMetrics", "WorkerCollector", "serve"]

@@ -34,12 +34,12 @@ from provider.client.pooling import (
     bounded_transaction,
     refused_startup_option,
 )
-from provider.deploy import runbook
 from provider.errors import InvalidInput
 from provider.logs import fields
 from provider.masking import passwords_of
 from provider.metrics.health import HubHealth, HubState, log
 from provider.metrics.single_flight import SingleFlight
+from provider.operations import runbook
 
 QUEUE_GAUGES = (
     # (view column, metric name, help)

@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 
 from provider.client.task_hub import TaskHub
-from provider.deploy.runbook import orchestrator_messages
+from provider.operations.runbook import orchestrator_messages
 from provider.types import JsonObject
 from provider.worker.activity_worker import ActivityWorker
 from provider.worker.core import Handler

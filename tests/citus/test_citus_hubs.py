@@ -25,8 +25,9 @@ from devkit.workloads.work_items import (
 )
 from provider import TagFilter, TaskHub
 from provider.client.call_observers import add_call_observer, remove_call_observer
-from provider.deploy import gate, migrate
+from provider.deploy import migrate
 from provider.errors import TaskHubError
+from provider.operations import drift_check
 from tests.citus.conftest import placement, workers
 from tests.runtime import test_duroxide_runtime as scenarios
 from tests.support.alembic_cli import alembic
@@ -34,8 +35,8 @@ from tests.support.contract import CONTRACT_FUNCTIONS
 from tests.support.db import new_schema_name
 
 
-def test_a_distributed_hub_passes_the_deploy_gate(citus_url: str, citus_hub: str) -> None:
-    report = gate.check(citus_url, citus_hub)
+def test_a_distributed_hub_passes_the_drift_check(citus_url: str, citus_hub: str) -> None:
+    report = drift_check.check(citus_url, citus_hub)
     assert report.problems == []
     host, port = placement(citus_url, citus_hub)
     assert (host, port) in workers(citus_url)
@@ -318,7 +319,7 @@ def test_roles_granted_after_distribution_get_every_privilege(
             ).fetchall()
             assert len(needed) > 30
             assert missing == []
-            assert gate.check(citus_url, citus_hub).problems == []
+            assert drift_check.check(citus_url, citus_hub).problems == []
             with psycopg.connect(operator.url_on(citus_url), autocommit=True) as as_operator:
                 drift = as_operator.execute(f"SELECT count(*) FROM {q}.taskhub_check_drift()")
                 assert drift.fetchone() == (0,)

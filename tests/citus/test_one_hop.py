@@ -18,9 +18,10 @@ from devkit.roles import login_role
 from provider import AsyncTaskHub, TaskHub
 from provider.citus_placement import Node, node_url
 from provider.cli.app import main
-from provider.deploy import citus, migrate
+from provider.deploy import migrate
 from provider.deploy.refusals import MigrationLocksNotTaken
 from provider.deploy.table_locks import call_gate_statement
+from provider.operations import citus
 from tests.citus.conftest import placement, workers
 from tests.citus.test_citus_hubs import exercise_the_contract, started_runtime
 from tests.runtime import test_duroxide_runtime as scenarios

@@ -13,7 +13,8 @@ import pytest
 
 from devkit.workloads.work_items import start_orchestration
 from provider.cli import main
-from provider.deploy import gate, migrate, turn_form
+from provider.deploy import migrate, turn_form
+from provider.operations import drift_check
 from tests.support.db import new_schema_name
 from tests.support.flavours import DUROXIDE_0_2_2, TASKHUB_JSONB
 from tests.support.paths import REPO
@@ -37,7 +38,7 @@ def test_a_new_hub_is_json_and_an_existing_one_stays_jsonb(database_url: str) ->
     migrate.upgrade(database_url, adopted)
     assert form(database_url, adopted) == "jsonb"
     for schema in (new, adopted):
-        assert gate.check(database_url, schema).problems == []
+        assert drift_check.check(database_url, schema).problems == []
 
 
 def test_a_sql_script_decides_where_it_runs(database_url: str) -> None:
@@ -80,17 +81,18 @@ def test_the_switch_refuses_while_a_runtime_seems_connected(
     with psycopg.connect(database_url, autocommit=True, application_name="a-runtime") as conn:
         conn.execute(f'SELECT * FROM "{schema}".fetch_orchestration_item(0, 30000)')
         capsys.readouterr()
-        assert main(["history-format", "json", *target]) == 1
+        assert main(["turn-form", "json", *target]) == 1
         refusal = capsys.readouterr().err
         assert "look like runtimes" in refusal and "a-runtime" in refusal
         assert form(database_url, schema) == "jsonb"
+        # The name before 0.2.0 still works (a hidden alias).
         assert main(["history-format", "json", "--force", *target]) == 0
     assert form(database_url, schema) == "json"
-    assert gate.check(database_url, schema).problems == []
-    assert main(["history-format", "jsonb", *target]) == 0
+    assert drift_check.check(database_url, schema).problems == []
+    assert main(["turn-form", "jsonb", *target]) == 0
     assert form(database_url, schema) == "jsonb"
     capsys.readouterr()
-    assert main(["history-format", *target, "--json"]) == 0
+    assert main(["turn-form", *target, "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"schema": schema, "form": "jsonb"}
 
 
@@ -101,4 +103,4 @@ def test_a_downgrade_goes_back_to_jsonb_and_an_upgrade_keeps_it(database_url: st
     assert form(database_url, schema) == "jsonb"
     migrate.upgrade(database_url, schema)
     assert form(database_url, schema) == "jsonb"  # it existed: its runtimes may run
-    assert gate.check(database_url, schema).problems == []
+    assert drift_check.check(database_url, schema).problems == []

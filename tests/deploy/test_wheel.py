@@ -213,7 +213,7 @@ def test_the_installed_wheel_migrates_and_reports_status(
     assert f"runtime roles: {runtime_login.name} (runtime_ddl guarded)" in status
     assert "transient failures given back: 0 in the last day, 0 in all" in status
 
-    # The console script of the wheel: the deploy gate passes on what it migrated.
+    # The console script of the wheel: the drift check passes on what it migrated.
     gate = run(
         str(python.parent / "taskhub-pg"),
         "check",

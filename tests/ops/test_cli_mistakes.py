@@ -223,7 +223,7 @@ def test_a_hub_missing_a_view_is_explained_after_the_fact(
 def test_check_and_status_on_a_schema_without_a_hub_say_where_the_hubs_are(
     capsys: pytest.CaptureFixture[str], hubs_url: str
 ) -> None:
-    # The deploy gate's answer stays its report (exit 1, not_migrated).
+    # The drift check's answer stays its report (exit 1, not_migrated).
     code, out, err = run(capsys, "check", "--url", hubs_url)
     assert code == 1 and "not_migrated" in out
     assert "billing, orders (pass --schema)" in only_line(err)

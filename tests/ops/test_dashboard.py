@@ -16,7 +16,8 @@ from starlette.testclient import TestClient
 from devkit.roles import LoginRole, operator_of
 from provider import Client, TaskHub
 from provider.dashboard.app import dashboard_app
-from provider.deploy import migrate, runbook
+from provider.deploy import migrate
+from provider.operations import runbook
 from tests.support.dashboard import LOCAL, act, ask, confirm, token_of
 from tests.support.db import new_schema_name
 from tests.support.failed_instance import DECLINED, failed_order

@@ -33,7 +33,7 @@ from devkit.waiting import wait_until
 from provider.dashboard.access import AccessPolicy
 from provider.dashboard.app import dashboard_app
 from provider.dashboard.passwords import hash_line, read_accounts
-from provider.deploy import runbook
+from provider.operations import runbook
 from provider.testing.embedded_pg import free_port
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -20,7 +20,8 @@ from provider import TaskHub
 from provider.dashboard.app import dashboard_app
 from provider.dashboard.hub import STATUS_COUNTS_FOR_S, Hub
 from provider.dashboard.paths import checked_root_path
-from provider.deploy import migrate, runbook
+from provider.deploy import migrate
+from provider.operations import runbook
 from tests.support.busy_hub import make_busy
 from tests.support.dashboard import LOCAL
 from tests.support.db import new_schema_name

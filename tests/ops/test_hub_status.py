@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 
 from provider.deploy import migrate
-from provider.deploy.hub_status import read_hub_status
+from provider.operations.hub_status import read_hub_status
 from tests.support.db import new_schema_name
 
 

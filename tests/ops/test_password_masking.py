@@ -95,7 +95,7 @@ VERBS = (
     ("release-lease", "order-1"),
     ("delete-instance", "order-1", "--yes"),
     ("prune", "--completed-before", "1d", "--yes"),
-    ("history-format",),
+    ("turn-form",),
     ("upgrade",),
 )
 # What each verb ends with on the hub when the password is right: order-1

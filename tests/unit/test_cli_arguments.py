@@ -66,7 +66,7 @@ CONNECTING_VERBS: dict[str, tuple[str, ...]] = {
     "prune": ("prune", "--completed-before", "30d", "--yes"),
     "cancel": ("cancel", "order-1", "--yes"),
     "raise-event": ("raise-event", "order-1", "Paid", '"yes"'),
-    "history-format": ("history-format",),
+    "turn-form": ("turn-form",),
 }
 
 
@@ -107,7 +107,7 @@ PARSE_MISTAKES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "a dead letter id not a number": ("requeue", ("seven",), "'DEAD_LETTER_ID'"),
     "a limit below 1": ("inspect queues", ("--limit", "0"), "'--limit'"),
     "an unknown status": ("inspect instances", ("--status", "Done"), "'--status'"),
-    "an unknown history form": ("history-format", ("yaml",), "'yaml' is not one of"),
+    "an unknown turn form": ("turn-form", ("yaml",), "'yaml' is not one of"),
 }
 
 

@@ -1,6 +1,7 @@
 """The provider's layers (docs/architecture.md) as rules a change cannot
-break unseen: which layer may import which, and that only `client/` and
-`deploy/` issue SQL. Text only: the files are parsed, nothing is imported."""
+break unseen: which layer may import which, and that only `client/`,
+`deploy/` and `operations/` issue SQL. Text only: the files are parsed,
+nothing is imported."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from tests.support.paths import REPO
 
 PROVIDER = REPO / "provider"
-LAYERS = ("client", "worker", "deploy", "cli", "metrics", "testing", "dashboard")
+LAYERS = ("client", "worker", "deploy", "operations", "cli", "metrics", "testing", "dashboard")
 # What each layer may not import. Leaves (shapes, types, errors, config,
 # logs, schema_name, masking, ...) are open to all; `provider/__init__.py` is the facade.
 FORBIDDEN = {
@@ -20,7 +21,10 @@ FORBIDDEN = {
     "worker": {"client", "deploy", "cli", "metrics", "testing"},
     # The runtime's operations: nothing of the operator's side.
     "client": {"worker", "deploy", "cli", "metrics", "testing"},
-    "deploy": {"client", "worker", "cli", "metrics", "testing"},
+    # Deploying a hub: nothing of how it is operated.
+    "deploy": {"client", "worker", "operations", "cli", "metrics", "testing", "dashboard"},
+    # Operating a hub: its runbook, status, drift check and placement, on top of deploy/.
+    "operations": {"client", "worker", "cli", "metrics", "testing", "dashboard"},
     "metrics": {"cli", "testing", "dashboard"},
     # The web pages: what the runbook and TaskHub read, nothing of the CLI's.
     "dashboard": {"worker", "cli", "metrics", "testing"},
@@ -43,7 +47,7 @@ LEAVES = (
 # Calls that send SQL to a server. Opening a connection to hand to a reader
 # of `deploy/` (the CLI, the metrics, the test kit) is not one.
 SQL_CALLS = {"execute", "executemany", "copy", "cursor"}
-SQL_LAYERS = {"client", "deploy"}
+SQL_LAYERS = {"client", "deploy", "operations"}
 
 
 def layer_of(path: Path) -> str | None:

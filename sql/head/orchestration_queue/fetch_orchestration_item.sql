@@ -31,8 +31,8 @@
 -- The turn (history, messages, KV snapshot) is handed over as json: the
 -- text as stored, validated once, never built into jsonb and printed again.
 -- A hub that served runtimes before revision 0017 keeps jsonb until it is
--- switched (`taskhub-pg history-format json`, with its runtimes stopped: a
--- runtime has the result type prepared). __TURN_JSON__ is json or jsonb.
+-- switched (`taskhub-pg turn-form json`, with its runtimes stopped: a
+-- runtime has the result type prepared). __TURN_FORM__ is json or jsonb.
 --
 -- Returns no row when nothing was leased.
 CREATE FUNCTION __SCHEMA__.fetch_orchestration_item(
@@ -46,11 +46,11 @@ RETURNS TABLE (
     out_orchestration_name    text,
     out_orchestration_version text,
     out_execution_id          bigint,
-    out_history               __TURN_JSON__,
-    out_messages              __TURN_JSON__,
+    out_history               __TURN_FORM__,
+    out_messages              __TURN_FORM__,
     out_lock_token            text,
     out_attempt_count         integer,
-    out_kv_snapshot           __TURN_JSON__
+    out_kv_snapshot           __TURN_FORM__
 )
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -100,8 +100,8 @@ DECLARE
     v_execution  bigint;
     v_known      boolean;
     v_history_text text;
-    v_messages   __TURN_JSON__;
-    v_history    __TURN_JSON__;
+    v_messages   __TURN_FORM__;
+    v_history    __TURN_FORM__;
     v_kv         jsonb;
     v_token      text;
     v_locked_until bigint;
@@ -328,10 +328,10 @@ BEGIN
               INTO v_kv
               FROM __SCHEMA__.kv_store AS s
              WHERE s.instance_id = v_instance;
-            v_messages := v_messages_text::__TURN_JSON__;
-            v_history := coalesce(v_history_text, '[]')::__TURN_JSON__;
+            v_messages := v_messages_text::__TURN_FORM__;
+            v_history := coalesce(v_history_text, '[]')::__TURN_FORM__;
         EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
-            SELECT turn.out_messages::__TURN_JSON__, turn.out_history::__TURN_JSON__,
+            SELECT turn.out_messages::__TURN_FORM__, turn.out_history::__TURN_FORM__,
                    turn.out_kv_snapshot
               INTO v_messages, v_history, v_kv
               FROM __SCHEMA__.taskhub_read_turn_row_by_row(v_instance, v_execution, v_live_ids)
@@ -390,7 +390,7 @@ BEGIN
         out_messages := v_messages;
         out_lock_token := v_token;
         out_attempt_count := v_attempts + 1;
-        out_kv_snapshot := v_kv::__TURN_JSON__;
+        out_kv_snapshot := v_kv::__TURN_FORM__;
         RETURN NEXT;
         RETURN;
     END LOOP;

@@ -1,10 +1,10 @@
-"""The deploy gate: does the live schema still hold what its revision shipped?
+"""The drift check: does the live schema still hold what its revision shipped?
 
     report = check(url, schema)          # report.problems == [] when nothing drifted
     repaired = repair(url, schema)       # puts definitions, grants and the ledger back
 
 `check` adds the revisions still pending to what the schema's own
-taskhub_check_drift() names (sql/head/deploy_gate/): functions and views
+taskhub_check_drift() names (sql/head/drift_check/): functions and views
 that differ from the record the last migration run left, grants, the
 _duroxide_migrations ledger and settings.
 

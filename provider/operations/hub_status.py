@@ -13,8 +13,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from provider.deploy import runbook
 from provider.deploy.version_table import installed_revision
+from provider.operations import runbook
 
 # Which schemas hold a hub, from the catalogue alone (no privilege on the
 # schemas needed): revision 0001 creates taskhub_settings and a downgrade to

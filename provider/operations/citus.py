@@ -20,32 +20,6 @@ from provider.citus_placement import CITUS_PRESENT, PLACEMENT_QUERY, Node, node_
 from provider.schema_name import quote_schema
 
 
-def on_a_distributed_hub(schema: str, function: str) -> str:
-    """A DO block that calls the hub's `function` when the hub has it and is
-    distributed on Citus (and does nothing elsewhere)."""
-    quoted = quote_schema(schema)
-    return f"""
-DO $citus$
-BEGIN
-    IF to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL
-       AND to_regproc('{quoted}.{function}') IS NOT NULL THEN
-        IF EXISTS (SELECT 1 FROM pg_catalog.pg_dist_schema
-                    WHERE schemaid = to_regnamespace('{quoted}')) THEN
-            PERFORM {quoted}.{function}();
-        END IF;
-    END IF;
-END
-$citus$
-"""
-
-
-# From revision 0022: on a distributed hub the runtime DDL guard goes on every
-# worker too, by run_command_on_workers, whose connections see only what is
-# committed: after a commit that changed the guard, it is rebuilt once more.
-def guard_the_workers(schema: str) -> str:
-    return on_a_distributed_hub(schema, "taskhub_rebuild_runtime_ddl_guard")
-
-
 class CitusRefused(Exception):
     """A placement question or a move that cannot be answered or made."""
 

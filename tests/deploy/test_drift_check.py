@@ -1,4 +1,4 @@
-"""The deploy gate: `taskhub-pg check` exits 1 and names each kind of drift
+"""The drift check: `taskhub-pg check` exits 1 and names each kind of drift
 (a hand edit, SECURITY DEFINER or search_path changed, a dropped view or
 grant, a deleted _duroxide_migrations row, a setting out of range, pending
 revisions), and `taskhub-pg repair` puts it back without touching rows."""
