@@ -21,6 +21,36 @@ down_revision = None
 branch_labels = None
 depends_on = None
 
+# The tables this revision alters, drops or indexes, each way: every run that
+# applies it locks them up front, in the hot path's order
+# (provider/deploy/table_locks.py).
+# An adopted duroxide schema's tables get our indexes (CREATE INDEX IF NOT
+# EXISTS locks the table even when the index exists); the downgrade drops it all.
+LOCKS_ON_UPGRADE: list[str] = [
+    "instance_locks",
+    "instances",
+    "kv_store",
+    "orchestrator_queue",
+    "sessions",
+    "worker_queue",
+]
+LOCKS_ON_DOWNGRADE: list[str] = [
+    "instance_locks",
+    "instances",
+    "kv_store",
+    "orchestrator_queue",
+    "sessions",
+    "worker_queue",
+    "_duroxide_migrations",
+    "dead_letters",
+    "executions",
+    "history",
+    "kv_delta",
+    "taskhub_adopted",
+    "taskhub_set_aside_functions",
+    "taskhub_settings",
+]
+
 DIRECTORY = "0001_queue_core"
 UPGRADE_FILES = [
     "adoption.sql",

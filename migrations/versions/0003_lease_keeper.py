@@ -18,6 +18,12 @@ down_revision = "0002"
 branch_labels = None
 depends_on = None
 
+# The tables this revision alters, drops or indexes, each way: every run that
+# applies it locks them up front, in the hot path's order
+# (provider/deploy/table_locks.py).
+LOCKS_ON_UPGRADE: list[str] = []
+LOCKS_ON_DOWNGRADE: list[str] = []
+
 FUNCTIONS = ["taskhub_renew_session_lease"]
 
 

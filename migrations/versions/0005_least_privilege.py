@@ -16,6 +16,12 @@ down_revision = "0004"
 branch_labels = None
 depends_on = None
 
+# The tables this revision alters, drops or indexes, each way: every run that
+# applies it locks them up front, in the hot path's order
+# (provider/deploy/table_locks.py).
+LOCKS_ON_UPGRADE: list[str] = []
+LOCKS_ON_DOWNGRADE: list[str] = ["taskhub_runtime_privileges", "taskhub_runtime_roles"]
+
 
 # cleanup_schema now also takes back the runtime roles' privileges. The one it
 # replaces is always 0002's (which set aside duroxide's in an adopted schema),

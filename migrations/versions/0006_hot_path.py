@@ -16,6 +16,13 @@ down_revision = "0005"
 branch_labels = None
 depends_on = None
 
+# The tables this revision alters, drops or indexes, each way: every run that
+# applies it locks them up front, in the hot path's order
+# (provider/deploy/table_locks.py).
+# SET STORAGE and SET COMPRESSION both ways: metadata only, but ACCESS EXCLUSIVE.
+LOCKS_ON_UPGRADE: list[str] = ["history", "orchestrator_queue", "worker_queue"]
+LOCKS_ON_DOWNGRADE: list[str] = ["history", "orchestrator_queue", "worker_queue"]
+
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back the definitions of these released files.
 REPLACED = [

@@ -17,6 +17,12 @@ down_revision = "0006"
 branch_labels = None
 depends_on = None
 
+# The tables this revision alters, drops or indexes, each way: every run that
+# applies it locks them up front, in the hot path's order
+# (provider/deploy/table_locks.py).
+LOCKS_ON_UPGRADE: list[str] = ["taskhub_settings"]
+LOCKS_ON_DOWNGRADE: list[str] = ["shielded_failures", "taskhub_settings"]
+
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED = {

@@ -20,6 +20,12 @@ down_revision = "0011"
 branch_labels = None
 depends_on = None
 
+# The tables this revision alters, drops or indexes, each way: every run that
+# applies it locks them up front, in the hot path's order
+# (provider/deploy/table_locks.py).
+LOCKS_ON_UPGRADE: list[str] = []
+LOCKS_ON_DOWNGRADE: list[str] = ["taskhub_definitions"]
+
 # This revision's files, copied from sql/head/, applied in order.
 FILES: list[str] = [
     # The ledger first, then the functions in the order they use each other

@@ -22,6 +22,12 @@ down_revision = "0012"
 branch_labels = None
 depends_on = None
 
+# The tables this revision alters, drops or indexes, each way: every run that
+# applies it locks them up front, in the hot path's order
+# (provider/deploy/table_locks.py).
+LOCKS_ON_UPGRADE: list[str] = []
+LOCKS_ON_DOWNGRADE: list[str] = []
+
 # This revision's files, copied from sql/head/, applied in order.
 FILES: list[str] = [
     "functions/abandon_orchestration_item/0013.sql",

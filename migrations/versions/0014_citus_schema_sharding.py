@@ -19,6 +19,12 @@ down_revision = "0013"
 branch_labels = None
 depends_on = None
 
+# The tables this revision alters, drops or indexes, each way: every run that
+# applies it locks them up front, in the hot path's order
+# (provider/deploy/table_locks.py).
+LOCKS_ON_UPGRADE: list[str] = []
+LOCKS_ON_DOWNGRADE: list[str] = []
+
 # This revision's files, copied from sql/head/, applied in order.
 FILES: list[str] = ["functions/taskhub_distribute_on_citus/0014.sql"]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts

@@ -6,7 +6,7 @@ while the runtime's fetches and acks hold weaker locks on the same tables.
 Taken one by one in the middle of a run, such locks deadlock with a call that
 holds one table and waits for another (revision 0006 did exactly that). So
 each revision's tables (`LOCKS_ON_UPGRADE`, `LOCKS_ON_DOWNGRADE` in each
-revision module, RELEASED_LOCKS below for the released ones) are locked
+revision module) are locked
 before it runs, an upgrade's first revision taking those of the whole run
 (provider/deploy/revision_guard.py):
 
@@ -104,50 +104,13 @@ def in_lock_order(tables: Iterable[str]) -> list[str]:
     return sorted(set(tables), key=lambda name: (rank.get(name, len(rank)), name))
 
 
-# What the released revisions lock, upgrade and downgrade; their files never
-# change (tests/deploy/test_released_revisions.py), so it is written here. From
-# 0015 on, a revision declares its own LOCKS_ON_UPGRADE and LOCKS_ON_DOWNGRADE.
-_ADOPTED_TABLES = [
-    "instance_locks",
-    "instances",
-    "kv_store",
-    "orchestrator_queue",
-    "sessions",
-    "worker_queue",
-]
-RELEASED_LOCKS: dict[str, tuple[list[str], list[str]]] = {
-    # An adopted duroxide schema's tables get our indexes (CREATE INDEX IF NOT
-    # EXISTS locks the table even when the index exists); down drops it all.
-    "0001": (
-        _ADOPTED_TABLES,
-        [
-            *_ADOPTED_TABLES,
-            "_duroxide_migrations",
-            "dead_letters",
-            "executions",
-            "history",
-            "kv_delta",
-            "taskhub_adopted",
-            "taskhub_set_aside_functions",
-            "taskhub_settings",
-        ],
-    ),
-    "0005": ([], ["taskhub_runtime_privileges", "taskhub_runtime_roles"]),
-    # SET STORAGE and SET COMPRESSION both ways: metadata only, but ACCESS EXCLUSIVE.
-    "0006": (["history", "orchestrator_queue", "worker_queue"],) * 2,
-    "0007": (["taskhub_settings"], ["shielded_failures", "taskhub_settings"]),
-    "0009": ([], ["taskhub_wakeup_listeners"]),
-    "0012": ([], ["taskhub_definitions"]),
-}
-
-
 def revision_locks(module: Any, revision: str, is_upgrade: bool) -> list[str]:
-    """The tables a revision declares for one direction."""
+    """The tables a revision declares for one direction (every revision
+    module declares both lists)."""
     attribute = "LOCKS_ON_UPGRADE" if is_upgrade else "LOCKS_ON_DOWNGRADE"
-    if hasattr(module, attribute):
-        return list(getattr(module, attribute))
-    upgrade, downgrade = RELEASED_LOCKS.get(revision, ([], []))
-    return upgrade if is_upgrade else downgrade
+    if not hasattr(module, attribute):
+        raise AttributeError(f"revision {revision} declares no {attribute}")
+    return list(getattr(module, attribute))
 
 
 def declared_tables(steps: Sequence[Any]) -> list[str]:
