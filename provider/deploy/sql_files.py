@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from provider.deploy.resources import sql_dir
+from provider.deploy.sql_checks import expand_checks
 from provider.schema_name import quote_schema, validate_schema_name
 
 # A released revision's folder: sql/NNNN_name/ (sql/head/ is not one).
@@ -140,11 +141,13 @@ TURN_FORMS = ("json", "jsonb")
 
 
 def render_text(text: str, schema: str, turn_form: str = "json") -> str:
-    """SQL text with the schema substituted for its two tokens, and the turn's form."""
+    """SQL text with its checks written out (provider/deploy/sql_checks.py),
+    the schema substituted for its two tokens, and the turn's form."""
     if turn_form not in TURN_FORMS:
         raise ValueError(f"turn_form must be one of {TURN_FORMS}, not {turn_form!r}")
     return (
-        text.replace("__SCHEMA_NAME__", validate_schema_name(schema))
+        expand_checks(text)
+        .replace("__SCHEMA_NAME__", validate_schema_name(schema))
         .replace("__SCHEMA__", quote_schema(schema))
         .replace("__TURN_FORM__", turn_form)
     )

@@ -10,6 +10,11 @@
 -- Events and items no fetch could hand over (a \u0000 escape, nesting
 -- deeper than the runtime decodes: taskhub_max_json_depth) are refused.
 --
+-- Each array is written a row at a time where Citus runs and in one
+-- INSERT ... SELECT elsewhere; both check its elements with the same checks,
+-- __TOO_LARGE(x)__ and the like, written once in provider/deploy/sql_checks.py
+-- and written out when the file is rendered.
+--
 -- Bad input changes nothing: the shapes of the arguments are checked first,
 -- and each element of the arrays by the statement that writes it (a refused
 -- element fails the call, which rolls back what it wrote).
@@ -226,12 +231,9 @@ BEGIN
     -- leaves nothing behind.
     IF v_history <> '[]' AND v_one_table THEN
         FOR v_element IN SELECT e FROM jsonb_array_elements(v_history) AS e LOOP
-            IF pg_column_size(v_element) > __SCHEMA__.taskhub_max_payload_bytes() THEN
+            IF __TOO_LARGE(v_element)__ THEN
                 PERFORM __SCHEMA__.taskhub_refuse_turn_element(1);
-            ELSIF jsonb_typeof(v_element) <> 'object'
-                  OR jsonb_typeof(v_element -> 'event_id') IS DISTINCT FROM 'number'
-                  OR (v_element ->> 'event_id')::numeric < 1
-                  OR jsonb_typeof(v_element -> 'event_data') IS DISTINCT FROM 'string' THEN
+            ELSIF __NOT_A_HISTORY_EVENT(v_element)__ THEN
                 PERFORM __SCHEMA__.taskhub_refuse_turn_element(2);
             END IF;
             v_text := v_element ->> 'event_data';
@@ -262,12 +264,9 @@ BEGIN
                v_now_ts
           FROM jsonb_array_elements(v_history) AS e
          WHERE CASE
-                   WHEN pg_column_size(e) > __SCHEMA__.taskhub_max_payload_bytes()
+                   WHEN __TOO_LARGE(e)__
                    THEN __SCHEMA__.taskhub_refuse_turn_element(1)
-                   WHEN jsonb_typeof(e) <> 'object'
-                        OR jsonb_typeof(e -> 'event_id') IS DISTINCT FROM 'number'
-                        OR (e ->> 'event_id')::numeric < 1
-                        OR jsonb_typeof(e -> 'event_data') IS DISTINCT FROM 'string'
+                   WHEN __NOT_A_HISTORY_EVENT(e)__
                    THEN __SCHEMA__.taskhub_refuse_turn_element(2)
                    ELSE true
                END;
@@ -283,11 +282,9 @@ BEGIN
     IF jsonb_array_length(v_workers) > 0 THEN
         IF v_one_table THEN
             FOR v_element IN SELECT w FROM jsonb_array_elements(v_workers) AS w LOOP
-                IF pg_column_size(v_element) > __SCHEMA__.taskhub_max_payload_bytes() THEN
+                IF __TOO_LARGE(v_element)__ THEN
                     PERFORM __SCHEMA__.taskhub_refuse_turn_element(1);
-                ELSIF jsonb_typeof(v_element) <> 'object'
-                      OR jsonb_typeof(v_element -> 'ActivityExecute') IS DISTINCT FROM 'object'
-                      OR v_element - 'ActivityExecute' <> '{}'::jsonb THEN
+                ELSIF __NOT_AN_ACTIVITY_ITEM(v_element)__ THEN
                     PERFORM __SCHEMA__.taskhub_refuse_turn_element(3);
                 END IF;
                 -- Every level of a jsonb value takes at least 8 bytes.
@@ -325,11 +322,9 @@ BEGIN
                    w -> 'ActivityExecute' ->> 'tag'
               FROM jsonb_array_elements(v_workers) WITH ORDINALITY AS item (w, pos)
              WHERE CASE
-                       WHEN pg_column_size(w) > __SCHEMA__.taskhub_max_payload_bytes()
+                       WHEN __TOO_LARGE(w)__
                        THEN __SCHEMA__.taskhub_refuse_turn_element(1)
-                       WHEN jsonb_typeof(w) <> 'object'
-                            OR jsonb_typeof(w -> 'ActivityExecute') IS DISTINCT FROM 'object'
-                            OR w - 'ActivityExecute' <> '{}'::jsonb
+                       WHEN __NOT_AN_ACTIVITY_ITEM(w)__
                        THEN __SCHEMA__.taskhub_refuse_turn_element(3)
                        ELSE true
                    END
@@ -360,9 +355,9 @@ BEGIN
     IF jsonb_array_length(v_orch) > 0 THEN
         IF v_one_table THEN
             FOR v_element IN SELECT o FROM jsonb_array_elements(v_orch) AS o LOOP
-                IF pg_column_size(v_element) > __SCHEMA__.taskhub_max_payload_bytes() THEN
+                IF __TOO_LARGE(v_element)__ THEN
                     PERFORM __SCHEMA__.taskhub_refuse_turn_element(1);
-                ELSIF __SCHEMA__.taskhub_work_item_kind(v_element) IS NULL THEN
+                ELSIF __NOT_AN_ORCHESTRATOR_ITEM(v_element)__ THEN
                     PERFORM __SCHEMA__.taskhub_refuse_turn_element(4);
                 END IF;
                 -- Every level of a jsonb value takes at least 8 bytes.
@@ -397,9 +392,9 @@ BEGIN
                    v_now_ts
               FROM jsonb_array_elements(v_orch) WITH ORDINALITY AS item (o, pos)
              WHERE CASE
-                       WHEN pg_column_size(o) > __SCHEMA__.taskhub_max_payload_bytes()
+                       WHEN __TOO_LARGE(o)__
                        THEN __SCHEMA__.taskhub_refuse_turn_element(1)
-                       WHEN __SCHEMA__.taskhub_work_item_kind(o) IS NULL
+                       WHEN __NOT_AN_ORCHESTRATOR_ITEM(o)__
                        THEN __SCHEMA__.taskhub_refuse_turn_element(4)
                        ELSE true
                    END
