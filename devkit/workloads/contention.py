@@ -47,7 +47,17 @@ class ContentionResult:
     empty_fetches: int = 0
     messages_sent: int = 0
     expired_leases: int = 0
+    # The least lease a dispatcher had left when its row arrived (client clock)...
     min_lease_remaining_ms: int | None = None
+    # ... and the least a fetch handed out, by the server's clock as the row
+    # left the fetch: what the schema decides, without the loaded client's
+    # own wait for a core.
+    min_lease_handed_ms: int | None = None
+    # Where, in a fetch's own time by the server's clock, its lease began (0:
+    # at its start, 1: as its row left), the earliest of all: late when the
+    # lease is computed last, near 0 when it is fixed before the history is
+    # read. Unlike the milliseconds left, the same on a loaded machine.
+    min_lease_position: float = 1.0
     ack_failures: int = 0
     deadlocks: int = 0
     timeouts: int = 0
@@ -75,6 +85,8 @@ class ContentionResult:
             "fetch_max_ms": round(self.fetch_latency.maximum, 2),
             "expired_leases": self.expired_leases,
             "min_lease_remaining_ms": self.min_lease_remaining_ms,
+            "min_lease_handed_ms": self.min_lease_handed_ms,
+            "min_lease_position": round(self.min_lease_position, 3),
             "ack_failures": self.ack_failures,
             "deadlocks": self.deadlocks,
             "timeouts": self.timeouts,
@@ -167,7 +179,10 @@ class _Dispatcher(threading.Thread):
         # as a runtime receives it). Any form of out_history (jsonb, json).
         fetch = (
             "SELECT out_instance_id, out_lock_token, out_execution_id,"
-            " out_history IS NOT NULL, out_attempt_count"
+            " out_history IS NOT NULL, out_attempt_count,"
+            # Evaluated as the row leaves the function scan: the fetch is done.
+            " (extract(epoch FROM clock_timestamp()) * 1000)::bigint,"
+            " (extract(epoch FROM statement_timestamp()) * 1000)::bigint"
             f" FROM {q}.fetch_orchestration_item(%s, %s)"
         )
         # The lease as committed and the last event id, read right after the
@@ -190,7 +205,7 @@ class _Dispatcher(threading.Thread):
                         r.empty_fetches += 1
                         time.sleep(self.s.empty_poll_sleep_ms / 1000)
                         continue
-                    instance, token, execution_id, _, attempts = row
+                    instance, token, execution_id, _, attempts, handed_at_ms, began_ms = row
                     r.max_attempt_count = max(r.max_attempt_count, attempts)
                     read = conn.execute(lease_end, [token, instance, execution_id]).fetchone()
                     lease, history_len = read or (None, None)  # scalar subqueries: one row
@@ -198,6 +213,15 @@ class _Dispatcher(threading.Thread):
                     remaining = (lease or 0) - arrived_ms
                     if r.min_lease_remaining_ms is None or remaining < r.min_lease_remaining_ms:
                         r.min_lease_remaining_ms = remaining
+                    handed = (lease or 0) - handed_at_ms
+                    if r.min_lease_handed_ms is None or handed < r.min_lease_handed_ms:
+                        r.min_lease_handed_ms = handed
+                    # Where in the fetch's own time the lease began, by the server's
+                    # clock: 0 at its start, 1 as its row left.
+                    lease_began_ms = (lease or 0) - self.s.lock_timeout_ms
+                    fetch_ms = max(handed_at_ms - began_ms, 1)
+                    position = (lease_began_ms - began_ms) / fetch_ms
+                    r.min_lease_position = min(r.min_lease_position, position)
                     if remaining <= 0:
                         r.expired_leases += 1
                     time.sleep(self.s.turn_ms / 1000)
@@ -271,16 +295,18 @@ def run_contention(url: str, schema: str, s: ContentionSettings) -> ContentionRe
         total.other_errors += r.other_errors
         total.fetch_latency.extend(r.fetch_latency)
         total.max_attempt_count = max(total.max_attempt_count, r.max_attempt_count)
-        if r.min_lease_remaining_ms is not None:
-            total.min_lease_remaining_ms = min(
-                r.min_lease_remaining_ms,
-                total.min_lease_remaining_ms
-                if total.min_lease_remaining_ms is not None
-                else r.min_lease_remaining_ms,
-            )
+        total.min_lease_remaining_ms = _least(
+            total.min_lease_remaining_ms, r.min_lease_remaining_ms
+        )
+        total.min_lease_handed_ms = _least(total.min_lease_handed_ms, r.min_lease_handed_ms)
+        total.min_lease_position = min(total.min_lease_position, r.min_lease_position)
     with psycopg.connect(url, autocommit=True) as conn:
         row = conn.execute(
             f'SELECT coalesce(max(attempt_count), 0) FROM "{schema}".orchestrator_queue'
         ).fetchone()
         total.max_attempt_count = max(total.max_attempt_count, int(row[0]) if row else 0)
     return total
+
+
+def _least(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else min(a, b)

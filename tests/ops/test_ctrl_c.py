@@ -33,6 +33,14 @@ PROMPTLY_S = GRACE_S + 3.0
 pytestmark = [pytest.mark.timing, pytest.mark.alone]
 
 
+def _ctrl_c_as_a_terminal_leaves_it() -> None:
+    """In the child: SIGINT's default action, as a shell gives a command it
+    runs in the foreground. A suite started in the background (`make test &`)
+    ignores SIGINT, and its children would inherit that: the verb would
+    rightly ignore the test's Ctrl-C, as a user asked it to."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @dataclass(frozen=True)
 class Interrupted:
     code: int | None
@@ -56,6 +64,7 @@ def interrupt_status(
         status = subprocess.Popen(
             [sys.executable, "-m", "provider", "status", "--url", url, "--schema", schema],
             cwd=REPO,
+            preexec_fn=_ctrl_c_as_a_terminal_leaves_it,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

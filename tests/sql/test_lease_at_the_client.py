@@ -131,20 +131,22 @@ HOT = ContentionSettings(
     lock_timeout_ms=1_000,
     duration_s=4.0,
 )
-# With 16 dispatcher threads and the server on 2 shared cores, a thread can
-# wait its turn for a tenth of the lock after the row arrived: head leaves
-# 896-936 ms of the 1,000 at the slowest client (CI and this machine), and
-# 836 ms in a fresh-clone run on a day the parallel part took 442 s instead
-# of 268 s; the defect (0005, the lease end fixed before the history is
-# read) leaves 730 ms on a quiet machine, less under load.
-HOT_LEASE_LEFT_AT_LEAST = 0.80
+# Where, in a fetch's own time by the server's clock (statement start to the
+# row leaving the function), its lease begins. Head computes it after reading
+# the history: at 0.54 of the fetch at the earliest here, 0.33 beside a CPU
+# hog (the output built after the lease slows as much as the read). The
+# defect (0005, the lease end fixed before the history is read) begins it at
+# 0.0, duroxide 0.2.2 by 0.03. In milliseconds left the two overlap on a
+# loaded machine: head handed out 581 ms of the 1,000 beside a CPU hog, as a
+# slow server builds its 4 MB of output after the lease.
+LEASE_BEGINS_AFTER = 0.15
 
 
 @pytest.mark.pins_defect(
     "the lease end is fixed before the history is read (0005); fetches convoy and deadlock (0.2.2)",
     fails_on=("taskhub-0005", "duroxide-0.2.2"),
 )
-def test_sixteen_dispatchers_on_hot_instances_each_receive_a_whole_lease(
+def test_sixteen_dispatchers_on_hot_instances_get_leases_begun_after_the_read(
     flavour_schema: str, database_url: str
 ) -> None:
     with psycopg.connect(database_url, autocommit=True) as conn:
@@ -154,8 +156,7 @@ def test_sixteen_dispatchers_on_hot_instances_each_receive_a_whole_lease(
 
     print(result.summary())
     assert result.turns > 0
-    assert result.min_lease_remaining_ms is not None
-    assert result.min_lease_remaining_ms >= HOT_LEASE_LEFT_AT_LEAST * HOT.lock_timeout_ms
+    assert result.min_lease_position >= LEASE_BEGINS_AFTER
     assert result.expired_leases == 0
     assert result.ack_failures == 0
     assert result.errors == 0
