@@ -219,35 +219,49 @@ def given_back_on_stop(core: WorkerCore, claim: Claim) -> Flow[None]:
 # -- performing the steps ---------------------------------------------------
 
 
-def drive(flow: Flow[T], perform: Callable[[Step], Any]) -> T:
-    """Run a flow, performing each of its steps with a call."""
+@dataclass
+class _Progress:
+    """Where a flow is: the reply or the error its last step gets back."""
+
+    flow: Flow[Any]
     reply: Any = None
     error: TaskHubError | None = None
-    while True:
+    result: Any = None  # the flow's value, once it has ended
+
+    def next_step(self) -> Step | None:
+        """The flow's next step; None once it has ended (its value: `result`)."""
         try:
-            step = flow.throw(error) if error is not None else flow.send(reply)
+            step = (
+                self.flow.throw(self.error)
+                if self.error is not None
+                else self.flow.send(self.reply)
+            )
         except StopIteration as done:
-            result: T = done.value
-            return result
-        reply, error = None, None
+            self.result = done.value
+            return None
+        self.reply, self.error = None, None
+        return step
+
+
+def drive(flow: Flow[T], perform: Callable[[Step], Any]) -> T:
+    """Run a flow, performing each of its steps with a call."""
+    progress = _Progress(flow)
+    while (step := progress.next_step()) is not None:
         try:
-            reply = perform(step)
+            progress.reply = perform(step)
         except TaskHubError as failed:
-            error = failed
+            progress.error = failed
+    result: T = progress.result
+    return result
 
 
 async def drive_async(flow: Flow[T], perform: Callable[[Step], Awaitable[Any]]) -> T:
     """Run a flow, performing each of its steps with an await."""
-    reply: Any = None
-    error: TaskHubError | None = None
-    while True:
+    progress = _Progress(flow)
+    while (step := progress.next_step()) is not None:
         try:
-            step = flow.throw(error) if error is not None else flow.send(reply)
-        except StopIteration as done:
-            result: T = done.value
-            return result
-        reply, error = None, None
-        try:
-            reply = await perform(step)
+            progress.reply = await perform(step)
         except TaskHubError as failed:
-            error = failed
+            progress.error = failed
+    result: T = progress.result
+    return result
