@@ -88,9 +88,7 @@ def shipped_file(folder: str, name: str) -> str:
 
 def _lines(text: str) -> list[str]:
     """Lines with their newline; only \n ends one (a diff's own convention)."""
-    return [line + "\n" for line in text.split("\n")[:-1]] + (
-        [text.rsplit("\n", 1)[-1]] if not text.endswith("\n") else []
-    )
+    return [line for line in re.split(r"(?<=\n)", text) if line]
 
 
 def apply_patch(text: str, patch: str) -> str:
