@@ -197,9 +197,25 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture
-def flavour_schema(flavour: Flavour, database_url: str) -> str:
+def flavour_schema(flavour: Flavour, new_flavour_schema: Callable[[Flavour], str]) -> str:
     """A fresh schema of the flavour under test."""
-    return flavour.create_schema(database_url, new_schema_name(flavour.prefix))
+    return new_flavour_schema(flavour)
+
+
+@pytest.fixture
+def new_flavour_schema(
+    database_url: str, schema_templates: SchemaTemplates
+) -> Callable[[Flavour], str]:
+    """Makes fresh schemas of a flavour: a clone where the flavour is what
+    the migrations leave at a revision, else built as the flavour says."""
+
+    def create(flavour: Flavour) -> str:
+        schema = new_schema_name(flavour.prefix)
+        if flavour.migrated_to is not None:
+            return schema_templates.create(schema, revision=flavour.migrated_to)
+        return flavour.create_schema(database_url, schema)
+
+    return create
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -32,6 +32,10 @@ class Flavour:
     name: str
     prefix: str
     build: Callable[[str, str], None]
+    # The revision a plain `migrate.upgrade` takes the schema to, when that is
+    # all the flavour is (the tests then clone one migrated schema); None
+    # when it is built some other way.
+    migrated_to: str | None = None
 
     def create_schema(self, url: str, schema: str) -> str:
         self.build(url, schema)
@@ -39,10 +43,6 @@ class Flavour:
 
     def __str__(self) -> str:
         return self.name
-
-
-def _taskhub(url: str, schema: str) -> None:
-    migrate.upgrade(url, schema)
 
 
 def _duroxide(url: str, schema: str) -> None:
@@ -80,40 +80,41 @@ def _taskhub_made_before_json(url: str, schema: str) -> None:
     migrate.upgrade(url, schema)
 
 
-def _taskhub_at(revision: str) -> Callable[[str, str], None]:
-    """Our schema as an earlier revision left it: the defect a later one fixed is still there."""
+def _migrated(name: str, prefix: str, revision: str) -> Flavour:
+    """Our schema as the migrations leave it at `revision`: at an earlier one,
+    the defect a later one fixed is still there."""
 
     def create(url: str, schema: str) -> None:
         migrate.upgrade(url, schema, revision)
 
-    return create
+    return Flavour(name, prefix, create, migrated_to=revision)
 
 
-TASKHUB = Flavour("taskhub", "th", _taskhub)
+TASKHUB = _migrated("taskhub", "th", "head")
 DUROXIDE_0_2_2 = Flavour("duroxide-0.2.2", "dx", _duroxide)
 TASKHUB_CALLER_CLOCK = Flavour("taskhub-caller-clock", "tc", _taskhub_with_caller_clock)
-TASKHUB_0005 = Flavour("taskhub-0005", "t5", _taskhub_at("0005"))
-TASKHUB_0006 = Flavour("taskhub-0006", "t6", _taskhub_at("0006"))
-TASKHUB_0007 = Flavour("taskhub-0007", "t7", _taskhub_at("0007"))
-TASKHUB_0008 = Flavour("taskhub-0008", "t8", _taskhub_at("0008"))
-TASKHUB_0009 = Flavour("taskhub-0009", "t9", _taskhub_at("0009"))
-TASKHUB_0010 = Flavour("taskhub-0010", "t10", _taskhub_at("0010"))
-TASKHUB_0012 = Flavour("taskhub-0012", "t12", _taskhub_at("0012"))
+TASKHUB_0005 = _migrated("taskhub-0005", "t5", "0005")
+TASKHUB_0006 = _migrated("taskhub-0006", "t6", "0006")
+TASKHUB_0007 = _migrated("taskhub-0007", "t7", "0007")
+TASKHUB_0008 = _migrated("taskhub-0008", "t8", "0008")
+TASKHUB_0009 = _migrated("taskhub-0009", "t9", "0009")
+TASKHUB_0010 = _migrated("taskhub-0010", "t10", "0010")
+TASKHUB_0012 = _migrated("taskhub-0012", "t12", "0012")
 # The last revision before the call gate (0015): what the gate costs per call.
-TASKHUB_0014 = Flavour("taskhub-0014", "t14", _taskhub_at("0014"))
+TASKHUB_0014 = _migrated("taskhub-0014", "t14", "0014")
 # The last revision before the lean acks (0018).
-TASKHUB_0017 = Flavour("taskhub-0017", "t17", _taskhub_at("0017"))
+TASKHUB_0017 = _migrated("taskhub-0017", "t17", "0017")
 # The last revision whose worker fetch went by id (0021 goes by visibility).
-TASKHUB_0020 = Flavour("taskhub-0020", "t20", _taskhub_at("0020"))
+TASKHUB_0020 = _migrated("taskhub-0020", "t20", "0020")
 # The last revision whose orchestration hot path joined tables in a statement
 # (0022 reads and writes one table a statement, for Citus).
-TASKHUB_0021 = Flavour("taskhub-0021", "t21", _taskhub_at("0021"))
+TASKHUB_0021 = _migrated("taskhub-0021", "t21", "0021")
 # The last revision whose writes took nesting up to 500 levels and whose fetch
 # handed over what its parser could read (0024: what the runtime decodes).
-TASKHUB_0023 = Flavour("taskhub-0023", "t23", _taskhub_at("0023"))
+TASKHUB_0023 = _migrated("taskhub-0023", "t23", "0023")
 # The last revision whose hot path could plan a bitmap scan of a queue (0026
 # turns them off: they leave consumed messages' index entries unmarked).
-TASKHUB_0025 = Flavour("taskhub-0025", "t25", _taskhub_at("0025"))
+TASKHUB_0025 = _migrated("taskhub-0025", "t25", "0025")
 TASKHUB_WITHOUT_WAKEUPS = Flavour("taskhub-without-wakeups", "tnw", _taskhub_without_wakeups)
 TASKHUB_JSONB = Flavour("taskhub-jsonb", "tjb", _taskhub_made_before_json)
 ALL = {

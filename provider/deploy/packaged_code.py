@@ -22,7 +22,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from provider.deploy.sql_files import TURN_FORMS, read_sql, released_files, render_text
+from provider.deploy.sql_checks import expand_checks
+from provider.deploy.sql_files import TURN_FORMS, read_sql, released_files, substitute_tokens
 
 # The one search_path a packaged function may pin: the catalogue first,
 # never a schema a less privileged role can create in.
@@ -71,19 +72,29 @@ def _sql_texts() -> list[str]:
 
 
 @functools.cache
+def _function_bodies() -> list[tuple[str, str, str]]:
+    """(name, language, body with its checks written out) of every function
+    any file creates: the schema-free part of `functions`, parsed once."""
+    found = []
+    for text in _sql_texts():
+        for match in _FUNCTION.finditer(text):
+            language = _LANGUAGE.search(match.group("header") + match.group("trailer"))
+            if language is None:
+                raise ValueError(f"function {match.group('name')} names no LANGUAGE")
+            found.append(
+                (match.group("name"), language.group(1).lower(), expand_checks(match.group("body")))
+            )
+    return found
+
+
+@functools.cache
 def functions(schema: str) -> dict[str, frozenset[Body]]:
     """Every function the package ships, by name: each variant it ever shipped."""
     found: dict[str, set[Body]] = {}
-    for text in _sql_texts():
+    for name, language, body in _function_bodies():
         for form in TURN_FORMS:
-            for match in _FUNCTION.finditer(text):
-                language = _LANGUAGE.search(match.group("header") + match.group("trailer"))
-                if language is None:
-                    raise ValueError(f"function {match.group('name')} names no LANGUAGE")
-                body = render_text(match.group("body"), schema, form)
-                found.setdefault(match.group("name"), set()).add(
-                    Body(language.group(1).lower(), body_md5(body))
-                )
+            rendered = substitute_tokens(body, schema, form)
+            found.setdefault(name, set()).add(Body(language, body_md5(rendered)))
     return {name: frozenset(bodies) for name, bodies in found.items()}
 
 

@@ -11,6 +11,7 @@ function is called for it: the hot path's plans are unchanged)."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 # name -> the check, of @element; continuation lines start at column 0.
@@ -36,6 +37,9 @@ CHECKS = {
 _USE = re.compile(r"__([A-Z][A-Z_]*)\((\w+)\)__")
 
 
+# A migration renders a few hundred files, each with its checks written out:
+# once per text and process.
+@functools.cache
 def expand_checks(text: str) -> str:
     """`text` with every check it names written out."""
 

@@ -17,6 +17,7 @@ older result type prepared; see provider/deploy/turn_form.py).
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -123,7 +124,7 @@ def read_sql(relative_path: str) -> str:
     its previous version's text with the patch applied."""
     path = sql_dir() / relative_path
     if path.is_file():
-        return path.read_text(encoding="utf-8")
+        return _read_file(path, path.stat().st_mtime_ns)
     patch = path.with_suffix(".patch")
     parts = Path(relative_path).parts
     if not patch.is_file() or len(parts) != 3 or parts[0] != FUNCTIONS:
@@ -131,7 +132,20 @@ def read_sql(relative_path: str) -> str:
     versions = function_versions(parts[1])
     before = versions[versions.index(path.stem) - 1]
     previous = f"{FUNCTIONS}/{parts[1]}/{before}.sql"
-    return apply_patch(read_sql(previous), patch.read_text(encoding="utf-8"))
+    return _patched(read_sql(previous), patch, patch.stat().st_mtime_ns)
+
+
+# A migration reads a few hundred files, most of them patched: each text is
+# read (and each patch applied) once per process, again only when its file
+# changed (a revision being written, a release compacting the history).
+@functools.cache
+def _read_file(path: Path, mtime_ns: int) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+@functools.cache
+def _patched(previous: str, patch: Path, mtime_ns: int) -> str:
+    return apply_patch(previous, patch.read_text(encoding="utf-8"))
 
 
 # The two forms of a fetch's turn (history, messages, KV snapshot).
@@ -141,11 +155,16 @@ TURN_FORMS = ("json", "jsonb")
 def render_text(text: str, schema: str, turn_form: str = "json") -> str:
     """SQL text with its checks written out (provider/deploy/sql_checks.py),
     the schema substituted for its two tokens, and the turn's form."""
+    return substitute_tokens(expand_checks(text), schema, turn_form)
+
+
+def substitute_tokens(text: str, schema: str, turn_form: str = "json") -> str:
+    """SQL text whose checks are written out already, with the schema
+    substituted for its two tokens, and the turn's form."""
     if turn_form not in TURN_FORMS:
         raise ValueError(f"turn_form must be one of {TURN_FORMS}, not {turn_form!r}")
     return (
-        expand_checks(text)
-        .replace("__SCHEMA_NAME__", validate_schema_name(schema))
+        text.replace("__SCHEMA_NAME__", validate_schema_name(schema))
         .replace("__SCHEMA__", quote_schema(schema))
         .replace("__TURN_FORM__", turn_form)
     )

@@ -16,9 +16,14 @@ from tests.support.db import new_schema_name
 from tests.support.templates import SchemaTemplates
 
 
-@pytest.mark.parametrize("granted", [False, True], ids=["plain", "runtime-role"])
+@pytest.mark.parametrize(
+    ("granted", "revision"),
+    [(False, "head"), (True, "head"), (False, "0023")],
+    ids=["plain", "runtime-role", "at-0023"],
+)
 def test_a_cloned_schema_is_the_schema_the_migrations_make(
     granted: bool,
+    revision: str,
     database_url: str,
     runtime_login: LoginRole,
     sql: psycopg.Connection[Any],
@@ -26,9 +31,9 @@ def test_a_cloned_schema_is_the_schema_the_migrations_make(
     grant: dict[str, Any] = {"runtime_role": runtime_login.name, "runtime_ddl": "none"}
     grant = grant if granted else {}
     templates = SchemaTemplates(database_url)
-    cloned = templates.create(new_schema_name("cl"), **grant)
+    cloned = templates.create(new_schema_name("cl"), **grant, revision=revision)
     migrated = new_schema_name("mg")
-    migrate.upgrade(database_url, migrated, **grant)
+    migrate.upgrade(database_url, migrated, revision, **grant)
 
     assert templates.dumps_schemas(), "pg_dump could not dump the template: nothing was cloned"
     from_clone, from_migrations = snapshot(sql, cloned), snapshot(sql, migrated)
@@ -36,7 +41,8 @@ def test_a_cloned_schema_is_the_schema_the_migrations_make(
     for kind in from_migrations:
         assert from_clone[kind] == from_migrations[kind], kind
     version = sql.execute(f'SELECT version_num FROM "{cloned}".taskhub_pg_alembic_version')
-    assert version.fetchall() == [(migrate.head_revision(),)]
+    head = migrate.head_revision()
+    assert version.fetchall() == [(head if revision == "head" else revision,)]
 
 
 def test_each_set_of_templates_has_templates_of_its_own(

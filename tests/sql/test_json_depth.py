@@ -26,10 +26,10 @@ from devkit.workloads.work_items import (
     start_orchestration,
 )
 from provider import TaskHub, now_ms
-from provider.deploy import migrate
 from tests.support.db import new_schema_name
 from tests.support.deep_json import MAX_DEPTH, TOO_DEEP, deepened, nested
 from tests.support.planted_rows import Hub, fetch_row, write_behind_our_back
+from tests.support.templates import SchemaTemplates
 
 # The revision of the head this issue was filed against.
 FILED_AGAINST = "0023"
@@ -50,20 +50,20 @@ def cases(defective_below: int) -> list[Any]:
     ]
 
 
-def schema_at(database_url: str, revision: str) -> str:
-    schema = new_schema_name("dj")
-    migrate.upgrade(database_url, schema, revision)
-    return schema
+@pytest.fixture
+def schema_at(schema_templates: SchemaTemplates) -> Callable[[str], str]:
+    """A fresh schema as the migrations leave it at a revision (a clone)."""
+    return lambda revision: schema_templates.create(new_schema_name("dj"), revision=revision)
 
 
 @pytest.fixture
 def leased(
     request: pytest.FixtureRequest,
-    database_url: str,
+    schema_at: Callable[[str], str],
     make_hub: Callable[..., TaskHub],
     sql: psycopg.Connection[Any],
 ) -> Iterator[Hub]:
-    yield Hub(make_hub(schema_at(database_url, request.param)), sql)
+    yield Hub(make_hub(schema_at(request.param)), sql)
 
 
 def _event(depth: int) -> str:
@@ -150,9 +150,13 @@ def test_a_row_as_deep_as_the_runtime_decodes_is_written(leased: Hub, write: str
 # 0023 handed over, as they were, the rows its parser could read.
 @pytest.mark.parametrize(("revision", "depth"), cases(defective_below=20_000))
 def test_a_fetch_hands_a_row_deeper_than_the_runtime_decodes_over_as_a_string(
-    database_url: str, sql: psycopg.Connection[Any], revision: str, depth: int, where: str
+    schema_at: Callable[[str], str],
+    sql: psycopg.Connection[Any],
+    revision: str,
+    depth: int,
+    where: str,
 ) -> None:
-    schema = schema_at(database_url, revision)
+    schema = schema_at(revision)
     payload = nested(depth)
     write_behind_our_back(sql, schema, where, payload)
     sql.execute(
@@ -176,9 +180,9 @@ def test_a_fetch_hands_a_row_deeper_than_the_runtime_decodes_over_as_a_string(
 
 @pytest.mark.parametrize("where", ["history", "message"])
 def test_a_fetch_hands_a_row_as_deep_as_the_runtime_decodes_over_as_json(
-    database_url: str, sql: psycopg.Connection[Any], where: str
+    schema_at: Callable[[str], str], sql: psycopg.Connection[Any], where: str
 ) -> None:
-    schema = schema_at(database_url, "head")
+    schema = schema_at("head")
     write_behind_our_back(sql, schema, where, nested(MAX_DEPTH))
     first = lease(sql, schema)
     assert first is not None
@@ -191,12 +195,12 @@ def test_a_fetch_hands_a_row_as_deep_as_the_runtime_decodes_over_as_json(
 
 @pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 500])
 def test_brackets_inside_strings_are_no_nesting(
-    database_url: str, sql: psycopg.Connection[Any], depth: int
+    schema_at: Callable[[str], str], sql: psycopg.Connection[Any], depth: int
 ) -> None:
     """A value that holds JSON as a string (every input and result the
     runtime writes) may hold any number of brackets: written, and handed
     over as JSON."""
-    schema = schema_at(database_url, "head")
+    schema = schema_at("head")
     item = external_raised("kept", data=nested(depth))
     sql.execute(
         f'SELECT "{schema}".enqueue_orchestrator_work(%s, %s, now())', ["kept", json.dumps(item)]

@@ -19,7 +19,7 @@ import pytest
 
 from devkit.workloads.work_items import metadata, orchestration_started, start_orchestration
 from provider import TaskHub, now_ms
-from tests.support.db import lease_remaining_ms, new_schema_name, open_transaction
+from tests.support.db import lease_remaining_ms, open_transaction
 from tests.support.flavours import Flavour
 
 HubFactory = Callable[..., TaskHub]
@@ -212,11 +212,12 @@ def test_contended_fetches_spread_over_the_other_candidates(
     fails_on=("duroxide-0.2.2",),
 )
 def test_instance_lock_keys_are_scoped_to_the_schema(
-    flavour: Flavour, database_url: str, make_hub: HubFactory
+    flavour: Flavour,
+    new_flavour_schema: Callable[[Flavour], str],
+    database_url: str,
+    make_hub: HubFactory,
 ) -> None:
-    schemas = [
-        flavour.create_schema(database_url, new_schema_name(flavour.prefix)) for _ in range(2)
-    ]
+    schemas = [new_flavour_schema(flavour) for _ in range(2)]
     for schema in schemas:
         enqueue_start(make_hub(schema), "same-id")
 

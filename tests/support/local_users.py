@@ -4,30 +4,31 @@ otherwise)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import secrets
 import shutil
 import subprocess
-import time
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from provider.testing.embedded_pg import client_tool
 
-# useradd refuses while another process (a parallel test) holds /etc/passwd's lock.
-LOCK_RETRIES = 50
+# useradd and userdel refuse, rather than wait, while another process holds
+# /etc/passwd's lock: every test process on this machine (parallel workers,
+# other checkouts' suites) takes this lock first, and waits on it.
+USERS_LOCK = Path(tempfile.gettempdir()) / "taskhub-pg-local-users.lock"
 
 
 def _user_command(command: list[str]) -> None:
-    for _ in range(LOCK_RETRIES):
+    with USERS_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         done = subprocess.run(command, capture_output=True, text=True, timeout=30)
-        if done.returncode == 0:
-            return
-        if "lock" not in done.stderr.lower():
-            break
-        time.sleep(0.1)  # the lock holder is another process: no condition to wait on
-    raise AssertionError(f"{' '.join(command)}: {done.stderr.strip()}")
+    if done.returncode != 0:
+        raise AssertionError(f"{' '.join(command)}: {done.stderr.strip()}")
 
 
 @pytest.fixture

@@ -2,7 +2,8 @@
 
 Migrating a schema costs about 130 ms, most of it the server creating every
 revision's functions in turn, and nearly every test needs a fresh one. So each
-kind of schema a test asks for (plain, or granted to the runtime role) is
+kind of schema a test asks for (plain or granted to the runtime role, at head
+or at an earlier revision) is
 migrated once per session under a template name. A test's schema is a replay
 of that template's `pg_dump`, with the template name replaced: about 35 ms for
 the same schema, rows included (alembic_version, settings).
@@ -27,7 +28,8 @@ import psycopg
 from provider.deploy import migrate
 from provider.testing.embedded_pg import client_tool
 
-RuntimeGrant = tuple[str | None, str]  # (runtime_role, runtime_ddl) given to the migration
+# (revision, runtime_role, runtime_ddl) given to the migration: one kind of schema
+TemplateKind = tuple[str, str | None, str]
 
 
 def _pg_dump() -> str | None:
@@ -58,27 +60,30 @@ class SchemaTemplates:
 
     database_url: str
     # (template name, its dump or None when it cannot be dumped) per kind of schema
-    _templates: dict[RuntimeGrant, tuple[str, str | None]] = field(default_factory=dict)
+    _templates: dict[TemplateKind, tuple[str, str | None]] = field(default_factory=dict)
     # Each instance names its own templates: another instance's template0 may
     # be of another kind (granted to a runtime role, say).
     _instance: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
 
     def create(
-        self, schema: str, runtime_role: str | None = None, runtime_ddl: str = "guarded"
+        self,
+        schema: str,
+        runtime_role: str | None = None,
+        runtime_ddl: str = "guarded",
+        *,
+        revision: str = "head",
     ) -> str:
-        """`schema` as `migrate.upgrade(url, schema, runtime_role=..., runtime_ddl=...)`
-        leaves it. Not for runtime_ddl=guarded with a role: its event trigger belongs
-        to the database, and a schema's dump does not hold it."""
+        """`schema` as `migrate.upgrade(url, schema, revision, runtime_role=...,
+        runtime_ddl=...)` leaves it. Not for runtime_ddl=guarded with a role: its
+        event trigger belongs to the database, and a schema's dump does not hold it."""
         if runtime_role is not None and runtime_ddl == "guarded":
             raise ValueError("the DDL guard is a database object: migrate such a schema")
-        grant: RuntimeGrant = (runtime_role, runtime_ddl)
-        if grant not in self._templates:
-            self._templates[grant] = self._migrate_template(grant)
-        name, script = self._templates[grant]
+        kind: TemplateKind = (revision, runtime_role, runtime_ddl)
+        if kind not in self._templates:
+            self._templates[kind] = self._migrate_template(kind)
+        name, script = self._templates[kind]
         if script is None:
-            migrate.upgrade(
-                self.database_url, schema, runtime_role=runtime_role, runtime_ddl=runtime_ddl
-            )
+            self._migrate(schema, kind)
             return schema
         with psycopg.connect(self.database_url, autocommit=True) as conn, conn.transaction():
             conn.execute(script.replace(name, schema).encode())
@@ -88,10 +93,20 @@ class SchemaTemplates:
         """Whether every template so far is cloned (False: pg_dump failed, so they are migrated)."""
         return all(script is not None for _, script in self._templates.values())
 
-    def _migrate_template(self, grant: RuntimeGrant) -> tuple[str, str | None]:
+    def _migrate_template(self, kind: TemplateKind) -> tuple[str, str | None]:
         name = f"template{len(self._templates)}_{self._instance}_{_SESSION}"
-        migrate.upgrade(self.database_url, name, runtime_role=grant[0], runtime_ddl=grant[1])
+        self._migrate(name, kind)
         return name, _dump_schema(self.database_url, name)
+
+    def _migrate(self, schema: str, kind: TemplateKind) -> None:
+        revision, runtime_role, runtime_ddl = kind
+        migrate.upgrade(
+            self.database_url,
+            schema,
+            revision,
+            runtime_role=runtime_role,
+            runtime_ddl=runtime_ddl,
+        )
 
 
 # Unique to this session: a template's name never appears in anything but the dump.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-import time
+import threading
 from typing import Any
 
 import psycopg
@@ -65,8 +65,7 @@ def main(url: str, schema: str, lock_timeout_ms: int) -> None:
     worker.register("Sleep", sleep_activity(url, schema))
     worker.start()
     print("ready", flush=True)
-    while True:
-        time.sleep(1)  # serves until the test kills this process
+    threading.Event().wait()  # never set: serves until the test kills this process
 
 
 if __name__ == "__main__":

@@ -7,8 +7,6 @@ limit; running instances are skipped silently.
 
 from __future__ import annotations
 
-import time
-
 from provider import TaskHub, now_ms
 from tests.validation.harness import create_completed_instance, create_instance, instance_exists
 
@@ -53,13 +51,13 @@ def test_delete_instance_bulk_safety_and_limits(provider: TaskHub) -> None:
 
 def test_delete_instance_bulk_completed_before_filter(provider: TaskHub) -> None:
     ids = ["bulk-del-time-1", "bulk-del-time-2"]
-    # The clock moves on between the stamps and the completions (ms resolution).
+    # The filter is strict (completed_at < cutoff) and now_ms() truncates to
+    # the ms: no completion is before `before_creation`, and every one is
+    # before the ms after the last completion.
     before_creation = now_ms()
-    time.sleep(0.010)
     for instance in ids:
         create_completed_instance(provider, instance)
-    time.sleep(0.010)
-    after_creation = now_ms()
+    after_creation = now_ms() + 1
 
     result = provider.delete_instance_bulk(instance_ids=ids, completed_before_ms=before_creation)
     assert result.instances_deleted == 0

@@ -155,7 +155,7 @@ def test_a_lost_lease_cancels_the_handler_task_and_nothing_is_acked(
         async def forever(ctx: ActivityContext, _: Any) -> str:
             started.set()
             try:
-                await asyncio.sleep(60)  # until cancelled
+                await asyncio.Event().wait()  # never set: until cancelled
             except asyncio.CancelledError:
                 cancelled.set()
                 raise
@@ -183,7 +183,7 @@ def test_stop_gives_in_flight_items_back_at_once_without_counting_the_attempt(
         @worker.activity("Forever")
         async def forever(ctx: ActivityContext, _: Any) -> str:
             started.set()
-            await asyncio.sleep(60)  # until stop() gives the item back
+            await asyncio.Event().wait()  # never set: until stop() gives the item back
             return "never"
 
         async with worker:
