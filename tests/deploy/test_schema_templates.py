@@ -12,6 +12,7 @@ import pytest
 from devkit.roles import LoginRole
 from devkit.schema.catalogue import snapshot
 from provider.deploy import migrate
+from provider.operations.drift_check import check
 from tests.support.db import new_schema_name
 from tests.support.templates import SchemaTemplates
 
@@ -43,6 +44,15 @@ def test_a_cloned_schema_is_the_schema_the_migrations_make(
     version = sql.execute(f'SELECT version_num FROM "{cloned}".taskhub_pg_alembic_version')
     head = migrate.head_revision()
     assert version.fetchall() == [(head if revision == "head" else revision,)]
+    # The definitions the migration recorded are the clone's own, as they are
+    # a migrated schema's: `taskhub-pg check` finds the same in both (at head,
+    # nothing; before it, the revisions still to run).
+    from_clone_check, from_migrations_check = (
+        check(database_url, cloned),
+        check(database_url, migrated),
+    )
+    assert from_clone_check.problems == from_migrations_check.problems
+    assert from_clone_check.ok == (revision == "head"), from_clone_check.problems
 
 
 def test_each_set_of_templates_has_templates_of_its_own(

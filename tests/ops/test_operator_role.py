@@ -22,19 +22,9 @@ from provider.cli import main
 from provider.deploy import migrate
 from provider.shapes import external_raised_item, runtime_work_item_text
 from tests.support.busy_hub import make_busy
-from tests.support.db import new_schema_name
 from tests.support.paths import REPO
 from tests.support.privileges import held, listed
 from tests.validation.harness import finish_instance
-
-
-@pytest.fixture
-def hub_schema(database_url: str) -> str:
-    """Migrated here, not cloned from a template: `check` compares the
-    definitions with what this schema's own migration recorded."""
-    schema = new_schema_name("op")
-    migrate.upgrade(database_url, schema)
-    return schema
 
 
 @pytest.fixture
