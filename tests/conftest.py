@@ -2,7 +2,8 @@
 
 The server is, in order of preference: DATABASE_URL; a testcontainers
 PostgreSQL when a Docker engine answers; a private throwaway cluster started
-from the machine's PostgreSQL binaries (stopped at the end of the session).
+from the machine's PostgreSQL binaries (stopped at the end of the session),
+kept in memory where the machine has room (tests/support/cluster_folder.py).
 
 With pytest-xdist (`make test` runs the suite in several processes) each
 worker process has a server of its own when the cluster is ours, and a
@@ -28,6 +29,7 @@ from devkit.roles import LoginRole, login_role
 from provider import TaskHub, TaskHubSettings
 from provider.testing.embedded_pg import EmbeddedPostgres
 from tests.support.busy_hub import busy_hub, live_hub  # noqa: F401  (fixtures for every test)
+from tests.support.cluster_folder import cluster_folder
 from tests.support.db import new_schema_name
 from tests.support.docker import docker_engine_answers
 from tests.support.flavours import ALL, DUROXIDE_0_2_2, TASKHUB, Flavour
@@ -56,7 +58,7 @@ def embedded_cluster() -> Iterator[EmbeddedPostgres | None]:
     if os.environ.get("DATABASE_URL") or docker_engine_answers():
         yield None
         return
-    cluster = EmbeddedPostgres.create()
+    cluster = EmbeddedPostgres.create(cluster_folder())
     try:
         cluster.start()
         yield cluster
