@@ -102,7 +102,7 @@ lint: venv
 # those marked `alone`, whose CPU (a browser) would starve the parallel part.
 # pytest exits 5 when it collected no test: that is a failure here.
 # Four on this 2-core machine: a test spends much of its time waiting on its
-# server, and the fourth process kept both cores busy (408 s for the part
+# server, and the fourth process keeps both cores busy (the part took 408 s
 # instead of about 500 with three).
 TEST_WORKERS ?= 4
 PYTEST_PART = rc=0; $(PY) -m pytest $(1) || rc=$$?; \
