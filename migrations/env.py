@@ -9,15 +9,12 @@ command line's -x arguments make.
 
 from __future__ import annotations
 
-import logging.config
-
 from alembic import context
 
+from provider.deploy.run_report import configure_logging
 from provider.deploy.runner import MigrationRunner
 
-# Run by the alembic command: alembic.ini's loggers (the lock waits and the
-# summary of provider/deploy/run_report.py among them). From Python, the caller's.
-if context.config.config_file_name:
-    logging.config.fileConfig(context.config.config_file_name, disable_existing_loggers=False)
+# The alembic command's logging (alembic.ini's, or the same without one); from Python, the caller's.
+configure_logging(context.config.config_file_name, context.config.cmd_opts is not None)
 
 MigrationRunner.for_alembic_run().run()

@@ -5,10 +5,26 @@ lock waits it met and its retries. provider/deploy/runner.py fills it in and log
 from __future__ import annotations
 
 import logging
+import logging.config
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("taskhub_pg.migrate")
+
+
+def configure_logging(config_file: str | None, command_line: bool) -> None:
+    """Logging for a run that Alembic's own configuration drives: alembic.ini's
+    loggers (the lock waits and each run's summary among them) where the file
+    is there; for the alembic command line without one (the migrations named
+    in pyproject.toml's [tool.alembic]), the same on stderr. Called from
+    Python with neither, the caller's logging stands."""
+    if config_file and Path(config_file).is_file():
+        logging.config.fileConfig(config_file, disable_existing_loggers=False)
+    elif command_line:
+        logging.basicConfig(format="%(levelname)-5.5s [%(name)s] %(message)s")
+        for name in ("alembic", "taskhub_pg"):
+            logging.getLogger(name).setLevel(logging.INFO)
 
 
 def _lock_name(table: str) -> str:

@@ -45,6 +45,7 @@ from typing import Any
 
 import psycopg
 from alembic import context
+from alembic.config import Config
 from alembic.runtime.migration import MigrationContext, MigrationStep, RevisionStep
 from alembic.util import CommandError
 from sqlalchemy import create_engine, pool
@@ -94,6 +95,14 @@ def _step_name(step: Any) -> str:
 def _dbapi(connection: Connection) -> psycopg.Connection[Any]:
     raw: psycopg.Connection[Any] = connection.connection.dbapi_connection  # type: ignore[assignment]
     return raw
+
+
+def _ini_url(config: Config) -> str | None:
+    """alembic.ini's sqlalchemy.url; None without an alembic.ini (the alembic
+    command line can find the migrations from pyproject.toml alone)."""
+    if not config.file_config.has_section(config.config_ini_section):
+        return None
+    return config.get_main_option("sqlalchemy.url")
 
 
 def _libpq_url(url: str) -> str:
@@ -350,9 +359,7 @@ class MigrationRunner:
     # -- online -----------------------------------------------------------
     def _database_url(self) -> str:
         try:
-            return self.options.database_url(
-                offline=False, configured=context.config.get_main_option("sqlalchemy.url")
-            )
+            return self.options.database_url(offline=False, configured=_ini_url(context.config))
         except InvalidMigrationOption as error:
             raise SystemExit(f"taskhub-pg: {error}") from None
 

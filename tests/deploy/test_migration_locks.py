@@ -5,7 +5,8 @@ refuses a revision that takes a strong lock it does not declare."""
 
 from __future__ import annotations
 
-import threading
+import contextlib
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -105,12 +106,35 @@ def test_a_table_only_a_later_revision_needs_stops_the_run_before_anything_commi
     assert installed_revision(database_url, schema_at_0005) == "0005"
 
 
+class _ReleaseOnLockWait(logging.Handler):
+    def __init__(self, holder: psycopg.Connection[Any]) -> None:
+        super().__init__(logging.WARNING)
+        self.holder = holder
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "not locked within" in record.getMessage():
+            self.holder.rollback()
+
+
+@contextlib.contextmanager
+def released_at_the_first_lock_wait(holder: psycopg.Connection[Any]) -> Iterator[None]:
+    """`holder` rolls back (letting its locks go) when the run logs a lock wait."""
+    handler, logger = _ReleaseOnLockWait(holder), logging.getLogger("taskhub_pg.migrate")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+
+
 def test_a_table_held_for_a_moment_costs_a_retry_not_the_deploy(
     database_url: str, schema_at_0005: str, holder: psycopg.Connection[Any]
 ) -> None:
     holder.execute(f'SELECT count(*) FROM "{schema_at_0005}".worker_queue')
-    threading.Timer(0.4, holder.rollback).start()
-    run = migrate.upgrade(database_url, schema_at_0005, lock_timeout_ms=50)
+    # The holder lets go once the run has met it (its lock wait is logged
+    # before the retry), however long the run took to get there.
+    with released_at_the_first_lock_wait(holder):
+        run = migrate.upgrade(database_url, schema_at_0005, lock_timeout_ms=50)
     assert run.attempts >= 2
     assert run.lock_waits and all(w.table == "worker_queue" for w in run.lock_waits)
     assert any("stuck-app" in h for w in run.lock_waits for h in w.holders)

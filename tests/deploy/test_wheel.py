@@ -302,3 +302,46 @@ def test_the_readme_test_kit_example_passes_in_a_users_project(
     (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     done = users_pytest()
     assert done.returncode != 0 and "fixture 'run_activity' not found" in done.stdout
+
+
+# What a project that installed the wheel adds to its own pyproject.toml for
+# the alembic command line (README, "Deploy the schema").
+ALEMBIC_IN_PYPROJECT = '[tool.alembic]\nscript_location = "provider:_migrations"\n'
+
+
+@pytest.mark.slow
+def test_alembic_runs_the_installed_migrations_from_a_users_project(
+    installed_python: tuple[Path, Path], database_url: str, tmp_path: Path
+) -> None:
+    """`alembic upgrade head` from the installed package: two lines of the
+    project's pyproject.toml name the migrations inside the wheel; the URL
+    comes from DATABASE_URL (never the command line, which ps shows)."""
+    python, _ = installed_python
+    project = tmp_path / "deploys"
+    project.mkdir()
+    schema = new_schema_name("abc")
+
+    def alembic(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(python.parent / "alembic"), "-x", f"schema={schema}", *args],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "DATABASE_URL": database_url},
+        )
+
+    # Without them, alembic has nothing to go on: the error users met.
+    missing = alembic("upgrade", "head")
+    assert missing.returncode != 0
+    assert "No 'script_location' key" in missing.stdout + missing.stderr
+
+    (project / "pyproject.toml").write_text(ALEMBIC_IN_PYPROJECT)
+    upgraded = alembic("upgrade", "head")
+    assert upgraded.returncode == 0, upgraded.stdout[-2000:] + upgraded.stderr[-2000:]
+    # Without alembic.ini's loggers, the run's summary is on stderr all the same.
+    assert "[taskhub_pg.migrate]" in upgraded.stderr, upgraded.stderr[-2000:]
+    current = alembic("current")
+    assert current.returncode == 0, current.stdout[-2000:] + current.stderr[-2000:]
+    assert f"{migrate.head_revision()} (head)" in current.stdout
+    assert database_url not in upgraded.stdout + upgraded.stderr + current.stdout
