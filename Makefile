@@ -68,7 +68,9 @@ help:
 # a file that no longer satisfies pyproject.toml (regenerate it with
 # `sh requirements/compile.sh`); then the project itself, which has no hash to
 # check: editable, without dependencies or a build environment of its own.
-# Without that file, the unpinned way: pip install -e '.[dev,binary]'.
+# Without that file, the unpinned way: pip install -e '.[binary,runtime]'
+# --group dev --group bench (the development tools are dependency groups, not
+# extras: the wheel's metadata does not list them).
 PINNED := $(wildcard requirements/ci.txt)
 
 $(VENV)/.installed: pyproject.toml $(PINNED)
@@ -79,17 +81,36 @@ ifneq ($(PINNED),)
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 else
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,binary]'
+	$(PY) -m pip install --quiet -e '.[binary,runtime]' --group dev --group bench
 endif
 	touch $@
 
 venv: $(VENV)/.installed
 
-run: venv
-	$(PY) -m scripts.demo
+# `make run` and `make stop` need only the project, its libpq and the released
+# runtime (requirements/run.txt, pinned and hashed as ci.txt is): a venv of
+# their own, without the development tools.
+RUN_VENV := .venv-run
+RUN_PY   := $(RUN_VENV)/bin/python
+RUN_PINNED := $(wildcard requirements/run.txt)
 
-stop: venv
-	$(PY) -m scripts.devdb stop
+$(RUN_VENV)/.installed: pyproject.toml $(RUN_PINNED)
+	$(PYTHON) -m venv $(RUN_VENV)
+ifneq ($(RUN_PINNED),)
+	$(RUN_PY) -m pip install --quiet --require-hashes -r $(RUN_PINNED)
+	$(RUN_PY) -m devkit.pins $(RUN_PINNED)
+	$(RUN_PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+else
+	$(RUN_PY) -m pip install --quiet --upgrade pip
+	$(RUN_PY) -m pip install --quiet -e '.[binary,runtime]'
+endif
+	touch $@
+
+run: $(RUN_VENV)/.installed
+	$(RUN_PY) -m scripts.demo
+
+stop: $(RUN_VENV)/.installed
+	$(RUN_PY) -m scripts.devdb stop
 
 lint: venv
 	$(VENV)/bin/ruff check .
@@ -130,10 +151,10 @@ test-quick: venv
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not slow and not timing and not alone" -q
 
 # Side-by-side benchmarks against duroxide 0.2.2 (a few minutes); bench-quick is a smoke run.
-# requirements/ci.txt holds the bench extra too: `make venv` installed it.
+# requirements/ci.txt holds the bench group too: `make venv` installed it.
 $(VENV)/.bench-installed: $(VENV)/.installed
 ifeq ($(PINNED),)
-	$(PY) -m pip install --quiet -e '.[dev,binary,bench]'
+	$(PY) -m pip install --quiet --group bench
 endif
 	touch $@
 
@@ -240,4 +261,4 @@ revision: venv
 	$(PY) -m scripts.new_revision $(NAME)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) $(RUN_VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -17,26 +17,46 @@ trap 'rm -rf "$tools"' EXIT
 python3 -m venv "$tools/venv"
 "$tools/venv/bin/pip" install --quiet "uv==$UV_VERSION"
 
-# uv keeps the pins of the file it writes to as preferences: start from ours.
-[ -f requirements/ci.txt ] && cp requirements/ci.txt "$tools/ci.txt"
-"$tools/venv/bin/uv" pip compile --quiet --no-header \
-    --index-url https://pypi.org/simple \
-    --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
-    --extra dev --extra binary --extra bench \
-    --generate-hashes "$@" \
-    -o "$tools/ci.txt" pyproject.toml requirements/ci.in
+# compile NAME WHAT... : requirements/NAME.txt, hashed, for pyproject.toml with
+# WHAT (--extra and --group options) and requirements/ci.in. uv keeps the pins
+# of the file it writes to as preferences: start from ours.
+compile() {
+    name=$1
+    shift
+    [ -f "requirements/$name.txt" ] && cp "requirements/$name.txt" "$tools/$name.txt"
+    "$tools/venv/bin/uv" pip compile --quiet --no-header \
+        --index-url https://pypi.org/simple \
+        --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
+        --generate-hashes $UV_ARGS "$@" \
+        -o "$tools/$name.txt" pyproject.toml requirements/ci.in
+}
+UV_ARGS="$*"
 
+compile ci --extra binary --extra runtime --group dev --group bench
 {
     cat <<'HEADER'
 # Every package CI installs, pinned, with the sha256 of each file PyPI serves
 # for it: `make venv` installs exactly this set with pip --require-hashes, then
 # the project itself (pip install --no-deps --no-build-isolation -e .), and
 # fails when this file no longer satisfies pyproject.toml (devkit/pins.py).
-# Covers pyproject.toml's dependencies with the extras dev, binary and bench,
-# and requirements/ci.in (pip, setuptools, wheel), for CPython 3.11 on Linux
-# x86_64. Do not edit: regenerate with `sh requirements/compile.sh`
-# (`--upgrade` to move every pin to its newest release).
+# Covers pyproject.toml's dependencies with the extras binary and runtime, the
+# dependency groups dev and bench, and requirements/ci.in (pip, setuptools,
+# wheel), for CPython 3.11 on Linux x86_64. Do not edit: regenerate with
+# `sh requirements/compile.sh` (`--upgrade` to move every pin to its newest
+# release).
 HEADER
     cat "$tools/ci.txt"
 } > requirements/ci.txt
 echo "wrote requirements/ci.txt"
+
+compile run --extra binary --extra runtime
+{
+    cat <<'HEADER'
+# What `make run` installs, pinned and hashed as requirements/ci.txt is: the
+# project's dependencies with the extras binary and runtime (the demo's
+# duroxide 0.2.2 schema), and requirements/ci.in; no development tool. Do not
+# edit: regenerate with `sh requirements/compile.sh`.
+HEADER
+    cat "$tools/run.txt"
+} > requirements/run.txt
+echo "wrote requirements/run.txt"

@@ -44,7 +44,7 @@ def digests(conn: psycopg.Connection[Any], schema: str) -> tuple[list[str], list
 
 def duroxide_schema_digests(url: str) -> tuple[list[str], list[str]]:
     """The digests of a schema the installed duroxide makes (then dropped)."""
-    import duroxide  # the dev extra's; never imported by the package
+    import duroxide  # the runtime extra's; never imported by the package
 
     schema = f"vouch_{secrets.token_hex(4)}"
     duroxide.PostgresProvider.connect_with_schema(url, schema)

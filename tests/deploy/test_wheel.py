@@ -169,6 +169,35 @@ def test_the_wheel_holds_every_revision_and_its_sql(wheel_build: WheelBuild) -> 
 
 
 @pytest.mark.slow
+def test_the_wheel_holds_the_package_alone(wheel_build: WheelBuild) -> None:
+    """provider/ and the wheel's own metadata: no tests, benchmarks, drills,
+    devkit or scripts, and no sql/head/ (the development copy)."""
+    with zipfile.ZipFile(wheel_build.wheel) as wheel:
+        tops = {name.split("/", 1)[0] for name in wheel.namelist()}
+        names = wheel.namelist()
+    (dist_info,) = [top for top in tops if top.endswith(".dist-info")]
+    assert tops == {"provider", dist_info}
+    assert not [name for name in names if name.startswith("provider/_sql/head/")]
+    packages = {name.rsplit("/", 1)[0] for name in names if name.endswith(".py")}
+    assert not [p for p in packages if "test" in p.split("/")[-1] and p != "provider/testing"]
+
+
+@pytest.mark.slow
+def test_the_wheels_requirements_name_no_development_tool(wheel_build: WheelBuild) -> None:
+    """What `pip show taskhub-pg` lists: the dependencies and the extras users
+    ask for; the tools of development are dependency groups, not published."""
+    with zipfile.ZipFile(wheel_build.wheel) as wheel:
+        (metadata,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+        headers = wheel.read(metadata).decode().split("\n\n", 1)[0].splitlines()
+    extras = {line.split(": ", 1)[1] for line in headers if line.startswith("Provides-Extra: ")}
+    assert extras == {"binary", "metrics", "otel", "schedules", "web", "runtime"}
+    required = [line.split(": ", 1)[1] for line in headers if line.startswith("Requires-Dist: ")]
+    tools = ("pytest", "ruff", "mypy", "selenium", "testcontainers", "matplotlib", "httpx")
+    assert [r for r in required if r.lower().startswith(tools)] == []
+    assert 'duroxide==0.2.2; extra == "runtime"' in required
+
+
+@pytest.mark.slow
 def test_the_installed_wheel_migrates_and_reports_status(
     installed_python: tuple[Path, Path],
     database_url: str,

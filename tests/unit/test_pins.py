@@ -35,6 +35,8 @@ def every_requirement() -> list[Requirement]:
     texts = [*project["dependencies"], *PYPROJECT["build-system"]["requires"]]
     for extra in project["optional-dependencies"].values():
         texts += extra
+    for group in PYPROJECT["dependency-groups"].values():
+        texts += [text for text in group if isinstance(text, str)]
     return [Requirement(text) for text in texts]
 
 
@@ -46,8 +48,29 @@ def test_no_floor_admits_a_release_with_a_known_advisory(package: str) -> None:
         assert not requirement.specifier.contains(LAST_VULNERABLE[package]), str(requirement)
 
 
-def test_the_committed_pinned_file_satisfies_pyproject() -> None:
-    assert pins.problems(PYPROJECT, pins.PINNED.read_text()) == []
+@pytest.mark.parametrize("pinned_set", [pins.CI, pins.RUN], ids=["ci", "run"])
+def test_the_committed_pinned_files_satisfy_pyproject(pinned_set: pins.PinnedSet) -> None:
+    assert pins.problems(PYPROJECT, pinned_set.path.read_text(), pinned_set) == []
+
+
+def test_the_demos_set_holds_no_development_tool() -> None:
+    run = pins.pins(pins.RUN.path.read_text())
+    tools = ("pytest", "ruff", "mypy", "selenium", "testcontainers", "matplotlib")
+    assert [tool for tool in tools if tool in run] == []
+    assert "duroxide" in run and "psycopg-binary" in run
+
+
+def test_the_development_tools_are_no_published_extra() -> None:
+    """Dependency groups (PEP 735): the wheel's metadata lists the extras only."""
+    assert set(PYPROJECT["project"]["optional-dependencies"]) == {
+        "binary",
+        "metrics",
+        "otel",
+        "schedules",
+        "web",
+        "runtime",
+    }
+    assert {"dev", "bench"} <= set(PYPROJECT["dependency-groups"])
 
 
 def test_every_pin_of_the_committed_file_has_a_hash_and_an_exact_version() -> None:
@@ -61,10 +84,10 @@ def test_every_pin_of_the_committed_file_has_a_hash_and_an_exact_version() -> No
 
 def test_a_raised_floor_makes_the_file_stale() -> None:
     raised = copy.deepcopy(PYPROJECT)
-    dev = raised["project"]["optional-dependencies"]["dev"]
+    dev = raised["dependency-groups"]["dev"]
     dev[dev.index("starlette>=1.3.1")] = "starlette>=99"
     assert pins.problems(raised, pins.PINNED.read_text()) == [
-        "starlette>=99 (the dev extra) is pinned to "
+        "starlette>=99 (the dev group) is pinned to "
         + str(pins.pins(pins.PINNED.read_text())["starlette"].version)
     ]
 
@@ -91,7 +114,7 @@ def test_make_venv_refuses_a_stale_file_in_one_line_per_requirement(
     assert pins.main([str(stale)]) == 1
     said = capsys.readouterr().err.splitlines()
     assert said and all(pins.REGENERATE in line for line in said)
-    assert f"{stale} is stale: starlette>=1.3.1 (the dev extra) is not pinned;" in said[0]
+    assert f"{stale} is stale: starlette>=1.3.1 (the dev group) is not pinned;" in said[0]
 
 
 def test_make_venv_installs_the_hashed_set_then_the_project_without_dependencies(
@@ -113,3 +136,20 @@ def test_make_venv_installs_the_hashed_set_then_the_project_without_dependencies
     ]
     check = f"{python} -m devkit.pins requirements/ci.txt"
     assert planned.index(check) < planned.index(installs[1])
+
+
+def test_make_run_installs_the_demos_hashed_set_in_a_venv_of_its_own(tmp_path: Path) -> None:
+    planned = subprocess.run(
+        ["make", "-n", "run", f"RUN_VENV={tmp_path / 'run'}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.splitlines()
+    python = f"{tmp_path}/run/bin/python"
+    installs = [line for line in planned if " -m pip install" in line]
+    assert installs == [
+        f"{python} -m pip install --quiet --require-hashes -r requirements/run.txt",
+        f"{python} -m pip install --quiet --no-deps --no-build-isolation -e .",
+    ]
+    assert f"{python} -m scripts.demo" in planned
