@@ -16,6 +16,7 @@
 #   make test-fast  the unit tier (tests/unit): no database, seconds
 #   make test-quick the parallel part without the tests marked slow or timing (a minute)
 #   make revision NAME=x  start revision NNNN_x from what changed in sql/head/
+#   make docs   the documentation site into site/ (mkdocs.yml; strict: any warning fails)
 #
 # Benchmarks, side by side with their anchor in the same run (docs/benchmarks.md)
 #   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG);
@@ -56,7 +57,7 @@ PY     := $(VENV)/bin/python
 
 .DEFAULT_GOAL := help
 
-.PHONY: help venv run stop test test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-poolers bench-prune bench-start-many bench-citus bench-citus-hubs chaos deploy-drill failover-drill pooler-drill soak revision clean
+.PHONY: help venv run stop test docs test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-poolers bench-prune bench-start-many bench-citus bench-citus-hubs chaos deploy-drill failover-drill pooler-drill soak revision clean
 
 # The header above, without its comment marks.
 help:
@@ -138,6 +139,13 @@ pytest: venv
 	$(call PYTEST_PART,-m "(timing or alone) and not defect_flavour")
 
 test: lint pytest
+
+# The site, strict (mkdocs.yml): a broken link, an anchor that is not there or
+# a docstring mkdocstrings cannot read fails the build. NO_MKDOCS_2_WARNING:
+# Material's notice about a future MkDocs, printed at every build. Never
+# --quiet: it drops the warnings before strict mode counts them.
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build
 
 MATRIX_MAJORS ?= 14 15 16 17 18
 test-matrix: venv

@@ -36,9 +36,11 @@ class PinnedSet:
     groups: tuple[str, ...]
 
 
-# `make venv`: the project with its extras for CI, the development tools
-# and the benchmarks' (dependency groups).
-CI = PinnedSet(CHECKOUT / "requirements" / "ci.txt", ("binary", "runtime"), ("dev", "bench"))
+# `make venv`: the project with its extras for CI, and the tools of
+# development, the benchmarks and the documentation (dependency groups).
+CI = PinnedSet(
+    CHECKOUT / "requirements" / "ci.txt", ("binary", "runtime"), ("dev", "bench", "docs")
+)
 # `make run`: only what the demo needs.
 RUN = PinnedSet(CHECKOUT / "requirements" / "run.txt", ("binary", "runtime"), ())
 PINNED = CI.path

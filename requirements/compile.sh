@@ -32,7 +32,7 @@ compile() {
 }
 UV_ARGS="$*"
 
-compile ci --extra binary --extra runtime --group dev --group bench
+compile ci --extra binary --extra runtime --group dev --group bench --group docs
 {
     cat <<'HEADER'
 # Every package CI installs, pinned, with the sha256 of each file PyPI serves
@@ -40,7 +40,7 @@ compile ci --extra binary --extra runtime --group dev --group bench
 # the project itself (pip install --no-deps --no-build-isolation -e .), and
 # fails when this file no longer satisfies pyproject.toml (devkit/pins.py).
 # Covers pyproject.toml's dependencies with the extras binary and runtime, the
-# dependency groups dev and bench, and requirements/ci.in (pip, setuptools,
+# dependency groups dev, bench and docs, and requirements/ci.in (pip, setuptools,
 # wheel), for CPython 3.11 on Linux x86_64. Do not edit: regenerate with
 # `sh requirements/compile.sh` (`--upgrade` to move every pin to its newest
 # release).
