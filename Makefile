@@ -17,6 +17,7 @@
 #   make test-quick the parallel part without the tests marked slow or timing (a minute)
 #   make revision NAME=x  start revision NNNN_x from what changed in sql/head/
 #   make docs   the documentation site into site/ (mkdocs.yml; strict: any warning fails)
+#   make dist   the wheel, into dist/ (what `pip install dist/taskhub_pg-*.whl` installs)
 #
 # Benchmarks, side by side with their anchor in the same run (docs/benchmarks.md)
 #   make bench  benchmarks side by side with duroxide 0.2.2 (table, JSON, PNG);
@@ -57,7 +58,7 @@ PY     := $(VENV)/bin/python
 
 .DEFAULT_GOAL := help
 
-.PHONY: help venv run stop test docs test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-poolers bench-prune bench-start-many bench-citus bench-citus-hubs chaos deploy-drill failover-drill pooler-drill soak revision clean
+.PHONY: help venv run stop test docs dist test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-poolers bench-prune bench-start-many bench-citus bench-citus-hubs chaos deploy-drill failover-drill pooler-drill soak revision clean
 
 # The header above, without its comment marks.
 help:
@@ -139,6 +140,13 @@ pytest: venv
 	$(call PYTEST_PART,-m "(timing or alone) and not defect_flavour")
 
 test: lint pytest
+
+# The wheel from the checkout as it is (a stale build/ left out), with the
+# venv's pinned build backend.
+dist: venv
+	rm -rf build dist
+	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist .
+	rm -rf build
 
 # The site, strict (mkdocs.yml): a broken link, an anchor that is not there or
 # a docstring mkdocstrings cannot read fails the build. NO_MKDOCS_2_WARNING:

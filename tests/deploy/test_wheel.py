@@ -1,6 +1,7 @@
 """The wheel carries the migrations: from a fresh virtualenv outside the
 repository, `python -m provider` upgrades a schema, prints the offline script
-and reports status."""
+and reports status; `alembic` migrates from the installed package; and the
+getting-started page's commands and program run as written."""
 
 from __future__ import annotations
 
@@ -116,16 +117,17 @@ def backend_lines(output: str) -> list[str]:
 def installed_python(
     wheel_build: WheelBuild, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, Path]:
-    """A virtualenv with the wheel (and pytest, for the README's test kit
-    example) installed, made once per session; and a folder of this test
+    """A virtualenv with the wheel and its runtime extra (and pytest, for the
+    README's test kit example) installed, made once per session; and a folder of this test
     process's own, outside the repository, to run it from."""
     venv = wheel_build.work / "venv"
     python = venv / "bin" / "python"
     with held(wheel_build.work / "venv.lock"):
         if not (venv / "installed").exists():
             run(sys.executable, "-m", "venv", str(venv), cwd=wheel_build.work)
-            run(str(python), "-m", "pip", "install", "-q", str(wheel_build.wheel), "pytest",
-                cwd=wheel_build.work)  # fmt: skip
+            # The runtime extra: the getting-started page's program runs duroxide.
+            run(str(python), "-m", "pip", "install", "-q", f"{wheel_build.wheel}[runtime]",
+                "pytest", cwd=wheel_build.work)  # fmt: skip
             (venv / "installed").touch()
     outside = tmp_path_factory.mktemp("elsewhere")
     return python, outside
@@ -374,3 +376,50 @@ def test_alembic_runs_the_installed_migrations_from_a_users_project(
     assert current.returncode == 0, current.stdout[-2000:] + current.stderr[-2000:]
     assert f"{migrate.head_revision()} (head)" in current.stdout
     assert database_url not in upgraded.stdout + upgraded.stderr + current.stdout
+
+
+@pytest.mark.slow
+def test_the_getting_started_page_runs_from_the_installed_wheel(
+    installed_python: tuple[Path, Path], database_url: str, tmp_path: Path
+) -> None:
+    """docs/getting-started.md, from "Deploy the schema" on: its commands with
+    DATABASE_URL set, then its program, in a folder of the user's own."""
+    python, _ = installed_python
+    page = (REPO / "docs" / "getting-started.md").read_text()
+    schema = new_schema_name("gs")
+    env = {**os.environ, "DATABASE_URL": database_url, "TASKHUB_SCHEMA": schema}
+    deploy = re.search(r"## Deploy the schema.*?```sh\n(.*?)```", page, re.S)
+    assert deploy is not None
+    commands = [line for line in deploy.group(1).splitlines() if not line.startswith("export ")]
+    assert commands == [
+        "taskhub-pg upgrade --schema orders",
+        "taskhub-pg status --schema orders",
+    ]
+    said = []
+    for command in commands:
+        argv = command.replace("--schema orders", f"--schema {schema}").split()
+        done = subprocess.run(
+            [str(python.parent / argv[0]), *argv[1:]],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        said.append(done.stdout)
+    assert f"current:  {migrate.head_revision()}" in said[1]
+
+    program = re.search(r"<!-- getting-started-program:.*?-->\n```python\n(.*?)```", page, re.S)
+    assert program is not None
+    (tmp_path / "first_orchestration.py").write_text(program.group(1))
+    done = subprocess.run(
+        [str(python), "first_orchestration.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "Completed order 1: charged 42 EUR (attempt 1)"

@@ -1,6 +1,7 @@
-"""The README's end-to-end example, as a user would copy it: a script run by
-itself on a schema it migrates, the duroxide 0.2.2 runtime running the
-orchestration and our worker serving its activity."""
+"""The getting-started page's program, as a user would copy it: a script run
+by itself on a schema it migrates, the duroxide 0.2.2 runtime running the
+orchestration and our worker serving its activity (tests/deploy/test_wheel.py
+runs it from the installed wheel too)."""
 
 from __future__ import annotations
 
@@ -16,23 +17,23 @@ import psycopg
 from tests.support.db import new_schema_name
 from tests.support.paths import REPO
 
-MARKER = "<!-- duroxide-example: run by tests/runtime/test_readme_example.py -->"
+PAGE = REPO / "docs" / "getting-started.md"
+MARKER = "<!-- getting-started-program:"
 EXPECTED = "Completed order 1: charged 42 EUR (attempt 1)"
 
 
-def readme_example() -> str:
-    readme = (REPO / "README.md").read_text()
-    found = re.search(re.escape(MARKER) + r"\n```python\n(.*?)```", readme, re.S)
-    assert found is not None, f"no python block after {MARKER} in README.md"
+def getting_started_program() -> str:
+    found = re.search(re.escape(MARKER) + r".*?-->\n```python\n(.*?)```", PAGE.read_text(), re.S)
+    assert found is not None, f"no python block after {MARKER} in {PAGE}"
     return found.group(1)
 
 
-def test_the_readme_duroxide_example_prints_its_result(
+def test_the_getting_started_program_prints_its_result(
     database_url: str, sql: psycopg.Connection[Any], tmp_path: Path
 ) -> None:
     script = tmp_path / "example.py"
-    script.write_text(readme_example())
-    schema = new_schema_name("readme")  # not there yet: the example migrates it
+    script.write_text(getting_started_program())
+    schema = new_schema_name("start")  # not there yet: the example migrates it
     try:
         done = subprocess.run(
             [sys.executable, str(script)],
@@ -46,5 +47,5 @@ def test_the_readme_duroxide_example_prints_its_result(
         sql.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == EXPECTED
-    # The comment in the README says what it prints.
-    assert f"# {EXPECTED}" in readme_example()
+    # The comment in the page says what it prints.
+    assert f"# {EXPECTED}" in getting_started_program()
