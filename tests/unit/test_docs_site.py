@@ -37,6 +37,11 @@ def test_the_site_builds_without_a_warning(tmp_path: Path) -> None:
     assert (built / "index.html").is_file()
     api = (built / "reference" / "python-api" / "index.html").read_text()
     assert "ActivityWorker" in api and "lock_timeout" in api  # read from the docstrings
+    # The pages written from the code: every verb, every function of sql/head/.
+    cli = (built / "reference" / "cli" / "index.html").read_text()
+    assert "taskhub-pg upgrade" in cli and "--runtime-role" in cli
+    functions = (built / "reference" / "sql" / "index.html").read_text()
+    assert "fetch_orchestration_item" in functions and "taskhub_grant_runtime_role" in functions
 
 
 def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
@@ -44,7 +49,8 @@ def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
     checkout.mkdir()
     shutil.copy(REPO / "mkdocs.yml", checkout)
     shutil.copytree(REPO / "docs", checkout / "docs")
-    shutil.copytree(REPO / "provider", checkout / "provider")
+    for folder in ("provider", "devkit", "sql", "migrations"):
+        shutil.copytree(REPO / folder, checkout / folder)
     with (checkout / "docs" / "index.md").open("a") as index:
         index.write("\nSee [the gone page](no-such-page.md).\n")
     done = build(checkout, tmp_path / "site")

@@ -1,0 +1,1 @@
+"""The documentation site's generated pages (mkdocs.yml's hook)."""
