@@ -301,14 +301,14 @@ def test_a_users_strict_mypy_passes_against_the_installed_wheel(
 
 
 @pytest.mark.slow
-def test_the_readme_test_kit_example_passes_in_a_users_project(
+def test_the_test_kit_example_passes_in_a_users_project(
     installed_python: tuple[Path, Path], database_url: str, tmp_path: Path
 ) -> None:
-    """The README's test of a handler, with the plugin turned on as the
-    README says, run by pytest in a project that installed the wheel."""
+    """The test kit page's test of a handler, with the plugin turned on as the
+    page says, run by pytest in a project that installed the wheel."""
     python, _ = installed_python
-    readme = (REPO / "README.md").read_text()
-    example = re.search(r"<!-- test-kit-example.*?-->\n```python\n(.*?)```", readme, re.S)
+    page = (REPO / "docs" / "testing-kit.md").read_text()
+    example = re.search(r"<!-- test-kit-example.*?-->\n```python\n(.*?)```", page, re.S)
     assert example is not None
     project = tmp_path / "users_project"
     project.mkdir()
