@@ -118,7 +118,7 @@ def installed_python(
     wheel_build: WheelBuild, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, Path]:
     """A virtualenv with the wheel and its runtime extra (and pytest, for the
-    README's test kit example) installed, made once per session; and a folder of this test
+    the test kit page's example) installed, made once per session; and a folder of this test
     process's own, outside the repository, to run it from."""
     venv = wheel_build.work / "venv"
     python = venv / "bin" / "python"
@@ -336,7 +336,7 @@ def test_the_test_kit_example_passes_in_a_users_project(
 
 
 # What a project that installed the wheel adds to its own pyproject.toml for
-# the alembic command line (README, "Deploy the schema").
+# the alembic command line (docs/getting-started.md, "Deploy the schema").
 ALEMBIC_IN_PYPROJECT = '[tool.alembic]\nscript_location = "provider:_migrations"\n'
 
 
