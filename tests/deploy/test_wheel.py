@@ -395,31 +395,22 @@ def test_the_getting_started_page_runs_from_the_installed_wheel(
         "taskhub-pg upgrade --schema orders",
         "taskhub-pg status --schema orders",
     ]
+
+    def users_shell(*argv: str) -> str:
+        done = subprocess.run(
+            argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        return done.stdout
+
     said = []
     for command in commands:
-        argv = command.replace("--schema orders", f"--schema {schema}").split()
-        done = subprocess.run(
-            [str(python.parent / argv[0]), *argv[1:]],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-        said.append(done.stdout)
+        verb, *arguments = command.replace("--schema orders", f"--schema {schema}").split()
+        said.append(users_shell(str(python.parent / verb), *arguments))
     assert f"current:  {migrate.head_revision()}" in said[1]
 
     program = re.search(r"<!-- getting-started-program:.*?-->\n```python\n(.*?)```", page, re.S)
     assert program is not None
     (tmp_path / "first_orchestration.py").write_text(program.group(1))
-    done = subprocess.run(
-        [str(python), "first_orchestration.py"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    assert done.stdout.strip().splitlines()[-1] == "Completed order 1: charged 42 EUR (attempt 1)"
+    printed = users_shell(str(python), "first_orchestration.py")
+    assert printed.strip().splitlines()[-1] == "Completed order 1: charged 42 EUR (attempt 1)"

@@ -117,39 +117,38 @@ def test_make_venv_refuses_a_stale_file_in_one_line_per_requirement(
     assert f"{stale} is stale: starlette>=1.3.1 (the dev group) is not pinned;" in said[0]
 
 
-def test_make_venv_installs_the_hashed_set_then_the_project_without_dependencies(
-    tmp_path: Path,
-) -> None:
-    """What `make venv` would run in a fresh checkout (make -n: nothing runs)."""
+def planned_installs(target: str, variable: str, venv: Path) -> tuple[list[str], list[str]]:
+    """What `make -n target` would run with its venv at `venv`, and its pip installs."""
     planned = subprocess.run(
-        ["make", "-n", "venv", f"VENV={tmp_path / 'venv'}"],
+        ["make", "-n", target, f"{variable}={venv}"],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=60,
     ).stdout.splitlines()
-    python = f"{tmp_path}/venv/bin/python"
-    installs = [line for line in planned if " -m pip install" in line]
-    assert installs == [
-        f"{python} -m pip install --quiet --require-hashes -r requirements/ci.txt",
+    return planned, [line for line in planned if " -m pip install" in line]
+
+
+def hashed_then_editable(python: str, pinned: str) -> list[str]:
+    return [
+        f"{python} -m pip install --quiet --require-hashes -r {pinned}",
         f"{python} -m pip install --quiet --no-deps --no-build-isolation -e .",
     ]
+
+
+def test_make_venv_installs_the_hashed_set_then_the_project_without_dependencies(
+    tmp_path: Path,
+) -> None:
+    """What `make venv` would run in a fresh checkout (make -n: nothing runs)."""
+    planned, installs = planned_installs("venv", "VENV", tmp_path / "venv")
+    python = f"{tmp_path}/venv/bin/python"
+    assert installs == hashed_then_editable(python, "requirements/ci.txt")
     check = f"{python} -m devkit.pins requirements/ci.txt"
     assert planned.index(check) < planned.index(installs[1])
 
 
 def test_make_run_installs_the_demos_hashed_set_in_a_venv_of_its_own(tmp_path: Path) -> None:
-    planned = subprocess.run(
-        ["make", "-n", "run", f"RUN_VENV={tmp_path / 'run'}"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout.splitlines()
+    planned, installs = planned_installs("run", "RUN_VENV", tmp_path / "run")
     python = f"{tmp_path}/run/bin/python"
-    installs = [line for line in planned if " -m pip install" in line]
-    assert installs == [
-        f"{python} -m pip install --quiet --require-hashes -r requirements/run.txt",
-        f"{python} -m pip install --quiet --no-deps --no-build-isolation -e .",
-    ]
+    assert installs == hashed_then_editable(python, "requirements/run.txt")
     assert f"{python} -m scripts.demo" in planned
