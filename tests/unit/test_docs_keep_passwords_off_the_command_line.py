@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.paths import REPO
 
-DOCS = sorted([REPO / "README.md", *(REPO / "docs").glob("*.md")])
+DOCS = sorted([REPO / "README.md", *(REPO / "docs").rglob("*.md")])
 # A URL (as a variable) handed to a command as an argument.
 URL_ARGUMENT = re.compile(r"""(--url|-x\s+url=|psql)\s*=?\s*["']?\$\{?\w*(URL|DSN)""")
 

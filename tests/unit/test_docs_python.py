@@ -26,7 +26,7 @@ import pytest
 
 from tests.support.paths import REPO
 
-PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 # The comments just before a block (each its own), then the block.
 _BLOCK = re.compile(r"((?:<!--.*?-->\n)*)```python\n(.*?)```", re.S)
 _PRELUDE = re.compile(r"<!--\s*prelude\n(.*?)-->", re.S)
