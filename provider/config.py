@@ -20,13 +20,16 @@ class TaskHubConfig:
     releases it after this long. Long work keeps its lease by renewing it.
     """
 
-    url: str = field(repr=False)  # it may hold a password
-    schema: str = "public"
+    url: str = field(repr=False)  # libpq's URL or key=value string; it may hold a password
+    schema: str = "public"  # the hub's schema
+    # How long a fetched turn of an orchestration stays leased without a renewal.
     orchestration_lock_timeout_ms: int = 5_000
+    # How long a fetched activity stays leased without a renewal.
     worker_lock_timeout_ms: int = 30_000
+    # How long a worker's session affinity lasts without a renewal.
     session_lock_timeout_ms: int = 30_000
-    pool_min_size: int = 1
-    pool_max_size: int = 10
+    pool_min_size: int = 1  # connections the pool keeps open
+    pool_max_size: int = 10  # connections the pool opens at most
     # How long a call waits for a connection before failing (retryable).
     pool_timeout_s: float = 10.0
     # How long opening the hub waits for its first connection before failing
@@ -35,7 +38,7 @@ class TaskHubConfig:
     connect_timeout_s: float = 10.0
     # Upper bound on any single call, so that no call can hang a connection.
     statement_timeout_ms: int | None = 30_000
-    application_name: str = "taskhub-pg"
+    application_name: str = "taskhub-pg"  # as pg_stat_activity shows the connections
     # On a hub distributed by Citus (docs/scale-out.md): connect to the node
     # that holds it, found through `url` (the coordinator) when the hub opens,
     # so that each call is one hop. A hub that is not distributed there is

@@ -4,7 +4,9 @@
   (its help, arguments and options), so the page cannot disagree with
   `--help`;
 * reference/sql.md: every function of the current schema (sql/head/), its
-  signature and the comment its file opens with.
+  signature and the comment its file opens with;
+* reference/settings.md and reference/errors.md (devkit/docs/settings_page.py,
+  errors_page.py): every setting, exit code and SQLSTATE.
 
 mkdocs.yml names this file under `hooks:`.
 """
@@ -12,6 +14,7 @@ mkdocs.yml names this file under `hooks:`.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +22,17 @@ import typer.main
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
-from provider.cli import app
+CHECKOUT = Path(__file__).resolve().parent.parent.parent
+# MkDocs loads a hook by its path, not as part of a package: the pages it
+# writes beside this one are imported from the checkout it belongs to.
+if str(CHECKOUT) not in sys.path:
+    sys.path.insert(0, str(CHECKOUT))
 
-HEAD = Path(__file__).resolve().parent.parent.parent / "sql" / "head"
+from devkit.docs.errors_page import errors_page  # noqa: E402
+from devkit.docs.settings_page import settings_page  # noqa: E402
+from provider.cli import app  # noqa: E402
+
+HEAD = CHECKOUT / "sql" / "head"
 PROG = "taskhub-pg"
 _CREATE = re.compile(
     r"^CREATE (?:OR REPLACE )?FUNCTION __SCHEMA__\.(?P<name>\w+)\((?P<args>.*?)\)\s*"
@@ -49,8 +60,14 @@ AREAS = {
 
 
 def on_files(files: Files, config: MkDocsConfig, **_: Any) -> Files:
-    files.append(File.generated(config, "reference/cli.md", content=cli_page()))
-    files.append(File.generated(config, "reference/sql.md", content=sql_page()))
+    pages = {
+        "reference/cli.md": cli_page(),
+        "reference/sql.md": sql_page(),
+        "reference/settings.md": settings_page(),
+        "reference/errors.md": errors_page(),
+    }
+    for path, content in pages.items():
+        files.append(File.generated(config, path, content=content))
     return files
 
 

@@ -77,17 +77,19 @@ class WorkerStats:
 class WorkerOptions(TypedDict, total=False):
     """The settings both workers take (see WorkerCore for the defaults)."""
 
-    concurrency: int
-    tags: TagFilter | None
+    concurrency: int  # activities run at once
+    tags: TagFilter | None  # which activities this worker fetches (None: those with no tag)
+    # The worker's name for sessions: with one, it also runs session-bound
+    # activities and keeps its sessions alive (None: no sessions).
     owner_id: str | None
-    lock_timeout_ms: int | None
-    session_lock_timeout_ms: int | None
-    session_idle_timeout_ms: int
-    max_attempts: int
-    idle_poll_ms: int
-    max_idle_poll_ms: int
-    max_error_backoff_ms: int
-    push_wakeups: bool
+    lock_timeout_ms: int | None  # an activity's lease, renewed while it runs (None: the hub's)
+    session_lock_timeout_ms: int | None  # a session's lease (None: the hub's)
+    session_idle_timeout_ms: int  # a session with no activity this long is let go
+    max_attempts: int  # deliveries of one activity before it fails as poison
+    idle_poll_ms: int  # the first wait after an empty fetch
+    max_idle_poll_ms: int  # the longest wait between empty fetches (the waits double)
+    max_error_backoff_ms: int  # the longest wait after a failed call (the waits double)
+    push_wakeups: bool  # wake on the hub's notifications, not only by polling
 
 
 class WorkerCore:

@@ -42,6 +42,11 @@ def test_the_site_builds_without_a_warning(tmp_path: Path) -> None:
     assert "taskhub-pg upgrade" in cli and "--runtime-role" in cli
     functions = (built / "reference" / "sql" / "index.html").read_text()
     assert "fetch_orchestration_item" in functions and "taskhub_grant_runtime_role" in functions
+    settings = (built / "reference" / "settings" / "index.html").read_text()
+    assert "dead_letter_after_attempts" in settings and "prepare_threshold" in settings
+    assert "max_idle_poll_ms" in settings
+    codes = (built / "reference" / "errors" / "index.html").read_text()
+    assert "TH001" in codes and "INTERRUPTED" in codes and "RetryableError" in codes
 
 
 def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
