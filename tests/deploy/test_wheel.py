@@ -5,17 +5,12 @@ getting-started page's commands and program run as written."""
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 
 import psycopg
@@ -25,112 +20,21 @@ from devkit.roles import LoginRole
 from provider.deploy import migrate
 from tests.support.db import new_schema_name
 from tests.support.paths import REPO
+from tests.support.wheel import WheelBuild, built_wheel, run, wheel_venv
 
 TYPED_SAMPLE = REPO / "tests" / "deploy" / "typed_sample"
 
 
-def run(*args: str, cwd: Path) -> str:
-    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
-
-
-@dataclass(frozen=True)
-class WheelBuild:
-    wheel: Path
-    work: Path
-    backend_output: list[str]  # what setuptools printed while building
-
-
-def shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder every test process of this session sees: under xdist, the
-    session's folder above each worker's own; without it, this one's own."""
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-
-
-@contextmanager
-def held(lock_file: Path) -> Iterator[None]:
-    """An exclusive lock across the session's test processes (the first to
-    take it builds; the others wait, then find the build done)."""
-    with lock_file.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 @pytest.fixture(scope="module")
 def wheel_build(tmp_path_factory: pytest.TempPathFactory) -> WheelBuild:
-    """The wheel, built once per session however the tests of this module are
-    spread over test processes (a build takes 15-30 s, under load more)."""
-    work = shared_folder(tmp_path_factory) / "taskhub-wheel"
-    record = work / "backend_output.json"
-    with held(shared_folder(tmp_path_factory) / "taskhub-wheel.lock"):
-        if not record.exists():
-            work.mkdir(exist_ok=True)
-            record.write_text(json.dumps(build_wheel(work)))
-    (wheel,) = work.glob("taskhub_pg-*.whl")
-    return WheelBuild(wheel, work, json.loads(record.read_text()))
-
-
-def build_wheel(work: Path) -> list[str]:
-    """Build into `work`; what the backend printed."""
-    # Built from a clean copy: no stale build/ of the working tree gets into the
-    # wheel, and no build of the working tree's meets this one.
-    source = work / "source"
-    shutil.copytree(
-        REPO,
-        source,
-        ignore=shutil.ignore_patterns(
-            ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", "results"
-        ),
-    )
-    # Verbose, for the backend's output; without PYTHONDONTWRITEBYTECODE, under
-    # which setuptools warns that it does not byte-compile.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-v", "-w", str(work)],
-        cwd=work,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,  # in the order printed
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout[-2000:]
-    return backend_lines(done.stdout)
-
-
-def backend_lines(output: str) -> list[str]:
-    """The lines after pip installed the build requirements: what the build
-    backend printed (pip's own lines before them are about its configuration)."""
-    lines = output.splitlines()
-    done = "Installing build dependencies: finished"
-    starts = [n for n, line in enumerate(lines) if done in line]
-    assert starts, output[-2000:]
-    return lines[starts[0] + 1 :]
+    return built_wheel(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def installed_python(
     wheel_build: WheelBuild, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, Path]:
-    """A virtualenv with the wheel and its runtime extra (and pytest, for the
-    the test kit page's example) installed, made once per session; and a folder of this test
-    process's own, outside the repository, to run it from."""
-    venv = wheel_build.work / "venv"
-    python = venv / "bin" / "python"
-    with held(wheel_build.work / "venv.lock"):
-        if not (venv / "installed").exists():
-            run(sys.executable, "-m", "venv", str(venv), cwd=wheel_build.work)
-            # The runtime extra: the getting-started page's program runs duroxide.
-            run(str(python), "-m", "pip", "install", "-q", f"{wheel_build.wheel}[runtime]",
-                "pytest", cwd=wheel_build.work)  # fmt: skip
-            (venv / "installed").touch()
-    outside = tmp_path_factory.mktemp("elsewhere")
-    return python, outside
+    return wheel_venv(wheel_build, tmp_path_factory)
 
 
 @pytest.mark.slow
@@ -148,8 +52,9 @@ def test_the_wheel_builds_without_a_warning(wheel_build: WheelBuild) -> None:
 
 @pytest.mark.slow
 def test_the_wheel_holds_every_revision_and_its_sql(wheel_build: WheelBuild) -> None:
-    """Every migration and every released revision's SQL file (sql/head/ is
-    the development copy, which the migrations do not read)."""
+    """Every migration, every released revision's SQL file, and sql/head/,
+    whose DDL guard body the role verbs install (without it, `python -m
+    provider upgrade --runtime-role` on an existing hub failed from the wheel)."""
     with zipfile.ZipFile(wheel_build.wheel) as wheel:
         held = set(wheel.namelist())
     migrations = REPO / "migrations"
@@ -160,7 +65,12 @@ def test_the_wheel_holds_every_revision_and_its_sql(wheel_build: WheelBuild) -> 
     }
     expected |= {
         f"provider/_sql/{path.relative_to(REPO / 'sql')}"
-        for pattern in ("[0-9][0-9][0-9][0-9]_*/*.sql", "functions/*/*.sql", "functions/*/*.patch")
+        for pattern in (
+            "[0-9][0-9][0-9][0-9]_*/*.sql",
+            "head/*/*.sql",
+            "functions/*/*.sql",
+            "functions/*/*.patch",
+        )
         for path in (REPO / "sql").glob(pattern)
     }
     assert len(expected) > 100
@@ -173,13 +83,12 @@ def test_the_wheel_holds_every_revision_and_its_sql(wheel_build: WheelBuild) -> 
 @pytest.mark.slow
 def test_the_wheel_holds_the_package_alone(wheel_build: WheelBuild) -> None:
     """provider/ and the wheel's own metadata: no tests, benchmarks, drills,
-    devkit or scripts, and no sql/head/ (the development copy)."""
+    devkit or scripts."""
     with zipfile.ZipFile(wheel_build.wheel) as wheel:
         tops = {name.split("/", 1)[0] for name in wheel.namelist()}
         names = wheel.namelist()
     (dist_info,) = [top for top in tops if top.endswith(".dist-info")]
     assert tops == {"provider", dist_info}
-    assert not [name for name in names if name.startswith("provider/_sql/head/")]
     packages = {name.rsplit("/", 1)[0] for name in names if name.endswith(".py")}
     assert not [p for p in packages if "test" in p.split("/")[-1] and p != "provider/testing"]
 
@@ -414,3 +323,42 @@ def test_the_getting_started_page_runs_from_the_installed_wheel(
     (tmp_path / "first_orchestration.py").write_text(program.group(1))
     printed = users_shell(str(python), "first_orchestration.py")
     assert printed.strip().splitlines()[-1] == "Completed order 1: charged 42 EUR (attempt 1)"
+
+
+def fresh_venv_with(requirement: str, work: Path) -> Path:
+    """A new virtualenv in `work` with `requirement` installed by pip; its bin folder."""
+    venv = work / "venv"
+    python = str(venv / "bin" / "python")
+    run(sys.executable, "-m", "venv", str(venv), cwd=work)
+    # As the page says: Python 3.11's own pip (23.2) refuses `name[extra] @ git+file:...`.
+    run(python, "-m", "pip", "install", "-q", "--upgrade", "pip", cwd=work)
+    run(python, "-m", "pip", "install", "-q", requirement, cwd=work)
+    return venv / "bin"
+
+
+def assert_installed_with_migrations(bin_folder: Path, cwd: Path) -> None:
+    said = run(str(bin_folder / "taskhub-pg"), "--version", cwd=cwd)
+    assert said.strip().endswith(version("taskhub-pg"))
+    sql = run(str(bin_folder / "taskhub-pg"), "sql", "--schema", "orders", cwd=cwd)
+    assert f"'{migrate.head_revision()}'" in sql  # the offline script, from the installed SQL
+
+
+@pytest.mark.slow
+def test_pip_installs_from_a_checkout(wheel_build: WheelBuild, tmp_path: Path) -> None:
+    """docs/getting-started.md: `pip install '.[binary]'` in a checkout (the
+    clean copy the wheel was built from)."""
+    source = wheel_build.work / "source"
+    bin_folder = fresh_venv_with(f"{source}[binary]", tmp_path)
+    assert_installed_with_migrations(bin_folder, tmp_path)
+
+
+@pytest.mark.slow
+def test_pip_installs_from_the_repository_url(tmp_path: Path) -> None:
+    """docs/getting-started.md: `pip install 'taskhub-pg[binary] @ git+URL'`,
+    with the URL of a clone of this repository (its committed tree)."""
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    clone = tmp_path / "taskhub-pg.git"
+    run("git", "clone", "--quiet", "--bare", str(REPO), str(clone), cwd=tmp_path)
+    bin_folder = fresh_venv_with(f"taskhub-pg[binary] @ git+file://{clone}", tmp_path)
+    assert_installed_with_migrations(bin_folder, tmp_path)
