@@ -54,10 +54,10 @@ class ContentionResult:
     # own wait for a core.
     min_lease_handed_ms: int | None = None
     # Where, in a fetch's own time by the server's clock, its lease began (0:
-    # at its start, 1: as its row left), the earliest of all: late when the
-    # lease is computed last, near 0 when it is fixed before the history is
-    # read. Unlike the milliseconds left, the same on a loaded machine.
-    min_lease_position: float = 1.0
+    # at its start, 1: as its row left), one per fetch: late when the lease
+    # is computed last, near 0 when it is fixed before the history is read.
+    # Unlike the milliseconds left, much the same on a loaded machine.
+    lease_positions: list[float] = field(default_factory=list)
     ack_failures: int = 0
     deadlocks: int = 0
     timeouts: int = 0
@@ -76,6 +76,11 @@ class ContentionResult:
     def latency_ms(self, quantile: float) -> float:
         return self.fetch_latency.quantile(quantile)
 
+    def lease_position(self, quantile: float) -> float:
+        """Where the fetches' leases began, at this quantile (0: the earliest)."""
+        ordered = sorted(self.lease_positions) or [1.0]
+        return ordered[min(len(ordered) - 1, int(quantile * len(ordered)))]
+
     def summary(self) -> dict[str, Any]:
         return {
             "turns": self.turns,
@@ -86,7 +91,8 @@ class ContentionResult:
             "expired_leases": self.expired_leases,
             "min_lease_remaining_ms": self.min_lease_remaining_ms,
             "min_lease_handed_ms": self.min_lease_handed_ms,
-            "min_lease_position": round(self.min_lease_position, 3),
+            "min_lease_position": round(self.lease_position(0.0), 3),
+            "p10_lease_position": round(self.lease_position(0.1), 3),
             "ack_failures": self.ack_failures,
             "deadlocks": self.deadlocks,
             "timeouts": self.timeouts,
@@ -221,7 +227,7 @@ class _Dispatcher(threading.Thread):
                     lease_began_ms = (lease or 0) - self.s.lock_timeout_ms
                     fetch_ms = max(handed_at_ms - began_ms, 1)
                     position = (lease_began_ms - began_ms) / fetch_ms
-                    r.min_lease_position = min(r.min_lease_position, position)
+                    r.lease_positions.append(position)
                     if remaining <= 0:
                         r.expired_leases += 1
                     time.sleep(self.s.turn_ms / 1000)
@@ -299,7 +305,7 @@ def run_contention(url: str, schema: str, s: ContentionSettings) -> ContentionRe
             total.min_lease_remaining_ms, r.min_lease_remaining_ms
         )
         total.min_lease_handed_ms = _least(total.min_lease_handed_ms, r.min_lease_handed_ms)
-        total.min_lease_position = min(total.min_lease_position, r.min_lease_position)
+        total.lease_positions += r.lease_positions
     with psycopg.connect(url, autocommit=True) as conn:
         row = conn.execute(
             f'SELECT coalesce(max(attempt_count), 0) FROM "{schema}".orchestrator_queue'
