@@ -79,6 +79,12 @@ def shipped_name(relative_path: str) -> str:
     return f"{parts[1]}.sql" if parts[0] == FUNCTIONS else parts[-1]
 
 
+def is_downgrade_file(relative_path: str) -> bool:
+    """A revision's downgrade step (down.sql, down_<what>.sql, downgrade_...):
+    it puts earlier definitions back, so it never says what a revision runs."""
+    return Path(relative_path).parts[0] != FUNCTIONS and Path(relative_path).name.startswith("down")
+
+
 def shipped_file(folder: str, name: str) -> str:
     """The path of the file revision `folder` shipped as `name`: in its own
     folder, or in the history of the function it is named after."""

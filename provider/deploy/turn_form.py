@@ -25,7 +25,7 @@ import psycopg
 from psycopg import sql
 
 from provider.deploy.privileged_fence import fenced_transaction, pin_search_path_on_one_session
-from provider.deploy.sql_files import TURN_FORMS, render_sql
+from provider.deploy.sql_files import TURN_FORMS, function_versions, render_sql
 from provider.deploy.table_locks import call_gate_statement
 from provider.deploy.version_table import installed_revision
 from provider.schema_name import quote_schema
@@ -35,14 +35,10 @@ ARGUMENTS = "(bigint, bigint, bigint, bigint)"
 # A migration run sets it for its session: on when the schema held no hub
 # when the run began, so that no runtime can have the fetch prepared.
 NEW_HUB_SETTING = "taskhub.new_hub"
-# The files that define the fetch, by the revision that released each; its
-# __TURN_FORM__ is json or jsonb. 0017 made json the head form.
-FETCH_FILES = {
-    17: "functions/fetch_orchestration_item/0017.sql",
-    22: "functions/fetch_orchestration_item/0022.sql",
-    24: "functions/fetch_orchestration_item/0024.sql",
-}
-FETCH_FILE = FETCH_FILES[17]
+# The revision whose fetch first took __TURN_FORM__ (json or jsonb) and made
+# json the head form. Every later version is read from the fetch's history,
+# sql/functions/fetch_orchestration_item/: never listed here.
+FIRST_FORM_AWARE = "0017"
 
 _RESULT_FORM = re.compile(r"\bout_history (jsonb|json)\b")
 
@@ -62,21 +58,28 @@ def _fetch_exists(schema: str) -> str:
     return f"to_regprocedure('{quote_schema(schema)}.{FUNCTION}{ARGUMENTS}') IS NOT NULL"
 
 
-def _create(schema: str, relative_path: str, form: str) -> tuple[str, str]:
-    """The file's CREATE FUNCTION in `form`, after dropping a fetch of the other
-    form (CREATE OR REPLACE cannot change a result type)."""
+def _drop_other_form(schema: str, form: str) -> str:
+    """PL/pgSQL that drops a fetch handing over the other form than `form`
+    (CREATE OR REPLACE cannot change a result type)."""
     other = "jsonb" if form == "json" else "json"
-    drop = (
+    return (
         f"IF pg_catalog.pg_get_function_result('{quote_schema(schema)}.{FUNCTION}"
         f"{ARGUMENTS}'::regprocedure) ~ 'out_history {other},' THEN"
         f" DROP FUNCTION {quote_schema(schema)}.{FUNCTION}{ARGUMENTS}; END IF;"
     )
-    return drop, render_sql(relative_path, schema, form)
 
 
-def chooser(schema: str, relative_path: str = FETCH_FILE) -> str:
-    """A DO block that creates the fetch as json when the run marked a new hub,
-    else as jsonb: decided where it runs, so a --sql script decides too."""
+def _create(schema: str, relative_path: str, form: str) -> tuple[str, str]:
+    """The file's CREATE FUNCTION in `form`, after dropping a fetch of the other
+    form."""
+    return _drop_other_form(schema, form), render_sql(relative_path, schema, form)
+
+
+def chooser(schema: str) -> str:
+    """Revision 0017's DO block: it creates the fetch as json when the run
+    marked a new hub, else as jsonb: decided where it runs, so a --sql script
+    decides too."""
+    relative_path = fetch_file(int(FIRST_FORM_AWARE))
     parts = []
     for form in ("json", "jsonb"):
         drop, create = _create(schema, relative_path, form)
@@ -96,8 +99,12 @@ $turn_form$"""
 
 
 def fetch_file(revision: int) -> str:
-    """The file of the fetch a hub at `revision` (17 or later) runs."""
-    return FETCH_FILES[max(number for number in FETCH_FILES if number <= revision)]
+    """The fetch a hub at `revision` (17 or later) runs: the newest version in
+    the function's folder at or below it."""
+    shipped = [v for v in function_versions(FUNCTION) if FIRST_FORM_AWARE <= v <= f"{revision:04d}"]
+    if not shipped:
+        raise ValueError(f"revision {revision:04d} runs no fetch that takes a turn form")
+    return f"functions/{FUNCTION}/{shipped[-1]}.sql"
 
 
 def keeping_its_form(schema: str, relative_path: str) -> str:
@@ -123,7 +130,7 @@ $turn_form$"""
 def back_to(schema: str, form: str) -> str:
     """A downgrade's first step: drop a fetch of the other form, so that the
     released one (jsonb) can be put back in place."""
-    drop, _ = _create(schema, FETCH_FILE, form)
+    drop = _drop_other_form(schema, form)
     return f"DO $turn_form$ BEGIN IF {_fetch_exists(schema)} THEN {drop} END IF; END $turn_form$"
 
 

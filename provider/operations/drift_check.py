@@ -32,14 +32,14 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from provider.deploy import migrate, packaged_code, vouched_duroxide
+from provider.deploy import migrate, packaged_code, turn_form, vouched_duroxide
 from provider.deploy.privileged_fence import (
     fence_statement,
     hand_back_statement,
     is_privileged,
     pin_search_path_on_one_session,
 )
-from provider.deploy.sql_files import read_sql, released_files, render_text
+from provider.deploy.sql_files import is_downgrade_file, read_sql, released_files, render_text
 from provider.deploy.version_table import VERSION_TABLE, installed_revision
 from provider.schema_name import quote_schema
 
@@ -257,8 +257,10 @@ def check(url: str, schema: str) -> CheckReport:
 
 def released_statements(kind: str, name: str, revision: str) -> list[str]:
     """Every CREATE statement of `kind` and `name` in the newest released file
-    at or below `revision` that defines one (__SCHEMA__ still in it)."""
-    shipped = released_files(up_to=revision)
+    at or below `revision` that defines one (__SCHEMA__ still in it). A
+    downgrade's file puts an older version back: it is never what a revision
+    runs."""
+    shipped = [file for file in released_files(up_to=revision) if not is_downgrade_file(file[1])]
     for number in sorted({number for number, _ in shipped}, reverse=True):
         for _, path in (file for file in shipped if file[0] == number):
             text = read_sql(path)
@@ -268,9 +270,9 @@ def released_statements(kind: str, name: str, revision: str) -> list[str]:
     return []
 
 
-def render(statement: str, schema: str) -> str:
+def render(statement: str, schema: str, turn_form: str = "json") -> str:
     """As render_sql renders a file, as CREATE OR REPLACE."""
-    text = render_text(statement, schema)
+    text = render_text(statement, schema, turn_form)
     return re.sub(r"^CREATE (FUNCTION|VIEW) ", r"CREATE OR REPLACE \1 ", text)
 
 
@@ -284,12 +286,14 @@ def repair(url: str, schema: str) -> RepairReport:
         if revision is None or not _has_drift_check(conn, schema):
             return RepairReport(remaining=before.problems)
         drifted = sorted({p.object for p in before.problems if p.kind in DEFINITION_PROBLEMS})
+        # The fetch keeps the form it hands over: its runtimes have it prepared.
+        form = turn_form.current_form(conn, schema) or "json"
         for obj in drifted:
             definition = _recorded(conn, schema, obj)
             if definition is None:
                 continue
             for statement in released_statements(definition.kind, definition.name, revision):
-                _apply_definition(conn, schema, definition, render(statement, schema))
+                _apply_definition(conn, schema, definition, render(statement, schema, form))
             if definition.kind == "function":
                 _restore_attributes(conn, schema, obj, definition)
         _restore_grants_and_ledger(conn, schema)

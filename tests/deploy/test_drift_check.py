@@ -13,11 +13,13 @@ import psycopg
 import pytest
 
 from devkit.roles import LoginRole, login_role
+from devkit.schema.catalogue import snapshot
 from devkit.workloads.work_items import activity_execute, start_orchestration
 from provider import TaskHub
 from provider.cli import main
 from provider.deploy import migrate
 from tests.support.db import new_schema_name
+from tests.support.flavours import TASKHUB_JSONB
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
@@ -242,3 +244,38 @@ def test_adding_or_removing_a_runtime_role_is_never_drift(
         finally:  # a failed check must not leave the guard's event trigger behind
             for role in (by_cli, by_sql):
                 conn.execute(f'SELECT "{schema}".taskhub_revoke_runtime_role(%s)', [role.name])
+
+
+def _edit_every_function_body(conn: psycopg.Connection[Any], schema: str) -> int:
+    """Put a comment at the top of every function's body: a hand edit of each."""
+    definitions = conn.execute(
+        "SELECT pg_get_functiondef(p.oid) FROM pg_proc AS p"
+        " WHERE p.pronamespace = %s::regnamespace AND p.prokind = 'f'",
+        [schema],
+    ).fetchall()
+    for (definition,) in definitions:
+        edited = definition.replace("\nAS $function$", "\nAS $function$ -- edited by hand\n", 1)
+        assert edited != definition, definition[:200]
+        conn.execute(edited)
+    return len(definitions)
+
+
+@pytest.mark.parametrize("form", ["json", "jsonb"])
+def test_repair_puts_back_heads_definition_of_every_function(
+    capsys: pytest.CaptureFixture[str], database_url: str, form: str
+) -> None:
+    """A repair rewrites functions outside a migration: what it writes is what
+    the installed revision runs, in the hub's own turn form."""
+    if form == "json":
+        schema = new_schema_name("gate")
+        migrate.upgrade(database_url, schema)
+    else:  # a hub that served before 0017 keeps jsonb
+        schema = TASKHUB_JSONB.create_schema(database_url, new_schema_name("gate"))
+        migrate.upgrade(database_url, schema)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        before = snapshot(conn, schema)["functions"]
+        assert _edit_every_function_body(conn, schema) > 100
+    code, repaired = gate(capsys, database_url, schema, "repair")
+    assert code == 0 and repaired["remaining"] == [], repaired
+    with psycopg.connect(database_url) as conn:
+        assert snapshot(conn, schema)["functions"] == before

@@ -11,6 +11,7 @@ import subprocess
 import psycopg
 import pytest
 
+from devkit.schema.catalogue import snapshot
 from devkit.workloads.work_items import start_orchestration
 from provider.cli import main
 from provider.deploy import migrate, turn_form
@@ -104,3 +105,40 @@ def test_a_downgrade_goes_back_to_jsonb_and_an_upgrade_keeps_it(database_url: st
     migrate.upgrade(database_url, schema)
     assert form(database_url, schema) == "jsonb"  # it existed: its runtimes may run
     assert drift_check.check(database_url, schema).problems == []
+
+
+def fetch_definition(url: str, schema: str) -> tuple[str, ...]:
+    """The fetch as the catalogue has it (body, SECURITY DEFINER, every SET),
+    the schema's name taken out."""
+    with psycopg.connect(url) as conn:
+        functions = snapshot(conn, schema)["functions"]
+    found = [
+        row[:4] for row in functions if row[0].startswith("<schema>.fetch_orchestration_item(")
+    ]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_the_switch_installs_heads_fetch_in_the_new_form(database_url: str) -> None:
+    """A hub that served before 0017, upgraded to head and switched to json,
+    runs what a hub created at head runs; and the other way round. (3c77916
+    installed 0024's fetch whatever the revision: 0026's enable_bitmapscan =
+    off went away, and `check` saw no drift.)"""
+    jsonb_at_head = made_before_0017(database_url)
+    migrate.upgrade(database_url, jsonb_at_head)
+    json_at_head = new_schema_name("tf")
+    migrate.upgrade(database_url, json_at_head)
+    expected = {
+        "json": fetch_definition(database_url, json_at_head),
+        "jsonb": fetch_definition(database_url, jsonb_at_head),
+    }
+    assert "enable_bitmapscan=off" in expected["json"][3]
+
+    switched_to_json = turn_form.switch(database_url, jsonb_at_head, "json", force=True)
+    switched_to_jsonb = turn_form.switch(database_url, json_at_head, "jsonb", force=True)
+
+    assert (switched_to_json.now, switched_to_jsonb.now) == ("json", "jsonb")
+    assert fetch_definition(database_url, jsonb_at_head) == expected["json"]
+    assert fetch_definition(database_url, json_at_head) == expected["jsonb"]
+    for schema in (jsonb_at_head, json_at_head):
+        assert drift_check.check(database_url, schema).problems == []
