@@ -25,9 +25,13 @@ _SEPARATOR = "://"
 # A known password shorter than this is masked only where libpq quotes it
 # ("..."), lest every "p" of a message become ***.
 _MIN_BARE_MASK = 4
-# password=... of a keyword string, quoted ('a b', with \' inside) or not.
+# password=... of a keyword string, whole: quoted ('a b', with \' inside; one
+# never closed runs to the end) or not (libpq's `\ ` keeps a space in it). A
+# run of backslashes escapes what follows, so the repr of a string (its `\`
+# doubled) is masked whole too: masking too much is the safe side.
 _KEYWORD_PASSWORD = re.compile(
-    r"(password\s*=\s*)(?P<password>'(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE
+    r"(password\s*=\s*)(?P<password>'(?:[^'\\]|\\+.)*(?:'|$)|(?:\\+.?|[^\s\\])+)",
+    re.IGNORECASE | re.DOTALL,
 )
 # What libpq reads as the end of a URL's user and password, or refuses there.
 _MISREAD = re.compile(r"[@/\s]")
@@ -76,9 +80,11 @@ def _encodings(password: str) -> set[str]:
 
 
 def _keyword_value(raw: str) -> str:
-    if len(raw) >= 2 and raw.startswith("'") and raw.endswith("'"):
-        return re.sub(r"\\(.)", r"\1", raw[1:-1])
-    return raw
+    """A keyword value as libpq reads it: unquoted, a backslash keeping the
+    character after it (a quote never closed: what follows it)."""
+    if raw.startswith("'"):
+        raw = raw[1:-1] if len(raw) >= 2 and raw.endswith("'") else raw[1:]
+    return re.sub(r"\\(.)", r"\1", raw, flags=re.DOTALL)
 
 
 def passwords_of(url: str) -> tuple[str, ...]:
@@ -92,7 +98,7 @@ def passwords_of(url: str) -> tuple[str, ...]:
         if colon and password:
             found |= {userinfo, *_encodings(password)}
     for match in _KEYWORD_PASSWORD.finditer(url):
-        found |= _encodings(_keyword_value(match["password"]))
+        found |= {match["password"], *_encodings(_keyword_value(match["password"]))}
     try:
         parsed = conninfo_to_dict(url).get("password")
     except psycopg.Error:

@@ -61,6 +61,11 @@ def cluster() -> Iterator[PasswordCluster]:
         yield started
 
 
+def escaped(password: str) -> str:
+    """An unquoted libpq keyword value: each space after a backslash."""
+    return password.replace(" ", "\\ ")
+
+
 def scenarios(port: int) -> dict[str, str]:
     here = f"127.0.0.1:{port}/{DATABASE}"
     encoded, wrong = quote(PASSWORD, safe=""), quote(WRONG, safe="")
@@ -74,6 +79,10 @@ def scenarios(port: int) -> dict[str, str]:
         "right, only its space encoded": f"postgresql://{ROLE}:{spaced}@{here}",
         "right, keywords": f"{keywords} password='{PASSWORD}'",
         "wrong, keywords": f"{keywords} password='{WRONG}'",
+        # Unquoted, its space kept by a backslash (issue 54: only the part
+        # before the space was masked).
+        "right, keywords escaped": f"{keywords} password={escaped(PASSWORD)}",
+        "wrong, keywords escaped": f"{keywords} password={escaped(WRONG)}",
         "right, in the query": f"postgresql://{here}?user={ROLE}&password={encoded}",
         "unreachable": f"postgresql://{ROLE}:{encoded}@127.0.0.1:{free_port()}/{DATABASE}",
         "unknown host": f"postgresql://{ROLE}:{encoded}@db.invalid:{port}/{DATABASE}",

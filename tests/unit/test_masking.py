@@ -38,6 +38,19 @@ SHOWN = {
     "in the query": (f"postgresql://db/app?password={ENCODED}", "postgresql://db/app?password=***"),
     "keywords": ("host=db password='a b' user=u", "host=db password=*** user=u"),
     "keywords, unquoted": ("host=db password=s3cret user=u", "host=db password=*** user=u"),
+    "keywords, an escaped space": (
+        r"host=db password=Wr0ng\ S3cret user=u",
+        "host=db password=*** user=u",
+    ),
+    "keywords, an escaped quote": (
+        r"host=db password='Wr0ng\' S3cret' user=u",
+        "host=db password=*** user=u",
+    ),
+    "keywords, as repr quotes them": (
+        repr(r"host=db password=Wr0ng\ S3cret user=u"),
+        "'host=db password=*** user=u'",
+    ),
+    "keywords, a quote never closed": ("host=db password='Wr0ng S3cret", "host=db password=***"),
     "in a message": ("refused 'postgresql://u:p@h/d': no", "refused 'postgresql://***@h/d': no"),
 }
 
@@ -53,6 +66,14 @@ def test_every_form_of_the_password_is_masked_in_a_message() -> None:
     assert PASSWORD in forms and ENCODED in forms
     message = f'bad "{PASSWORD}", or {ENCODED}, or {quote_plus(PASSWORD)} at {url}'
     assert masked(message, forms) == 'bad "***", or ***, or *** at postgresql://***@db/app'
+
+
+def test_every_form_of_an_escaped_keyword_password_is_masked_in_a_message() -> None:
+    url = r"host=db user=u password=Wr0ng\ S3cret"
+    forms = passwords_of(url)
+    assert {r"Wr0ng\ S3cret", "Wr0ng S3cret", "Wr0ng%20S3cret"} <= set(forms)
+    message = f'password "Wr0ng S3cret" refused for {url}'
+    assert masked(message, forms) == 'password "***" refused for host=db user=u password=***'
 
 
 def test_a_password_holding_an_at_sign_is_masked_before_the_url_rule() -> None:
