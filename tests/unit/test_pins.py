@@ -24,6 +24,7 @@ LAST_VULNERABLE = {
     "starlette": "1.3.0",  # CVE-2026-54282, CVE-2026-54283 (and CVE-2025-62727 before 0.49.1)
     "python-multipart": "0.0.30",  # CVE-2026-53540 (and CVE-2024-53981 before 0.0.18)
     "jinja2": "3.1.5",  # CVE-2025-27516
+    "h11": "0.15.0",  # CVE-2025-43859 (uvicorn's HTTP/1.1 parser; uvicorn asks only h11>=0.8)
     "pytest": "9.0.2",  # CVE-2025-71176
     "setuptools": "82.0.1",  # CVE-2026-59890
     "wheel": "0.46.1",  # CVE-2026-24049
@@ -46,6 +47,19 @@ def test_no_floor_admits_a_release_with_a_known_advisory(package: str) -> None:
     assert naming, f"pyproject.toml no longer names {package}"
     for requirement in naming:
         assert not requirement.specifier.contains(LAST_VULNERABLE[package]), str(requirement)
+
+
+# What the dashboard serves with: `pip install 'taskhub-pg[web]'` must get
+# each floor itself, not only the development group.
+WEB_SERVED_BY = ("starlette", "jinja2", "python-multipart", "h11")
+
+
+@pytest.mark.parametrize("package", WEB_SERVED_BY)
+def test_the_web_extra_itself_sets_each_floor_the_dashboard_needs(package: str) -> None:
+    web = [Requirement(text) for text in PYPROJECT["project"]["optional-dependencies"]["web"]]
+    naming = [r for r in web if canonicalize_name(r.name) == package]
+    assert naming, f"the web extra sets no floor for {package}"
+    assert not any(r.specifier.contains(LAST_VULNERABLE[package]) for r in naming)
 
 
 @pytest.mark.parametrize("pinned_set", [pins.CI, pins.RUN], ids=["ci", "run"])
