@@ -331,3 +331,18 @@ class Schedule:
     last_tick_at: datetime  # the latest tick started or skipped
     created_at: datetime
     updated_at: datetime
+    # Revision 0029: its fires that failed in a row (0 after a start, a change
+    # or a resume), the latest one's error, and why the scheduler paused it
+    # after too many (None: it did not).
+    failures: int = 0
+    last_error: str | None = None
+    paused_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class TickOutcome:
+    """How one fire of a schedule's tick went (Client.fire_schedule_outcome)."""
+
+    taken: bool  # this call started the tick, or skipped it as late
+    failure: str | None = None  # why the hub refused its start: counted against the schedule
+    paused: bool = False  # that failure paused the schedule

@@ -102,7 +102,9 @@ def add(
 
 @schedule_app.command("list")
 def list_(url: Url = None, schema: Schema = "public", as_json: AsJson = False) -> None:
-    """Every schedule: what it starts, when, and whether it is paused."""
+    """Every schedule: what it starts, when, whether it is paused, and its
+    failed fires in a row with why (the reason it was paused, else the latest
+    error)."""
     with _client(url, schema) as client:
         schedules = client.list_schedules()
     rows: list[dict[str, Any]] = [asdict(schedule) for schedule in schedules]
@@ -116,9 +118,12 @@ def list_(url: Url = None, schema: Schema = "public", as_json: AsJson = False) -
                 "name": row["name"],
                 "orchestration": row["orchestration"],
                 "when": row["cron"] or f"every {row['every_s']} s",
+                "paused": row["paused"],
+                # Before the columns a narrow terminal leaves out first.
+                "failures": row["failures"],
+                "why": row["paused_reason"] or row["last_error"] or "",
                 "time zone": row["time_zone"],
                 "missed": row["missed"],
-                "paused": row["paused"],
                 "latest tick": row["last_tick_at"],
             }
             for row in rows

@@ -51,7 +51,13 @@ T = TypeVar("T")
 WAIT_POLLING = Backoff(first_s=0.02, cap_s=1.0, jitter=0.0)
 # The functions the client calls that came after revision 0026, by the
 # revision that added them.
-_ADDED_IN = {"taskhub_start_orchestrations": "0027", "taskhub_search_instances": "0028"}
+_ADDED_IN = {
+    "taskhub_start_orchestrations": "0027",
+    "taskhub_search_instances": "0028",
+    "taskhub_read_schedules": "0029",
+    "taskhub_fire_schedule_outcome": "0029",
+    "taskhub_count_schedule_failure": "0029",
+}
 
 
 def _for_the_application(error: TaskHubError) -> TaskHubError:
@@ -200,6 +206,8 @@ class Client(ProcedureClient):
     remove_schedule = blocking(ApplicationPlans.remove_schedule)
     list_schedules = blocking(ApplicationPlans.list_schedules)
     fire_schedule = blocking(ApplicationPlans.fire_schedule)
+    fire_schedule_outcome = blocking(ApplicationPlans.fire_schedule_outcome)
+    count_schedule_failure = blocking(ApplicationPlans.count_schedule_failure)
 
 
 class AsyncClient(AsyncProcedureClient):

@@ -29,6 +29,17 @@ def _cronsim() -> type:
     return CronSim
 
 
+def cron_parser_installed() -> bool:
+    """Whether this process can read cron expressions (the schedules extra):
+    a scheduler without it leaves cron schedules to the others, and counts
+    no failure against them."""
+    try:
+        _cronsim()
+    except InvalidInput:
+        return False
+    return True
+
+
 def zone_info(operation: str, name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)

@@ -11,6 +11,17 @@ due more than `grace_s` ago is late. A schedule with missed="skip" starts no
 late tick; one with missed="once" starts the latest late tick, once. Either
 way the earlier late ticks are never started. A clock that jumps back starts
 nothing until it passes the latest tick again.
+
+One schedule cannot stop the others: each is fired on its own, and whatever
+goes wrong with it is caught, logged and counted (`stats`), and the pass
+goes on with the next. A start the hub refuses is counted against the
+schedule by the hub itself (taskhub_fire_schedule_outcome); ticks this
+process cannot work out (a cron expression or time zone it cannot read) are
+counted here (taskhub_count_schedule_failure). After
+schedule_pause_after_failures in a row (taskhub_settings, 5) the hub pauses
+the schedule, with the reason in `taskhub-pg schedule list`. A passing
+failure (RetryableError: a timeout, a lost connection) counts against no
+schedule: the tick is tried again at the next pass.
 """
 
 from __future__ import annotations
@@ -23,7 +34,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from provider.backoff import Backoff
-from provider.client.schedule_ticks import Ticks
+from provider.client.schedule_failures import FailureReport, SchedulerStats
+from provider.client.schedule_ticks import Ticks, cron_parser_installed
 from provider.errors import InvalidInput, TaskHubError
 from provider.logs import fields
 from provider.types import Schedule
@@ -79,17 +91,78 @@ class Scheduler:
         self._clock = clock
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self.stats = SchedulerStats()
+        self._failures = FailureReport(client, self.stats)
+        # Without the schedules extra, cron schedules are the other
+        # schedulers' to fire: not this one's failures, nor theirs.
+        self._can_read_cron = cron_parser_installed()
+        self._left_to_the_others: set[str] = set()
 
     def run_once(self) -> list[Fired]:
-        """One pass over every schedule: the ticks this scheduler took."""
+        """One pass over every schedule: the ticks this scheduler took. Only
+        reading the schedules can fail the pass; a schedule that fails is
+        counted, logged and passed over."""
         now = self._clock()
         fired: list[Fired] = []
-        for schedule in self._client.list_schedules():
-            if not schedule.paused:
-                fired += self._take_due(schedule, now)
+        schedules = self._client.list_schedules()
+        self.stats.passes += 1
+        for schedule in schedules:
+            if schedule.paused:
+                continue
+            if schedule.cron is not None and not self._can_read_cron:
+                self._leave_to_the_others(schedule.name)
+                continue
+            try:
+                fired += self._fire_due(schedule, now)
+            except Exception:  # a defect of this process: still, the others fire
+                self.stats.failed += 1
+                log.exception(
+                    "schedule %s: firing failed",
+                    schedule.name,
+                    extra=fields("schedule.failed", schedule=schedule.name),
+                )
         return fired
 
-    def _take_due(self, schedule: Schedule, now: datetime) -> list[Fired]:
+    def _leave_to_the_others(self, name: str) -> None:
+        if name not in self._left_to_the_others:
+            self._left_to_the_others.add(name)
+            log.error(
+                "schedule %s: this scheduler cannot read cron expressions"
+                " (pip install 'taskhub-pg[schedules]'): left to the other schedulers",
+                name,
+                extra=fields("schedule.no_cron_parser", schedule=name),
+            )
+
+    def _fire_due(self, schedule: Schedule, now: datetime) -> list[Fired]:
+        """Take the due ticks of one schedule, in order; the first that fails
+        ends its turn (the tick stays due, to be tried at the next pass)."""
+        try:
+            due = self._due(schedule, now)
+        except Exception as error:  # its cron expression, its time zone: the schedule's own
+            self._failures.count_against(
+                schedule.name, f"its ticks cannot be worked out: {error!r}"
+            )
+            return []
+        fired = []
+        for tick, start in due:
+            try:
+                outcome = self._client.fire_schedule_outcome(schedule.name, tick, start)
+            except TaskHubError as error:
+                self._failures.call_failed(schedule.name, tick, error)
+                break
+            if outcome.failure is not None:
+                self._failures.refused(schedule.name, outcome)
+                break
+            if outcome.taken:
+                fired.append(Fired(schedule.name, tick, start))
+                if start:
+                    self.stats.started += 1
+                else:
+                    self.stats.skipped += 1
+        return fired
+
+    def _due(self, schedule: Schedule, now: datetime) -> list[tuple[datetime, bool]]:
+        """The ticks to take now, oldest first, each with whether to start it."""
         ticks = Ticks(schedule.every_s, schedule.cron, schedule.time_zone)
         horizon = now - self.grace
         latest = schedule.last_tick_at
@@ -100,11 +173,7 @@ class Scheduler:
                 due.append((late, schedule.missed == "once"))
                 latest = late
         due += [(tick, True) for tick in ticks.between(latest, now, MAX_TICKS_PER_PASS)]
-        fired = []
-        for tick, start in due:
-            if self._client.fire_schedule(schedule.name, tick, start):
-                fired.append(Fired(schedule.name, tick, start))
-        return fired
+        return due
 
     def start(self) -> None:
         if self._thread is None:

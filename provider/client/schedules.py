@@ -1,20 +1,35 @@
-"""Schedules as plans: set, pause, resume, remove, list, and take a tick
-(taskhub_fire_schedule). The scheduler (scheduler.py) decides which ticks."""
+"""Schedules as plans: set, pause, resume, remove, list, take a tick
+(taskhub_fire_schedule_outcome) and count a failure. The scheduler
+(scheduler.py) decides which ticks.
+
+A schedule is held to the start's own limits when it is set (the hub holds
+it to them too: sql/head/schedules/taskhub_set_schedule.sql), so that no
+schedule stored can fail at every tick for its size.
+"""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any, get_args
 
-from provider.client.arguments import check_text, check_version
+from provider.client.arguments import (
+    MAX_ID_BYTES,
+    check_text,
+    check_version,
+    check_work_item_size,
+    utf8_size,
+)
 from provider.client.plans import Plan, Plans
 from provider.client.schedule_ticks import check_cron, zone_info
 from provider.errors import InvalidInput, PermanentError
-from provider.shapes import json_dumps
+from provider.shapes import json_dumps, runtime_work_item_text, start_orchestration_item
 from provider.tracing import current_trace_context
-from provider.types import MissedPolicy, Schedule
+from provider.types import MissedPolicy, Schedule, TickOutcome
 
 MAX_NAME_BYTES = 200
+# A tick in a schedule's instance ids: each has this length, so the start of
+# any tick is as large as the start of every other.
+_ANY_TICK = "2000-01-01T00:00:00Z"
 
 
 def _check_name(operation: str, name: Any) -> None:
@@ -23,6 +38,22 @@ def _check_name(operation: str, name: Any) -> None:
         raise InvalidInput(
             operation, f"a schedule's name has at most {MAX_NAME_BYTES} bytes and no ':'"
         )
+
+
+def _check_id_size(operation: str, what: str, text: str) -> None:
+    if utf8_size(operation, what, text) > MAX_ID_BYTES:
+        raise InvalidInput(operation, f"{what} is longer than {MAX_ID_BYTES} bytes")
+
+
+def _check_start_size(
+    operation: str, name: str, orchestration: str, input: Any, version: str | None, input_text: str
+) -> None:
+    """Refuse a schedule whose ticks the hub could never start: its input
+    alone first (a large one is refused before it is encoded again), then
+    the StartOrchestration each tick makes, as the hub measures it."""
+    check_work_item_size(operation, "the input", input_text)
+    start = start_orchestration_item(f"schedule:{name}:{_ANY_TICK}", orchestration, input, version)
+    check_work_item_size(operation, "the input", runtime_work_item_text(start))
 
 
 def _aware(operation: str, moment: datetime | None) -> datetime:
@@ -52,7 +83,10 @@ class SchedulePlans(Plans):
         operation = "set_schedule"
         _check_name(operation, name)
         check_text(operation, "orchestration", orchestration)
+        _check_id_size(operation, "orchestration", orchestration)
         check_version(operation, version)
+        if version is not None:
+            _check_id_size(operation, "version", version)
         if (cron is None) == (every_s is None):
             raise InvalidInput(operation, "give either cron or every_s")
         if every_s is not None and (
@@ -63,12 +97,16 @@ class SchedulePlans(Plans):
             raise InvalidInput(operation, f"missed must be one of {get_args(MissedPolicy)}")
         zone_info(operation, time_zone)
         if cron is not None:
+            check_text(operation, "cron", cron)
+            _check_id_size(operation, "cron", cron)
             check_cron(operation, cron)
+        input_text = json_dumps(operation, "input", input)
+        _check_start_size(operation, name, orchestration, input, version, input_text)
         created = yield from self._scalar(
             "taskhub_set_schedule",
             p_name=name,
             p_orchestration=orchestration,
-            p_input=json_dumps(operation, "input", input),
+            p_input=input_text,
             p_version=version,
             p_cron=cron,
             p_every_ms=None if every_s is None else every_s * 1000,
@@ -107,22 +145,46 @@ class SchedulePlans(Plans):
         yield from self._call("taskhub_remove_schedule", p_name=name)
 
     def list_schedules(self) -> Plan[list[Schedule]]:
-        rows = yield from self._call("taskhub_list_schedules")
+        """Every schedule, by name, with its failures (taskhub_read_schedules,
+        revision 0029)."""
+        rows = yield from self._call("taskhub_read_schedules")
         return [_schedule(row) for row in rows]
 
     def fire_schedule(self, name: str, tick: datetime, start: bool) -> Plan[bool]:
         """Take one tick: start it (or, with start=False, record it as
-        skipped). False: another scheduler took it, or it is not due."""
+        skipped). False: another scheduler took it, it is not due, or its
+        start failed (counted against the schedule: fire_schedule_outcome
+        says why)."""
+        outcome = yield from self.fire_schedule_outcome(name, tick, start)
+        return outcome.taken
+
+    def fire_schedule_outcome(self, name: str, tick: datetime, start: bool) -> Plan[TickOutcome]:
+        """Take one tick as fire_schedule does, and say how it went: a start
+        the hub refused is undone, counted against the schedule (paused after
+        schedule_pause_after_failures in a row) and reported, not raised; a
+        passing failure (RetryableError) is raised."""
         context = current_trace_context()
-        taken = yield from self._scalar(
-            "taskhub_fire_schedule",
+        rows = yield from self._call(
+            "taskhub_fire_schedule_outcome",
             p_name=name,
             p_tick=tick,
             p_start=start,
             p_traceparent=context.traceparent if context else None,
             p_tracestate=context.tracestate if context else None,
         )
-        return bool(taken)
+        row = rows[0]
+        return TickOutcome(bool(row["out_taken"]), row["out_failure"], bool(row["out_paused"]))
+
+    def count_schedule_failure(self, name: str, error: str) -> Plan[bool]:
+        """Count a failure of the schedule that the hub did not see (its ticks
+        could not be worked out): paused after schedule_pause_after_failures
+        in a row. Whether it is paused now."""
+        _check_name("count_schedule_failure", name)
+        check_text("count_schedule_failure", "error", error)
+        paused = yield from self._scalar(
+            "taskhub_count_schedule_failure", p_name=name, p_error=error[:1000]
+        )
+        return bool(paused)
 
 
 def _schedule(row: dict[str, Any]) -> Schedule:
@@ -143,4 +205,7 @@ def _schedule(row: dict[str, Any]) -> Schedule:
         last_tick_at=row["last_tick_at"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        failures=row["failures"],
+        last_error=row["last_error"],
+        paused_reason=row["paused_reason"],
     )

@@ -310,15 +310,21 @@ def requeue_dead_letter(conn: psycopg.Connection[Any], schema: str, dead_letter_
 
 
 def schedules(conn: psycopg.Connection[Any], schema: str) -> list[Row] | None:
-    """Every schedule, by name (taskhub_list_schedules); None on a hub from
-    before revision 0027, which has none. `conn` must be in autocommit."""
-    try:
-        return _rows(
-            conn,
-            sql.SQL("SELECT * FROM {}.taskhub_list_schedules()").format(sql.Identifier(schema)),
-        )
-    except psycopg.errors.UndefinedFunction:
-        return None
+    """Every schedule, by name, with its failed fires (taskhub_read_schedules;
+    on a hub before revision 0029, taskhub_list_schedules, without them);
+    None on a hub from before revision 0027, which has none. `conn` must be
+    in autocommit."""
+    for function in ("taskhub_read_schedules", "taskhub_list_schedules"):
+        try:
+            return _rows(
+                conn,
+                sql.SQL("SELECT * FROM {}.{}()").format(
+                    sql.Identifier(schema), sql.Identifier(function)
+                ),
+            )
+        except psycopg.errors.UndefinedFunction:
+            continue
+    return None
 
 
 def release_lease(conn: psycopg.Connection[Any], schema: str, instance_id: str) -> None:

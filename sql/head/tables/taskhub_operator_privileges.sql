@@ -47,7 +47,9 @@ VALUES
     ('function', 'taskhub_remove_schedule', 'EXECUTE', NULL, 'taskhub-pg schedule remove'),
     ('function', 'taskhub_list_schedules', 'EXECUTE', NULL, 'taskhub-pg schedule list, the dashboard'),
     -- Revision 0028: search by id prefix and a part of the name.
-    ('function', 'taskhub_search_instances', 'EXECUTE', NULL, 'taskhub-pg inspect instances, the dashboard''s search');
+    ('function', 'taskhub_search_instances', 'EXECUTE', NULL, 'taskhub-pg inspect instances, the dashboard''s search'),
+    -- Revision 0029: schedules with their failed fires.
+    ('function', 'taskhub_read_schedules', 'EXECUTE', NULL, 'taskhub-pg schedule list, the dashboard');
 
 -- Every read of the runbook: the hub's own tables and views, by name.
 INSERT INTO __SCHEMA__.taskhub_operator_privileges

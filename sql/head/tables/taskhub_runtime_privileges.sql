@@ -57,6 +57,11 @@ SELECT 'function', name, 'EXECUTE', 'taskhub schedules: managed by the applicati
   FROM unnest(ARRAY['taskhub_set_schedule', 'taskhub_pause_schedule', 'taskhub_remove_schedule',
                     'taskhub_list_schedules', 'taskhub_fire_schedule']) AS name
 UNION ALL
+SELECT 'function', name, 'EXECUTE',
+       'taskhub schedules: one that cannot start stops no other, and is paused after a few failures'
+  FROM unnest(ARRAY['taskhub_fire_schedule_outcome', 'taskhub_read_schedules',
+                    'taskhub_count_schedule_failure']) AS name
+UNION ALL
 VALUES
     ('table', 'instances', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),
     ('table', 'executions', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),

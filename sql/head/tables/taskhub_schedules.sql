@@ -21,6 +21,13 @@ CREATE TABLE __SCHEMA__.taskhub_schedules (
     last_tick_at  timestamptz NOT NULL,
     created_at    timestamptz NOT NULL DEFAULT now(),
     updated_at    timestamptz NOT NULL DEFAULT now(),
+    -- Revision 0029: one schedule that cannot start stops no other. Its fires
+    -- that failed in a row (a success, a change or a resume sets it back to
+    -- 0), why the latest failed, and why the scheduler paused it after
+    -- schedule_pause_after_failures of them (NULL: not paused by failures).
+    failures      integer     NOT NULL DEFAULT 0,
+    last_error    text,
+    paused_reason text,
     CONSTRAINT a_schedule_has_a_cron_expression_or_an_interval
         CHECK ((cron IS NULL) <> (every_ms IS NULL))
 );
