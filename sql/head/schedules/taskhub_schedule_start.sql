@@ -1,6 +1,6 @@
 -- The start a tick of a schedule makes: its instance id,
 -- 'schedule:<name>:<tick in UTC, ISO 8601>', and its StartOrchestration work
--- item, as taskhub_fire_schedule queues them. Written once, so that
+-- item, as taskhub_fire_schedule_outcome queues them. Written once, so that
 -- taskhub_set_schedule measures the very text a fire would queue: a schedule
 -- it stores fits the start's limits at every tick (the id has the same length
 -- whatever the tick).
@@ -13,6 +13,7 @@ CREATE FUNCTION __SCHEMA__.taskhub_schedule_start(
     OUT out_instance_id text,
     OUT out_work_item   text
 )
+RETURNS record
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
