@@ -15,14 +15,18 @@ import typer
 from provider.cli.hubs import require_hub
 from provider.cli.options import USAGE, Schema, Url, console, database_url, fail
 from provider.dashboard.access import LOOPBACK_HOSTS, AccessPolicy, is_loopback, networks
+from provider.dashboard.hub import STATEMENT_TIMEOUT_MS
 from provider.dashboard.passwords import ROLES, VIEWER, Account, AccountError, hash_line
 from provider.dashboard.passwords import read_accounts as parse_accounts
 from provider.dashboard.paths import checked_root_path
+from provider.dashboard.tokens import configured_secret
 
 EXTRA_MISSING = "the dashboard verb needs the web extra: pip install 'taskhub-pg[web]'"
 WEB_PACKAGES = ("starlette", "jinja2", "uvicorn")
 USERS_VARIABLE = "TASKHUB_DASHBOARD_USERS"  # account lines, as in a users file
 USERS_FILE_VARIABLE = "TASKHUB_DASHBOARD_USERS_FILE"
+SECRET_VARIABLE = "TASKHUB_DASHBOARD_SECRET"  # the tokens' secret, shared by replicas
+SECRET_FILE_VARIABLE = "TASKHUB_DASHBOARD_SECRET_FILE"
 NO_AUTH = (
     "--host {host} is reachable from other machines and no sign-in is configured:"
     f" give --users-file (or {USERS_VARIABLE}), or --proxy-auth-header with"
@@ -108,6 +112,19 @@ def dashboard(
             " that passes the path on as it came"
         ),
     ] = "",
+    secret_file: Annotated[
+        Path | None,
+        typer.Option(
+            envvar=SECRET_FILE_VARIABLE,
+            help="sign the forms' tokens and the actions' confirmations with the secret"
+            f" this file holds (at least 32 characters; or {SECRET_VARIABLE}): replicas"
+            " given the same accept each other's; else a secret of this process",
+        ),
+    ] = None,
+    statement_timeout_ms: Annotated[
+        int,
+        typer.Option(min=100, help="cut off a page's statement after this long (a 503 says so)"),
+    ] = STATEMENT_TIMEOUT_MS,
 ) -> None:
     """Serve the hub's dashboard: overview, instances, one instance's
     history, dead letters; read-only unless --allow-actions. Users sign in
@@ -128,6 +145,7 @@ def dashboard(
     )
     if policy.open and not is_loopback(host) and not insecure_no_auth:
         fail(USAGE, NO_AUTH.format(host=host))
+    secret = _secret(secret_file)
     try:
         prefix = checked_root_path(root_path)
     except ValueError as error:
@@ -151,7 +169,15 @@ def dashboard(
     if insecure_no_auth:
         actions = ", and takes the actions" if allow_actions else ""
         log.warning(INSECURE, host, port, actions)
-    app = web_app(target, schema, allow_actions=allow_actions, access=policy, root_path=prefix)
+    app = web_app(
+        target,
+        schema,
+        allow_actions=allow_actions,
+        access=policy,
+        root_path=prefix,
+        secret=secret,
+        statement_timeout_ms=statement_timeout_ms,
+    )
     # proxy_headers off: uvicorn would believe X-Forwarded-For from 127.0.0.1;
     # the guard believes it from --forwarded-allow-ips only.
     uvicorn.run(
@@ -245,6 +271,31 @@ def _accounts(users_file: Path | None) -> dict[str, Account]:
     if sources and not accounts:
         fail(USAGE, f"{' and '.join(source for source, _ in sources)} name no user")
     return accounts
+
+
+def _secret(secret_file: Path | None) -> bytes | None:
+    """The secret of --secret-file or TASKHUB_DASHBOARD_SECRET (one of them);
+    None: the dashboard makes one of its own. Exit 2 naming the source,
+    never quoting what it holds."""
+    from_variable = os.environ.get(SECRET_VARIABLE) or None  # set but empty: not given
+    if secret_file is not None and from_variable is not None:
+        fail(USAGE, f"give the secret once: --secret-file or {SECRET_VARIABLE}, not both")
+    try:
+        if from_variable is not None:
+            return configured_secret(from_variable, SECRET_VARIABLE)
+        if secret_file is None:
+            return None
+        try:
+            text = secret_file.read_text(encoding="utf-8")
+        except OSError as error:
+            fail(USAGE, f"--secret-file {str(secret_file)!r}: {error.strerror}")
+        except UnicodeDecodeError:
+            fail(USAGE, f"--secret-file {str(secret_file)!r}: not UTF-8 text")
+        if secret_file.stat().st_mode & 0o077:
+            log.warning("%s can be read by other users: chmod 600 it", secret_file)
+        return configured_secret(text, f"--secret-file {str(secret_file)!r}")
+    except ValueError as error:
+        fail(USAGE, str(error))
 
 
 def _sign_in(policy: AccessPolicy) -> str:

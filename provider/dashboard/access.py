@@ -136,14 +136,38 @@ def client_address(policy: AccessPolicy, peer: str | None, forwarded_for: str | 
     configured proxy; then the last address in X-Forwarded-For that is not
     one of the proxies (an earlier one may be made up by the client)."""
     shown = peer or "?"
+    hop = _forwarded_client(policy, peer, forwarded_for)
+    if hop == "":
+        return f"{shown} (forwarding an unreadable address)"
+    return shown if hop is None else f"{hop} (via {shown})"
+
+
+def client_network(policy: AccessPolicy, peer: str | None, forwarded_for: str | None) -> str:
+    """The client a sign-in limit counts: the address client_address names
+    (the peer when a proxy forwards an unreadable one), an IPv6 address by
+    its /64, which one machine is commonly given whole."""
+    text = _forwarded_client(policy, peer, forwarded_for) or peer or "?"
+    address = _address(text)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if isinstance(address, ipaddress.IPv6Address):
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address) if address is not None else text[:100]
+
+
+def _forwarded_client(
+    policy: AccessPolicy, peer: str | None, forwarded_for: str | None
+) -> str | None:
+    """The last address of X-Forwarded-For that is not a proxy, when a proxy
+    sent it; "" when that hop is unreadable; None when none is believed."""
     if not forwarded_for or not policy.trusts(peer):
-        return shown
+        return None
     for hop in reversed([part.strip() for part in forwarded_for.split(",")]):
         if _address(hop) is None:
-            return f"{shown} (forwarding an unreadable address)"
+            return ""
         if not policy.trusts(hop):
-            return f"{hop} (via {shown})"
-    return shown
+            return hop
+    return None
 
 
 def _address(text: str | None) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -42,9 +43,10 @@ from provider.dashboard.actions import (
 )
 from provider.dashboard.forms import FormRefused, check_headers, read_form
 from provider.dashboard.guard import Guard
-from provider.dashboard.hub import Hub
+from provider.dashboard.hub import STATEMENT_TIMEOUT_MS, Hub
 from provider.dashboard.paths import checked_root_path
-from provider.dashboard.tokens import Confirmations, CsrfTokens, TokenRefused
+from provider.dashboard.sign_in import Authenticator
+from provider.dashboard.tokens import Confirmations, CsrfTokens, TokenRefused, hub_secret
 from provider.errors import TaskHubError
 from provider.operations import runbook
 from provider.types import INSTANCE_STATUSES
@@ -62,6 +64,11 @@ VIEWER_ONLY = "{} may only read: actions are for the users listed as operators"
 NO_COOKIE = "no session cookie: open the page the form is on, and try again"
 BAD_TOKEN = "no valid CSRF token: reload the page the form is on, and try again"
 NOBODY = Identity("nobody", False, "none")
+TIMED_OUT = (
+    "the hub did not answer within {:g} s (the dashboard's statement timeout):"
+    " narrow the search, or try again when the hub is less busy"
+)
+QUERY_CANCELED = "57014"
 
 
 def dashboard_app(
@@ -73,18 +80,25 @@ def dashboard_app(
     access: AccessPolicy | None = None,
     confirmations: Confirmations | None = None,
     root_path: str = "",
+    secret: bytes | None = None,
+    statement_timeout_ms: int = STATEMENT_TIMEOUT_MS,
+    authenticator: Authenticator | None = None,
 ) -> ASGIApp:
     """The dashboard of one hub, behind its guard. Without `access`, it asks
     nobody to sign in and answers to the loopback names only. With
     allow_actions, its pages carry the actions' forms for the users who may
     act, and /actions/{name} takes them. With `root_path` (like /taskhub),
     every page is at that sub-path and every link carries it, for a proxy
-    that passes the path on as it came."""
+    that passes the path on as it came. With `secret` (tokens.configured_secret),
+    its CSRF tokens and confirmations are good on every replica given the
+    same; without, on this process only. Each statement it runs is cut off
+    after `statement_timeout_ms`."""
     prefix = checked_root_path(root_path)
     policy = access or AccessPolicy()
-    hub = Hub(url, schema)
-    csrf = CsrfTokens()
-    confirming = confirmations or Confirmations()
+    hub = Hub(url, schema, statement_timeout_ms=statement_timeout_ms)
+    key = hub_secret(secret, schema) if secret is not None else None
+    csrf = CsrfTokens(key)
+    confirming = confirmations or Confirmations(secret=key)
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["moment"] = pages.moment_text
     templates.env.globals.update(schema=schema, refresh_s=REFRESH_S, root=prefix)
@@ -256,6 +270,13 @@ def dashboard_app(
             found = runbook.schedules(conn, schema)
         return render(request, "schedules.html", schedules=found)
 
+    def timed_out(request: Request, error: Exception) -> Response:
+        """A statement cut off by the timeout: a 503 saying so, not a 500."""
+        if isinstance(error, TaskHubError) and error.sqlstate != QUERY_CANCELED:
+            raise error
+        message = TIMED_OUT.format(statement_timeout_ms / 1000)
+        return render(request, "timed_out.html", 503, message=message)
+
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         hub.open()
@@ -279,10 +300,14 @@ def dashboard_app(
     ]
     if prefix:  # the overview at /taskhub as at /taskhub/, and no redirect inside either
         routes = [Route(prefix, overview), Mount(prefix, Router(routes, redirect_slashes=False))]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={psycopg.errors.QueryCanceled: timed_out, TaskHubError: timed_out},
+    )
     # No redirects: Starlette's "add the slash" one is built on the request's Host.
     app.router.redirect_slashes = False
-    return Guard(app, policy)
+    return Guard(app, policy, authenticator or Authenticator(policy))
 
 
 def user_of(request: Request) -> Identity:

@@ -7,7 +7,9 @@ app, so that what it does holds for every page, static file and error
 2. a Host that is not in the allowlist is a 400 (a DNS-rebinding page
    names its own host: it never reaches a page, nor a redirect built on it);
 3. a NUL in the path or the query is a 400 (PostgreSQL text cannot hold one);
-4. the request is authenticated (access.py), else 401;
+4. the request is authenticated (sign_in.py), else 401; a sign-in its user
+   or address must wait for is a 429 with Retry-After, before any password
+   check; a proxy's user header sent twice is a 400;
 5. a POST from another site (Origin, Sec-Fetch-Site) is a 403.
 
 The identity goes to the route in scope["user"], the client as the audit log
@@ -16,27 +18,20 @@ names it in scope["taskhub.client"].
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
-import secrets
 
-import anyio.to_thread
-from anyio import CapacityLimiter
-from anyio.lowlevel import RunVar
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from provider.dashboard.access import (
-    ANONYMOUS,
     AccessPolicy,
-    Identity,
     basic_credentials,
     client_address,
+    client_network,
     host_name,
 )
-from provider.dashboard.passwords import Account, decoy
+from provider.dashboard.sign_in import Authenticator, Refused
 
 log = logging.getLogger("provider.dashboard.access")
 
@@ -54,64 +49,13 @@ SECURITY_HEADERS = {
 REALM = 'Basic realm="taskhub-pg dashboard", charset="UTF-8"'
 SAFE_METHODS = ("GET", "HEAD")
 
-# One password check (scrypt, ~0.1 s and 32 MiB) at a time per event loop: a
-# flood of wrong passwords queues up here instead of taking every thread.
-_checks: RunVar[CapacityLimiter] = RunVar("taskhub_dashboard_password_checks")
-
-
-def _check_limiter() -> CapacityLimiter:
-    try:
-        return _checks.get()
-    except LookupError:
-        limiter = CapacityLimiter(1)
-        _checks.set(limiter)
-        return limiter
-
-
-class Authenticator:
-    """Who a request is. A password that matched once is remembered as a
-    digest keyed with a secret of this process (never the password), so
-    the next request of that user costs an HMAC, not a scrypt."""
-
-    def __init__(self, policy: AccessPolicy) -> None:
-        self.policy = policy
-        self._key = secrets.token_bytes(32)
-        self._verified: dict[str, bytes] = {}  # only names of the accounts: bounded
-        self._decoy = decoy()
-
-    async def identify(self, headers: Headers, peer: str | None) -> Identity | None:
-        policy = self.policy
-        if policy.open:
-            return ANONYMOUS
-        if policy.proxy_header and policy.trusts(peer):
-            found = policy.proxy_identity(headers.get(policy.proxy_header))
-            if found is not None:
-                return found
-        credentials = basic_credentials(headers.get("authorization"))
-        if credentials is None or not policy.accounts:
-            return None
-        user, password = credentials
-        digest = hmac.new(self._key, f"{user}\0{password}".encode(), hashlib.sha256).digest()
-        account = policy.accounts.get(user)
-        if hmac.compare_digest(self._verified.get(user, b""), digest) and account is not None:
-            return Identity(user, account.may_act, "basic")
-        matched = await anyio.to_thread.run_sync(
-            _matches, account or self._decoy, password, limiter=_check_limiter()
-        )
-        if account is None or not matched:
-            return None
-        self._verified[user] = digest
-        return Identity(user, account.may_act, "basic")
-
-
-def _matches(account: Account, password: str) -> bool:
-    return account.matches(password)
-
 
 class Guard:
-    def __init__(self, app: ASGIApp, policy: AccessPolicy) -> None:
+    def __init__(
+        self, app: ASGIApp, policy: AccessPolicy, authenticator: Authenticator | None = None
+    ) -> None:
         self.app, self.policy = app, policy
-        self.authenticator = Authenticator(policy)
+        self.authenticator = authenticator or Authenticator(policy)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -123,14 +67,19 @@ class Guard:
         send = _with_security_headers(send)
         headers = Headers(scope=scope)
         peer = scope["client"][0] if scope.get("client") else None
-        client = client_address(self.policy, peer, headers.get("x-forwarded-for"))
+        forwarded_for = headers.get("x-forwarded-for")
+        client = client_address(self.policy, peer, forwarded_for)
         refusal = self._refusal_before_identity(scope, headers)
         if refusal is not None:
             await refusal(scope, receive, send)
             return
-        who = await self.authenticator.identify(headers, peer)
+        network = client_network(self.policy, peer, forwarded_for)
+        who = await self.authenticator.identify(headers, peer, network)
         if who is None:
             refusal = self._unauthenticated(headers, client)
+        elif isinstance(who, Refused):
+            retry = {"retry-after": str(who.retry_after_s)} if who.retry_after_s else None
+            refusal = _plain(who.status, who.message, retry)
         elif scope["method"] not in SAFE_METHODS:
             refusal = _cross_site(headers)
         if refusal is not None:
@@ -158,7 +107,11 @@ class Guard:
         if tried is not None:  # a wrong password or name, not a first visit
             log.warning("sign-in refused for user %r from %r", tried[0][:100], client)
         if self.policy.accounts:
-            return _plain(401, "sign in: this dashboard asks for a user and password", REALM)
+            return _plain(
+                401,
+                "sign in: this dashboard asks for a user and password",
+                {"www-authenticate": REALM},
+            )
         return _plain(
             403, "not signed in: this dashboard takes its users from the authenticating proxy"
         )
@@ -185,8 +138,7 @@ def _cross_site(headers: Headers) -> PlainTextResponse | None:
     return None
 
 
-def _plain(status: int, message: str, challenge: str | None = None) -> PlainTextResponse:
-    headers = {"www-authenticate": challenge} if challenge else None
+def _plain(status: int, message: str, headers: dict[str, str] | None = None) -> PlainTextResponse:
     return PlainTextResponse(message + "\n", status_code=status, headers=headers)
 
 

@@ -1,10 +1,13 @@
-"""What the dashboard reads and acts through: a small pool of autocommit
-connections for the runbook, and a TaskHub for the runtime's calls (the same
-calls `taskhub-pg inspect instances`, `cancel` and `delete-instance` make)."""
+"""What the dashboard reads and acts through: a small pool of connections
+for the runbook, and a TaskHub for the runtime's calls (the same calls
+`taskhub-pg inspect instances`, `cancel` and `delete-instance` make). Each
+statement of either has STATEMENT_TIMEOUT_MS: a page that would read for
+longer is cut off (a 503), not left holding a connection of the pool."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -12,6 +15,7 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
+from provider.client.bounded import bound_statements
 from provider.client.pooling import ONE_SHOT_POOLER
 from provider.client.task_hub import TaskHub
 from provider.operations import runbook
@@ -19,14 +23,22 @@ from provider.operations import runbook
 # Counting instances by status reads every instance: the overview, which
 # refreshes every few seconds, counts at most this often.
 STATUS_COUNTS_FOR_S = 15.0
+STATEMENT_TIMEOUT_MS = 10_000
 
 
 class Hub:
     """Opened when the app starts, closed when it stops."""
 
-    def __init__(self, url: str, schema: str, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        url: str,
+        schema: str,
+        clock: Callable[[], float] = time.monotonic,
+        statement_timeout_ms: int = STATEMENT_TIMEOUT_MS,
+    ) -> None:
         self.schema = schema
         self.clock = clock
+        self.statement_timeout_ms = statement_timeout_ms
         self._counted: tuple[float, dict[str, int] | None] | None = None
         self.pool = ConnectionPool(
             url,
@@ -34,6 +46,7 @@ class Hub:
             max_size=4,
             # Nothing prepared: the reads may go through a transaction pooler.
             kwargs={"autocommit": True, "prepare_threshold": None},
+            configure=functools.partial(bound_statements, timeout_ms=statement_timeout_ms),
             open=False,
         )
         self.url = url
@@ -42,7 +55,11 @@ class Hub:
     def open(self) -> None:
         self.pool.open(wait=True, timeout=10)
         self.task_hub = TaskHub.connect(
-            self.url, self.schema, pool_min_size=1, pooler=ONE_SHOT_POOLER
+            self.url,
+            self.schema,
+            pool_min_size=1,
+            pooler=ONE_SHOT_POOLER,
+            statement_timeout_ms=self.statement_timeout_ms,
         )
 
     def close(self) -> None:

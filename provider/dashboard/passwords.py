@@ -24,13 +24,16 @@ VIEWER, OPERATOR = "viewer", "operator"
 ROLES = (VIEWER, OPERATOR)
 SCHEME = "scrypt"
 # scrypt's cost: 32 MiB and about 0.1 s a check. The dashboard checks a
-# password once per process (then keeps a keyed digest of it, access.py).
+# password once in a while (then keeps a keyed digest of it, sign_in.py).
 COST_N, BLOCK_R, PARALLEL_P = 2**15, 8, 1
 SALT_BYTES, KEY_BYTES = 16, 32
 # What a line may ask for: weaker is refused, stronger than this would let a
 # line make each check take gigabytes.
 MIN_N, MAX_N, MAX_R, MAX_P = 2**14, 2**20, 16, 4
 MAX_NAME = 64
+# What hash-password accepts: a guesser's few tries an hour (throttle.py)
+# get nowhere against 12 characters.
+MIN_PASSWORD = 12
 
 
 class AccountError(ValueError):
@@ -82,8 +85,10 @@ def hash_line(name: str, role: str, password: str) -> str:
     """The account's line, for a users file or TASKHUB_DASHBOARD_USERS."""
     check_name(name)
     check_role(role)
-    if not password:
-        raise AccountError("the password is empty")
+    if len(password) < MIN_PASSWORD:
+        raise AccountError(
+            f"the password has {len(password)} characters: give at least {MIN_PASSWORD}"
+        )
     salt = secrets.token_bytes(SALT_BYTES)
     key = _derive(password, salt, COST_N, BLOCK_R, PARALLEL_P)
     hashed = f"{SCHEME}${COST_N}${BLOCK_R}${PARALLEL_P}${_b64(salt)}${_b64(key)}"

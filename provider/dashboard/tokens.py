@@ -1,5 +1,7 @@
-"""The two tokens an action's POSTs carry, both signed with a secret of this
-server process (`secrets`): restart the dashboard and every token is void.
+"""The two tokens an action's POSTs carry, both signed with a secret: one of
+this server process (`secrets`), so that a restart voids every token, or the
+one configured for it (`configured_secret`), which dashboard replicas behind
+one load balancer share, so that each accepts the others' tokens.
 
 - The page's CSRF token, also in a SameSite=Strict cookie: the first POST
   (the question) must come from one of this server's pages.
@@ -21,6 +23,8 @@ import time
 from collections.abc import Callable, Mapping
 
 CONFIRM_WITHIN_S = 120.0
+# A configured secret's length: `openssl rand -base64 32` writes 44.
+MIN_SECRET = 32
 
 
 class TokenRefused(Exception):
@@ -90,6 +94,22 @@ class Confirmations:
             if claims["nonce"] in self._spent:
                 raise TokenRefused("the confirmation was used already")
             self._spent[claims["nonce"]] = float(claims["until"])
+
+
+def configured_secret(text: str, source: str) -> bytes:
+    """A secret as a file or a variable holds it (the whitespace around it,
+    a file's last newline, is no part of it); ValueError naming `source`,
+    never quoting the text."""
+    secret = text.strip()
+    if len(secret) < MIN_SECRET:
+        raise ValueError(f"{source} holds {len(secret)} characters: give at least {MIN_SECRET}")
+    return secret.encode()
+
+
+def hub_secret(secret: bytes, schema: str) -> bytes:
+    """The key a hub's dashboards sign with: a token for one hub is no
+    token for another, should two share a configured secret."""
+    return hmac.new(secret, f"taskhub-pg dashboard\0{schema}".encode(), hashlib.sha256).digest()
 
 
 def _sign(secret: bytes, purpose: str, text: str) -> str:

@@ -9,19 +9,24 @@ import os
 import subprocess
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 
 from devkit.waiting import wait_until
 from provider.cli.app import main
+from provider.dashboard.actions import CSRF_COOKIE
 from provider.dashboard.passwords import hash_line, parse_line
 from provider.testing.embedded_pg import free_port
-from tests.support.dashboard import basic
+from tests.ops.test_dashboard_security import dead_letters, the_dead_letter
+from tests.support.dashboard import basic, confirmation_of, token_of
 
 PASSWORD = "s3cret /+=@ pass"
 
@@ -181,3 +186,88 @@ def test_x_forwarded_for_is_believed_only_from_forwarded_allow_ips(
     ) as served:
         assert answer(served.base + "/actions/requeue", form, body) == 403
     assert "from '203.0.113.9 (via 127.0.0.1)'" in served.stderr, served.stderr
+
+
+def test_hash_password_refuses_a_password_shorter_than_twelve_characters(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for short in ("abc", "eleven char"):
+        monkeypatch.setattr(sys, "stdin", io.StringIO(short + "\n"))
+        assert main(["dashboard", "hash-password", "alice"]) == 2
+        said = capsys.readouterr()
+        assert said.out == "" and len(said.err.strip().splitlines()) == 1, said.err
+        assert "give at least 12" in said.err and short not in said.err
+
+
+SECRET = "a secret the replicas share, 44 chars long.."
+
+
+def test_a_secret_that_cannot_be_used_exits_2_without_being_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    short, good = tmp_path / "short", tmp_path / "good"
+    short.write_text("hunter2 hunter2\n")
+    good.write_text(SECRET + "\n")
+    url = ["--url", "postgresql://x@127.0.0.1:1/x"]
+    for options, words in (
+        (["--secret-file", str(short)], f"--secret-file '{short}' holds 15 characters"),
+        (["--secret-file", str(tmp_path / "none")], "No such file"),
+    ):
+        assert main(["dashboard", *options, *url]) == 2
+        said = capsys.readouterr().err
+        assert words in said and "hunter2" not in said and len(said.splitlines()) == 1, said
+    monkeypatch.setenv("TASKHUB_DASHBOARD_SECRET", "hunter2 hunter2")
+    assert main(["dashboard", *url]) == 2
+    said = capsys.readouterr().err
+    assert "TASKHUB_DASHBOARD_SECRET holds 15 characters" in said and "hunter2" not in said
+    monkeypatch.setenv("TASKHUB_DASHBOARD_SECRET", SECRET)
+    assert main(["dashboard", "--secret-file", str(good), *url]) == 2
+    assert "not both" in capsys.readouterr().err
+
+
+def exchange(
+    url: str, headers: dict[str, str], data: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    """(status, Set-Cookie, body) of a GET, or of a form's POST."""
+    body = urllib.parse.urlencode(data).encode() if data is not None else None
+    if body is not None:
+        headers = {**headers, "Content-Type": "application/x-www-form-urlencoded"}
+    request = urllib.request.Request(url, data=body, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.headers.get("set-cookie", ""), response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, "", error.read().decode()
+
+
+def test_two_dashboards_given_one_secret_take_each_others_confirmations(
+    database_url: str,
+    busy_hub: str,
+    sql: psycopg.Connection[Any],
+    tmp_path: Path,
+) -> None:
+    """Replicas behind a load balancer: the question from one, the
+    confirmation to the other (the secret from a file, and from the
+    environment)."""
+    secret = tmp_path / "secret"
+    secret.write_text(SECRET + "\n")
+    secret.chmod(0o600)
+    fields = {"dead_letter_id": the_dead_letter(sql, busy_hub)}
+    with (
+        dashboard(database_url, busy_hub, "--allow-actions", "--secret-file", str(secret)) as one,
+        dashboard(
+            database_url, busy_hub, "--allow-actions", env={"TASKHUB_DASHBOARD_SECRET": SECRET}
+        ) as two,
+    ):
+        status, cookie, page = exchange(one.base + "/dead-letters", {})
+        assert status == 200 and cookie.startswith(CSRF_COOKIE + "=")
+        jar = {"Cookie": cookie.partition(";")[0]}
+        status, _, asked = exchange(
+            one.base + "/actions/requeue", jar, {**fields, "csrf_token": token_of(page)}
+        )
+        assert status == 200 and 'id="question"' in asked, asked
+        answered = {**fields, "csrf_token": token_of(asked), "confirmation": confirmation_of(asked)}
+        status, _, done = exchange(two.base + "/actions/requeue", jar, answered)
+        assert status == 200 and "is back on its queue" in done, done
+    assert dead_letters(sql, busy_hub) == 0
+    assert "can be read by other users" not in one.stderr

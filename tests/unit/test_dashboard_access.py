@@ -53,7 +53,7 @@ def test_a_line_that_is_no_account_is_refused_without_being_quoted(line: str, wo
 
 
 def test_a_user_named_twice_is_refused() -> None:
-    line = hash_line("bob", "viewer", "pw")
+    line = hash_line("bob", "viewer", "bob's passphrase")
     with pytest.raises(AccountError, match="line 2: user 'bob' is there twice"):
         read_accounts(f"{line}\n{line}\n", "users.txt")
 
