@@ -29,6 +29,21 @@ ENVIRONMENT = (
         "libpq's own; a password belongs in `~/.pgpass`, never in a URL on a command line",
     ),
     (
+        "`TASKHUB_DASHBOARD_USERS_FILE`, `TASKHUB_DASHBOARD_USERS`",
+        "`taskhub-pg dashboard`",
+        "a users file's path (`--users-file`), and account lines like the file's"
+        " ([Who may open it](../ops.md#who-may-open-it))",
+    ),
+    (
+        "`TASKHUB_DASHBOARD_SECRET_FILE`, `TASKHUB_DASHBOARD_SECRET`",
+        "`taskhub-pg dashboard`",
+        "a file holding the secret the forms' CSRF tokens and the actions' confirmations"
+        " are signed with (`--secret-file`), or the secret itself; one of them, at least"
+        " 32 characters, the same on every replica of a hub's dashboard; without either,"
+        " each process makes its own ([Replicas behind a load balancer]"
+        "(../ops.md#replicas-behind-a-load-balancer))",
+    ),
+    (
         "`TASKHUB_TEST_DATABASE_URL`",
         "the test kit's fixtures",
         "the server your handlers' tests run against (else `DATABASE_URL`;"

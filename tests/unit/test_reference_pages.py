@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from devkit.docs import errors_page, settings_page
-from provider.cli import options
+from provider.cli import dashboard_command, options
 from provider.config import TaskHubConfig
 
 
@@ -21,6 +21,17 @@ def test_every_provider_setting_and_exit_code_is_on_its_page() -> None:
     for name in ("OK", "PROBLEMS", "USAGE", "NOT_FOUND", "UNREACHABLE", "DECLINED", "INTERRUPTED"):
         assert f"| {getattr(options, name)} | `{name}` |" in codes
     assert "SHORT_WIDTH" not in codes  # a constant of options.py that is no exit code
+
+
+def test_every_variable_the_dashboard_reads_is_on_the_settings_page() -> None:
+    page = settings_page.settings_page()
+    for name in (
+        dashboard_command.USERS_VARIABLE,
+        dashboard_command.USERS_FILE_VARIABLE,
+        dashboard_command.SECRET_VARIABLE,
+        dashboard_command.SECRET_FILE_VARIABLE,
+    ):
+        assert f"`{name}`" in page, name
 
 
 def test_a_setting_without_a_comment_fails_the_page() -> None:
