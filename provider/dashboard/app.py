@@ -92,7 +92,8 @@ def dashboard_app(
     that passes the path on as it came. With `secret` (tokens.configured_secret),
     its CSRF tokens and confirmations are good on every replica given the
     same; without, on this process only. Each statement it runs is cut off
-    after `statement_timeout_ms`."""
+    after `statement_timeout_ms`. `authenticator` signs in for `access`
+    (by default a new one: tests give theirs a clock)."""
     prefix = checked_root_path(root_path)
     policy = access or AccessPolicy()
     hub = Hub(url, schema, statement_timeout_ms=statement_timeout_ms)
