@@ -10,7 +10,8 @@ Schedules that cannot stop each other:
 * taskhub_fire_schedule_outcome (new) starts a tick in a subtransaction of
   its own: a start the hub refuses is undone and counted against its
   schedule (taskhub_count_schedule_failure, new), which is paused after
-  schedule_pause_after_failures (a new setting, 5) in a row, and the call
+  schedule_pause_after_failures (a new setting, 5, and taskhub_check_drift
+  names a value out of range: body only) in a row, and the call
   returns; a passing condition of the server (taskhub_transient_sqlstate,
   new) is raised as it is. taskhub_fire_schedule runs it and keeps its
   boolean (body only), so a scheduler of 0027 fires on, and a resume or a
@@ -39,8 +40,11 @@ depends_on = None
 # The tables this revision alters, drops or indexes: every run that applies it
 # locks them up front, in the hot path's order (provider/deploy/table_locks.py).
 # A run that takes a strong lock on a table not named here is refused.
-# Schedules: taskhub_schedules gets its columns, taskhub_settings a check.
-SCHEDULE_TABLES = ["taskhub_settings", "taskhub_schedules"]
+# Schedules: taskhub_schedules gets its columns. Not a table of the hot path,
+# so the run takes it before it closes the call gate: a scheduler of 0027
+# holds its row while it waits for the gate (taskhub_settings gets a row, no
+# check, for that reason).
+SCHEDULE_TABLES = ["taskhub_schedules"]
 LOCKS_ON_UPGRADE: list[str] = [*SCHEDULE_TABLES]
 LOCKS_ON_DOWNGRADE: list[str] = [*SCHEDULE_TABLES]
 
@@ -58,6 +62,7 @@ SCHEDULE_FILES: list[str] = [
     "functions/taskhub_pause_schedule/0029.sql",
     "functions/taskhub_set_schedule/0029.sql",
     "functions/taskhub_read_schedules/0029.sql",
+    "functions/taskhub_check_drift/0029.sql",
     "0029_steps_by_construction/schedules_privileges.sql",
 ]
 FILES: list[str] = [*SCHEDULE_FILES]
@@ -67,6 +72,7 @@ REPLACED: dict[str, list[str]] = {
     "functions/taskhub_fire_schedule/0027.sql": ["taskhub_fire_schedule"],
     "functions/taskhub_pause_schedule/0027.sql": ["taskhub_pause_schedule"],
     "functions/taskhub_set_schedule/0027.sql": ["taskhub_set_schedule"],
+    "functions/taskhub_check_drift/0012.sql": ["taskhub_check_drift"],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = [

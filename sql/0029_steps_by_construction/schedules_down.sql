@@ -1,6 +1,6 @@
--- taskhub-pg 0029, downgrade: the schedules' failure columns, their setting
--- and its check, and the privilege rows of the functions the migration drops.
--- Dropping a column changes the catalog alone (no rewrite).
+-- taskhub-pg 0029, downgrade: the schedules' failure columns, their setting,
+-- and the privilege rows of the functions the migration drops. Dropping a
+-- column changes the catalog alone (no rewrite).
 DELETE FROM __SCHEMA__.taskhub_runtime_privileges
  WHERE object_kind = 'function'
    AND object_name IN ('taskhub_fire_schedule_outcome', 'taskhub_read_schedules',
@@ -8,8 +8,6 @@ DELETE FROM __SCHEMA__.taskhub_runtime_privileges
 DELETE FROM __SCHEMA__.taskhub_operator_privileges
  WHERE object_kind = 'function' AND object_name = 'taskhub_read_schedules';
 
-ALTER TABLE __SCHEMA__.taskhub_settings
-    DROP CONSTRAINT schedule_pause_after_failures_is_a_whole_number_of_1_or_more;
 DELETE FROM __SCHEMA__.taskhub_settings WHERE name = 'schedule_pause_after_failures';
 
 ALTER TABLE __SCHEMA__.taskhub_schedules

@@ -298,19 +298,32 @@ def test_a_passing_failure_is_raised_and_counts_against_no_schedule(
     assert (waits.failures, waits.last_error, waits.last_tick_at) == (0, None, T0)
 
 
-def test_the_pause_setting_is_a_whole_number_of_at_least_1(
-    sql: psycopg.Connection[Any], hub_schema: str
+@pytest.mark.parametrize("value", ["0", "-1", "five", ""])
+def test_a_pause_setting_out_of_range_is_read_as_5_and_named_by_check(
+    client: Client, sql: psycopg.Connection[Any], hub_schema: str, value: str
 ) -> None:
-    for value in ("0", "-1", "five", ""):
-        with pytest.raises(psycopg.errors.CheckViolation) as refused:
-            sql.execute(
-                f'UPDATE "{hub_schema}".taskhub_settings SET value = %s'
-                " WHERE name = 'schedule_pause_after_failures'",
-                [value],
-            )
-        assert refused.value.diag.constraint_name == (
-            "schedule_pause_after_failures_is_a_whole_number_of_1_or_more"
+    """The setting has no check of its own (a check would lock taskhub_settings
+    ahead of taskhub_schedules in the upgrade): a value that is not a whole
+    number of at least 1 counts as the default, and `taskhub-pg check` says so."""
+    sql.execute(
+        f'UPDATE "{hub_schema}".taskhub_settings SET value = %s'
+        " WHERE name = 'schedule_pause_after_failures'",
+        [value],
+    )
+    every_10_s(client, "counted")
+    paused = [client.count_schedule_failure("counted", f"failure {n}") for n in range(1, 6)]
+    assert paused == [False, False, False, False, True]
+    drift = sql.execute(
+        f'SELECT problem, object, detail FROM "{hub_schema}".taskhub_check_drift()'
+        " WHERE problem = 'setting'"
+    ).fetchall()
+    assert drift == [
+        (
+            "setting",
+            "taskhub_settings schedule_pause_after_failures",
+            f"'{value}' is not a whole number of at least 1: read as 5",
         )
+    ]
 
 
 @pytest.mark.parametrize(

@@ -147,6 +147,7 @@ def test_a_table_held_for_a_moment_costs_a_retry_not_the_deploy(
         "worker_queue",
         "taskhub_settings",  # 0007's policy check, 0023's threshold check
         "taskhub_operator_privileges",  # 0023's SELECT rows
+        "taskhub_schedules",  # 0029's failure columns
     ]
     assert run.locks_held_ms is not None
 

@@ -50,7 +50,8 @@ AS $$
     ),
     settings AS (
         SELECT expected.name, s.value
-          FROM (VALUES ('dead_letter_after_attempts'), ('transient_failure_policy'))
+          FROM (VALUES ('dead_letter_after_attempts'), ('transient_failure_policy'),
+                       ('schedule_pause_after_failures'))
                AS expected (name)
           LEFT JOIN __SCHEMA__.taskhub_settings AS s ON s.name = expected.name
     )
@@ -109,6 +110,8 @@ AS $$
                WHEN s.name = 'dead_letter_after_attempts'
                    THEN format('%s is not above the runtime''s max_attempts (10): the dead-letter'
                                ' table would take messages before its poison handling', s.value)
+               WHEN s.name = 'schedule_pause_after_failures'
+                   THEN format('%L is not a whole number of at least 1: read as 5', s.value)
                ELSE format('%L is neither retry nor record', s.value)
            END
       FROM settings AS s
@@ -116,6 +119,8 @@ AS $$
         OR (s.name = 'dead_letter_after_attempts'
             AND CASE WHEN s.value ~ '^[0-9]{1,9}$' THEN s.value::integer <= 10 ELSE true END)
         OR (s.name = 'transient_failure_policy' AND s.value NOT IN ('retry', 'record'))
+        OR (s.name = 'schedule_pause_after_failures'
+            AND CASE WHEN s.value ~ '^[0-9]{1,9}$' THEN s.value::integer < 1 ELSE true END)
     UNION ALL
     SELECT 'unrecorded', 'taskhub_definitions', 'no definitions recorded: run a migration'
      WHERE NOT EXISTS (SELECT 1 FROM recorded)

@@ -21,13 +21,13 @@ BEGIN
     IF p_error IS NULL OR p_error = '' THEN
         RAISE EXCEPTION 'p_error must be a non-empty text' USING ERRCODE = '22023';
     END IF;
-    -- The table's check holds the value to a whole number of at least 1;
-    -- read as if it might not (a CASE: only a whole number is cast), so that
-    -- counting a failure cannot fail on it.
+    -- A whole number of at least 1, else the default (the table has no
+    -- check for it; a CASE: only a whole number is cast), so that counting a
+    -- failure cannot fail on it.
     SELECT CASE WHEN s.value ~ '^[0-9]{1,9}$' THEN s.value::integer END INTO v_limit
       FROM __SCHEMA__.taskhub_settings AS s
      WHERE s.name = 'schedule_pause_after_failures';
-    v_limit := greatest(coalesce(v_limit, 5), 1);
+    v_limit := CASE WHEN v_limit >= 1 THEN v_limit ELSE 5 END;
     UPDATE __SCHEMA__.taskhub_schedules AS s
        SET failures      = s.failures + 1,
            last_error    = c_error,

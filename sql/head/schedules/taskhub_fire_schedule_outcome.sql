@@ -42,6 +42,19 @@ DECLARE
     v_state    text;
     v_message  text;
 BEGIN
+    -- The call gate (docs/architecture.md): held by a migration, wait until
+    -- it commits, take in its catalog, run the definition it left. First,
+    -- before the schedule's row: a fire that held the row while it waited
+    -- at the gate in its start would hold up a migration that locks
+    -- taskhub_schedules after closing the gate.
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0)) THEN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('taskhub:__SCHEMA__:calls', 0));
+        PERFORM 1 FROM __SCHEMA__.instances WHERE false;
+        RETURN QUERY EXECUTE
+            'SELECT * FROM __SCHEMA__.taskhub_fire_schedule_outcome($1, $2, $3, $4, $5)'
+            USING p_name, p_tick, p_start, p_traceparent, p_tracestate;
+        RETURN;
+    END IF;
     IF p_tick IS NULL OR p_start IS NULL THEN
         RAISE EXCEPTION 'p_tick and p_start must be given' USING ERRCODE = '22023';
     END IF;
