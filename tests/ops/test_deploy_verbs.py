@@ -76,6 +76,7 @@ def test_upgrade_and_downgrade_say_what_they_did(
         "worker_queue",
         "taskhub_settings",
         "taskhub_operator_privileges",
+        "taskhub_schedules",
     ]
     assert report["duration_s"] > 0 and report["locks_held_ms"] > 0
     head, between, back = (f"{int(migrate.head_revision()) - n:04d}" for n in (0, 1, 2))
