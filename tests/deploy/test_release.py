@@ -13,7 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from devkit.schema.releases import Releases, revision_names
+from devkit.schema.releases import Releases, open_revisions, revision_names
+from devkit.schema.revision_digest import revision_digest
 from tests.support.paths import REPO
 
 TREE = ("provider", "devkit", "migrations", "sql")
@@ -39,10 +40,18 @@ def release(tree: Path, version: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def all_pinned() -> Releases:
+    """The releases as they are, with each revision still open (being worked
+    on: "How a revision is made") pinned at what it runs now."""
+    now = Releases.read()
+    pinned = {name: revision_digest(name[:4]) for name in open_revisions(now)}
+    return Releases(dict(now.versions), {**now.digests, **pinned})
+
+
 def test_a_release_pins_the_open_revision_and_names_its_version(tmp_path: Path) -> None:
     tree = copy_of_the_tree(tmp_path)
     newest = revision_names()[-1]
-    before = Releases.read()
+    before = all_pinned()
     opened = Releases(
         {v: r for v, r in before.versions.items() if r < newest[:4]} or {"0.0.1": "0000"},
         {name: d for name, d in before.digests.items() if name != newest},
@@ -62,6 +71,7 @@ def test_a_release_pins_the_open_revision_and_names_its_version(tmp_path: Path) 
 
 def test_with_nothing_open_a_release_refuses_and_changes_nothing(tmp_path: Path) -> None:
     tree = copy_of_the_tree(tmp_path)
+    all_pinned().write(tree / "migrations" / "released.json")
     released = (tree / "migrations" / "released.json").read_text()
     done = release(tree, "9.9.9")
     assert done.returncode == 1 and "no open revision" in done.stderr
