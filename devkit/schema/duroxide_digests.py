@@ -5,11 +5,11 @@ the released duroxide 0.2.2 runtime creates, taken from a schema it makes.
 
 A digest is the md5 of the text with the schema's qualifier (`<schema>.`)
 replaced by `__SCHEMA__.`: duroxide writes the schema into every body, so the
-same function in two schemas has one digest. Two kinds, as the fence reads
-them (provider/deploy/privileged_fence.py): a body (pg_proc.prosrc) and a
-whole definition (pg_get_functiondef, what an adoption sets aside and a
-downgrade to base puts back). tests/deploy/test_privileged_fence.py checks
-that a schema made by the installed duroxide still matches.
+same function in two schemas has one digest. Two kinds: a body
+(pg_proc.prosrc, which `taskhub-pg check` compares) and a whole definition
+(pg_get_functiondef, what an adoption sets aside and a downgrade to base puts
+back). tests/deploy/test_superuser_steps.py checks that a schema made by the
+installed duroxide still matches.
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ def duroxide_schema_digests(url: str) -> tuple[list[str], list[str]]:
 def render(bodies: list[str], definitions: list[str]) -> str:
     lines = [
         '"""What the released duroxide 0.2.2 runtime creates: the digests of its',
-        "functions, which a superuser's step accepts beside the package's own code",
-        "(provider/deploy/privileged_fence.py). Written by",
+        "functions, which `taskhub-pg check` accepts beside the package's own code",
+        "(provider/operations/drift_check.py). Written by",
         "`python -m devkit.schema.duroxide_digests URL`; do not edit by hand.",
         '"""',
         "",

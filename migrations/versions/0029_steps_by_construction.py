@@ -20,6 +20,27 @@ Schedules that cannot stop each other:
   paused_reason), a change of the catalog alone; taskhub_read_schedules
   (new) lists them, and taskhub_list_schedules keeps its result type.
 
+Privileged steps that execute nothing the owner controls:
+
+* A session that can do more than the hub's owner calls none of the hub's
+  functions (provider/deploy/privileged_session.py): the runtime DDL guard
+  is the database's, in a schema of the role that installs it
+  (sql/guard/, provider/deploy/ddl_guard.py), and the owner's role functions
+  ask it. taskhub_guard_names (new) says whether it names a role for this
+  hub (the hub's own guard of 0005-0028 still counts until a guard step
+  moves it); taskhub_set_runtime_privileges gives a guarded role CREATE only
+  then, and taskhub_database_create_needed_elsewhere reads it too; a
+  grant does not count a CREATE on the database the guard's step gave as
+  the role's own (taskhub_guard_gave_database_create, new).
+* taskhub_grant_runtime_role refuses a guarded grant until the guard names
+  the role, instead of making the guard; it, taskhub_revoke_runtime_role,
+  taskhub_refresh_runtime_roles and taskhub_distribute_on_citus no longer
+  change the guard, and taskhub_rebuild_runtime_ddl_guard,
+  taskhub_can_create_event_triggers and taskhub_settings_besides_guarded_roles
+  go (nothing calls them).
+* The role functions refuse a privileged caller
+  (taskhub_refuse_privileged_caller, new): a courtesy, not a boundary.
+
 New objects and function bodies: no argument list or result type changes,
 so no running runtime or scheduler notices.
 
@@ -65,7 +86,21 @@ SCHEDULE_FILES: list[str] = [
     "functions/taskhub_check_drift/0029.sql",
     "0029_steps_by_construction/schedules_privileges.sql",
 ]
-FILES: list[str] = [*SCHEDULE_FILES]
+# Privileged steps: the owner's side of the guard, and the courtesy refusal.
+PRIVILEGE_FILES: list[str] = [
+    "functions/taskhub_refuse_privileged_caller/0029.sql",
+    "functions/taskhub_guard_names/0029.sql",
+    "functions/taskhub_guard_gave_database_create/0029.sql",
+    "functions/taskhub_database_create_needed_elsewhere/0029.sql",
+    "functions/taskhub_set_runtime_privileges/0029.sql",
+    "functions/taskhub_grant_runtime_role/0029.sql",
+    "functions/taskhub_revoke_runtime_role/0029.sql",
+    "functions/taskhub_refresh_runtime_roles/0029.sql",
+    "functions/taskhub_grant_operator_role/0029.sql",
+    "functions/taskhub_revoke_operator_role/0029.sql",
+    "functions/taskhub_distribute_on_citus/0029.sql",
+]
+FILES: list[str] = [*SCHEDULE_FILES, *PRIVILEGE_FILES]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
@@ -73,6 +108,25 @@ REPLACED: dict[str, list[str]] = {
     "functions/taskhub_pause_schedule/0027.sql": ["taskhub_pause_schedule"],
     "functions/taskhub_set_schedule/0027.sql": ["taskhub_set_schedule"],
     "functions/taskhub_check_drift/0012.sql": ["taskhub_check_drift"],
+    "functions/taskhub_database_create_needed_elsewhere/0024.sql": [
+        "taskhub_database_create_needed_elsewhere"
+    ],
+    "functions/taskhub_set_runtime_privileges/0024.sql": ["taskhub_set_runtime_privileges"],
+    "functions/taskhub_grant_runtime_role/0024.sql": ["taskhub_grant_runtime_role"],
+    "functions/taskhub_revoke_runtime_role/0023.sql": ["taskhub_revoke_runtime_role"],
+    "functions/taskhub_refresh_runtime_roles/0016.sql": ["taskhub_refresh_runtime_roles"],
+    "functions/taskhub_grant_operator_role/0024.sql": ["taskhub_grant_operator_role"],
+    "functions/taskhub_revoke_operator_role/0016.sql": ["taskhub_revoke_operator_role"],
+    "functions/taskhub_distribute_on_citus/0022.sql": ["taskhub_distribute_on_citus"],
+}
+# Dropped by the upgrade (nothing calls them any more); the downgrade puts
+# them back from these released files.
+DROPPED: dict[str, list[str]] = {
+    "functions/taskhub_rebuild_runtime_ddl_guard/0024.sql": ["taskhub_rebuild_runtime_ddl_guard"],
+    "functions/taskhub_can_create_event_triggers/0024.sql": ["taskhub_can_create_event_triggers"],
+    "functions/taskhub_settings_besides_guarded_roles/0016.sql": [
+        "taskhub_settings_besides_guarded_roles"
+    ],
 }
 # New in this revision: dropped by the downgrade.
 NEW_FUNCTIONS: list[str] = [
@@ -81,6 +135,9 @@ NEW_FUNCTIONS: list[str] = [
     "taskhub_read_schedules",
     "taskhub_schedule_start",
     "taskhub_transient_sqlstate",
+    "taskhub_guard_names",
+    "taskhub_guard_gave_database_create",
+    "taskhub_refuse_privileged_caller",
 ]
 # The downgrade's own statements, after the functions are back and dropped.
 DOWN_FILES: list[str] = ["0029_steps_by_construction/schedules_down.sql"]
@@ -90,9 +147,11 @@ def upgrade() -> None:
     # Last: like every function of the schema, the new ones are not
     # executable by PUBLIC.
     apply_sql_files([*FILES, "0006_hot_path/no_public_execute.sql"])
+    drop_functions([name for names in DROPPED.values() for name in names])
 
 
 def downgrade() -> None:
+    replace_with_released(list(DROPPED), DROPPED)
     replace_with_released(list(REPLACED), REPLACED)
     drop_functions(NEW_FUNCTIONS)
     apply_sql_files(DOWN_FILES)

@@ -36,8 +36,9 @@ from provider.cli.options import (
 )
 from provider.cli.plain import plain, visible, visible_lines
 from provider.cli.turn_form_command import downgrade_warning
+from provider.deploy import privileged_session
 from provider.deploy.migration_options import InvalidMigrationOption, MigrationOptions
-from provider.deploy.privileged_fence import PINNED_SEARCH_PATH
+from provider.deploy.privileged_session import PINNED_SEARCH_PATH
 from provider.deploy.refusals import MigrationMisused, MigrationRefused
 from provider.deploy.run_report import MigrationRun
 from provider.deploy.run_report import log as migration_log
@@ -160,7 +161,7 @@ def print_problems(problems: list[Problem], empty: str) -> None:
 def _status_note(target: str, schema: str) -> str | None:
     """Why a schema holds no hub, and where the hubs are; exit 3 when the
     schema does not exist at all (an empty schema is "not migrated")."""
-    with psycopg.connect(target, autocommit=True, prepare_threshold=None) as conn:
+    with privileged_session.connect(target, autocommit=True, prepare_threshold=None) as conn:
         missing = no_hub(conn, schema)
         if missing is not None and not schema_exists(conn, schema):
             raise missing
@@ -211,7 +212,7 @@ def _print_status(found: HubStatus, head: str, note: str | None) -> None:
 def _explain_not_migrated(target: str, schema: str, as_json: bool) -> None:
     """check and repair report an unmigrated schema as their problem (exit 1);
     this line says where the hubs are, for a forgotten --schema."""
-    with psycopg.connect(target, autocommit=True, prepare_threshold=None) as conn:
+    with privileged_session.connect(target, autocommit=True, prepare_threshold=None) as conn:
         missing = no_hub(conn, schema, code=PROBLEMS)
     if missing is not None:
         report(missing, as_json)
@@ -261,8 +262,9 @@ def register(app: typer.Typer) -> None:
         """Migrate back to REVISION (base: remove the task hub and its data).
         Asks first unless --yes; without a terminal it refuses (exit 5)."""
         target = database_url(url)
-        # Before asking: exit 3 if there is none to downgrade (it runs fenced).
-        require_hub(target, schema, privileged_ok=True)
+        # Before asking: exit 3 if there is none to downgrade, exit 1 in a
+        # session that can do more than the hub's owner (the owner migrates).
+        require_hub(target, schema)
         removes = " This removes the task hub and every row in it." if revision == "base" else ""
         removes += downgrade_warning(target, schema, revision)
         options = _options(
@@ -297,7 +299,7 @@ def register(app: typer.Typer) -> None:
         a note naming the hubs); one that does not exist is exit 3."""
         target = database_url(url)
         with (
-            psycopg.connect(target, autocommit=True, prepare_threshold=None) as conn,
+            privileged_session.connect(target, autocommit=True, prepare_threshold=None) as conn,
             one_transaction_behind_a_pooler(conn, [PINNED_SEARCH_PATH]),
         ):
             refused = too_privileged(conn, schema)  # it reads the hub's views
@@ -326,11 +328,14 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(found.as_json())
         else:
-            print(f"schema {schema}: revision {found.revision or 'none'} (head {found.head})")
+            if found.catalogue_only:
+                print(f"schema {schema}: the code of its functions (head {found.head})")
+            else:
+                print(f"schema {schema}: revision {found.revision or 'none'} (head {found.head})")
             print_problems(found.problems, empty="no drift")
             for warning in found.warnings:
                 errors.print(plain(f"warning: {warning}"), highlight=False)
-        if found.revision is None:
+        if found.revision is None and not found.catalogue_only:
             _explain_not_migrated(target, schema, as_json)
         raise typer.Exit(OK if found.ok else PROBLEMS)
 

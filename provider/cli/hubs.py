@@ -12,7 +12,8 @@ import psycopg
 
 from provider.cli.options import NOT_FOUND, PROBLEMS, Failure
 from provider.cli.urls import InvalidUrl, libpq_url
-from provider.deploy.privileged_fence import PINNED_SEARCH_PATH, is_privileged
+from provider.deploy import privileged_session
+from provider.deploy.privileged_session import PINNED_SEARCH_PATH
 from provider.deploy.session_pinning import one_transaction_behind_a_pooler
 from provider.operations.hub_status import HubSchema, hub_schemas, schema_exists
 
@@ -66,7 +67,7 @@ def explain_missing(url: str | None, schema: str | None, error: Exception) -> Fa
     diag = getattr(error, "diag", None)
     what = getattr(diag, "message_primary", None) or getattr(error, "message", None) or str(error)
     try:
-        with psycopg.connect(
+        with privileged_session.connect(
             libpq_url(url), autocommit=True, prepare_threshold=None, connect_timeout=5
         ) as conn:
             failure = no_hub(conn, schema)
@@ -80,17 +81,21 @@ def explain_missing(url: str | None, schema: str | None, error: Exception) -> Fa
 
 
 def too_privileged(conn: psycopg.Connection[Any], schema: str) -> Failure | None:
-    """A runbook verb's refusal of a session that can do more than the hub's
-    owner (a superuser's, say): the hub's functions and views are the owner's
-    code, and would run with this session's rights. None: the session may."""
-    owner = is_privileged(conn, schema)
-    if owner is None:
+    """The refusal of a verb that runs the hub's code (its functions and views:
+    the runbook, a migration) in a session that can do more than the hub's
+    owner, a superuser's say: that code is the owner's, and would run with
+    this session's rights (provider/deploy/privileged_session.py). None: the
+    session may."""
+    found = privileged_session.standing(conn, schema)
+    if not found.privileged:
         return None
+    owner = found.owner
     return Failure(
         PROBLEMS,
-        f"this session can do more than {owner}, the owner of the hub in schema {schema}:"
-        f" a runbook verb would run code {owner} can change with its rights",
-        "connect as an operator role (taskhub-pg grant-operator-role) or as the hub's owner",
+        f"this session ({found.login}) can do more than {owner}, the owner of the hub in"
+        f" schema {schema}: this verb would run code {owner} can change, with its rights",
+        f"connect as {owner}, or as an operator role for the runbook"
+        " (taskhub-pg grant-operator-role)",
     )
 
 
@@ -102,7 +107,7 @@ def hub_connection(
     unless the verb runs behind the privileged fence (privileged_ok), the
     session is known to gain nothing by running the hub's code."""
     with (
-        psycopg.connect(url, autocommit=True, prepare_threshold=None) as conn,
+        privileged_session.connect(url, autocommit=True, prepare_threshold=None) as conn,
         one_transaction_behind_a_pooler(conn, [PINNED_SEARCH_PATH]),
     ):
         failure = no_hub(conn, schema) or (None if privileged_ok else too_privileged(conn, schema))
@@ -123,7 +128,7 @@ def refuse_a_privileged_session(url: str, schema: str, connect_timeout_s: float)
     metrics): exit 1 if it answers and the session would be privileged."""
     try:
         with (
-            psycopg.connect(
+            privileged_session.connect(
                 url,
                 autocommit=True,
                 prepare_threshold=None,

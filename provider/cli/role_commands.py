@@ -2,9 +2,10 @@
 revoke-operator-role: the runbook's role steps (docs/ops.md, "Who may do
 what"), the safe way for whoever runs them.
 
-Run by a superuser (the DDL guard needs one), each step runs only code the
-package ships (provider/deploy/privileged_fence.py): a function or table the
-hub's owner changed stops it, in one line naming it, before anything changes.
+The hub's owner grants on its own objects. A superuser (or a managed
+service's admin) runs only the DDL guard's part of a runtime-role step and
+runs nothing of the hub's (provider/deploy/runtime_role.py); the output then
+says what is left for the owner.
 """
 
 from __future__ import annotations
@@ -34,6 +35,16 @@ def _done(as_json: bool, **result: object) -> None:
         say(", ".join(f"{key.replace('_', ' ')}: {value}" for key, value in result.items()))
 
 
+def _owner_next(step: runtime_role.RoleStep, verb: str, as_json: bool) -> None:
+    """After the guard's part alone: the owner's step, named."""
+    if not step.owner_step_left() or as_json:
+        return
+    say(
+        f"the hub's owner {step.owner} grants and records the rest, connected as itself:"
+        f" taskhub-pg {verb} {step.role} --schema {step.schema}"
+    )
+
+
 def register(app: typer.Typer) -> None:
     @app.command("grant-runtime-role")
     def grant_runtime_role(
@@ -57,8 +68,16 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(str(error), param_hint="--runtime-ddl") from None
         target = database_url(url)
         require_hub(target, schema, privileged_ok=True)
-        runtime_role.grant(target, schema, name, mode)
-        _done(as_json, runtime_role=name, runtime_ddl=mode, schema=schema)
+        step = runtime_role.grant(target, schema, name, mode)
+        _done(
+            as_json,
+            runtime_role=name,
+            runtime_ddl=mode,
+            schema=schema,
+            guard_changed=step.guard_changed,
+            owner_step_done=step.owner_step_done,
+        )
+        _owner_next(step, f"grant-runtime-role --runtime-ddl {mode}", as_json)
 
     @app.command("revoke-runtime-role")
     def revoke_runtime_role(
@@ -68,8 +87,16 @@ def register(app: typer.Typer) -> None:
         name = _role(role)
         target = database_url(url)
         require_hub(target, schema, privileged_ok=True)
-        was = runtime_role.revoke(target, schema, name)
-        _done(as_json, runtime_role=name, revoked=was, schema=schema)
+        step, was = runtime_role.revoke(target, schema, name)
+        _done(
+            as_json,
+            runtime_role=name,
+            revoked=was,
+            schema=schema,
+            guard_changed=step.guard_changed,
+            owner_step_done=step.owner_step_done,
+        )
+        _owner_next(step, "revoke-runtime-role", as_json)
 
     @app.command("grant-operator-role")
     def grant_operator_role(

@@ -8,12 +8,11 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-import psycopg
 import typer
 
 from provider.cli.hubs import hub_connection
 from provider.cli.options import PROBLEMS, AsJson, Schema, Url, database_url, fail, print_json, say
-from provider.deploy import turn_form
+from provider.deploy import privileged_session, turn_form
 
 
 class Form(StrEnum):
@@ -25,7 +24,7 @@ def downgrade_warning(url: str, schema: str, revision: str) -> str:
     """What a downgrade below 0017 does to a json hub, for its question."""
     if revision != "base" and (not revision.isdigit() or int(revision) >= 17):
         return ""
-    with psycopg.connect(url, autocommit=True, prepare_threshold=None) as conn:
+    with privileged_session.connect(url, autocommit=True, prepare_threshold=None) as conn:
         if turn_form.current_form(conn, schema) != "json":
             return ""
     return (

@@ -24,10 +24,3 @@ BEGIN
 END
 $citus$
 """
-
-
-# From revision 0022: on a distributed hub the runtime DDL guard goes on every
-# worker too, by run_command_on_workers, whose connections see only what is
-# committed: after a commit that changed the guard, it is rebuilt once more.
-def guard_the_workers(schema: str) -> str:
-    return on_a_distributed_hub(schema, "taskhub_rebuild_runtime_ddl_guard")

@@ -20,7 +20,7 @@ from alembic.util import CommandError
 from psycopg import sql
 from sqlalchemy import exc
 
-from provider.deploy import migration_options
+from provider.deploy import migration_options, privileged_session
 from provider.deploy.migration_options import Direction, InvalidMigrationOption, MigrationOptions
 from provider.deploy.refusals import MigrationMisused, MigrationRefused
 from provider.deploy.resources import migrations_dir
@@ -127,7 +127,7 @@ def drop_hub(url: str, schema: str) -> None:
     """Drop a throwaway hub's schema with everything in it (the test kit's
     teardown): no downgrade runs, and nothing of it is left to report."""
     validate_schema_name(schema)
-    with psycopg.connect(url, autocommit=True, prepare_threshold=None) as conn:
+    with privileged_session.connect(url, autocommit=True, prepare_threshold=None) as conn:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 

@@ -20,6 +20,7 @@ import psycopg
 from sqlalchemy import Connection, text
 
 from provider.citus_placement import CITUS_PRESENT, PLACEMENT_QUERY, Node, node_url
+from provider.deploy import privileged_session
 from provider.deploy.table_locks import (
     CALL_GATE,
     LOCK_NOT_AVAILABLE,
@@ -59,7 +60,7 @@ class NodeGate:
             return
         lock_timeout = str(connection.exec_driver_sql("SHOW lock_timeout").scalar())
         started = time.monotonic()
-        held: psycopg.Connection[Any] = psycopg.connect(
+        held: psycopg.Connection[Any] = privileged_session.connect(
             node_url(self.url, node), application_name=APPLICATION_NAME
         )
         try:

@@ -6,13 +6,13 @@ clauses. Every function any released revision or sql/head/ creates is listed
 here by name, for the schema it is rendered for, in both forms of the fetch's
 turn (json and jsonb). What is not in this list, or in the digests of
 duroxide's own functions (provider/deploy/vouched_duroxide.py), is not code
-the package can vouch for: a superuser's step refuses to run beside it
-(provider/deploy/privileged_fence.py), and `taskhub-pg check` names it,
-whatever a later `taskhub_record_definitions()` recorded.
+the package can vouch for: `taskhub-pg check` names it, whatever a later
+`taskhub_record_definitions()` recorded. (A courtesy that names drift, not a
+boundary: a session that can do more than the hub's owner runs none of the
+hub's code at all, provider/deploy/privileged_session.py.)
 
-The tables and views the files create are listed by name too: the fence
-checks that nothing (a trigger, a rule, a default calling a function of
-another schema) would run code when a packaged function touches them.
+The tables and views the files create are listed by name too: the check and
+the status tell a hub's own relations from an application's.
 """
 
 from __future__ import annotations

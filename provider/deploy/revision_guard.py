@@ -33,7 +33,6 @@ from sqlalchemy.engine import Connection
 
 from provider.deploy import live_signatures, table_locks
 from provider.deploy.node_gate import NodeGate
-from provider.deploy.privileged_fence import SET_ASIDE_TABLE
 from provider.deploy.refusals import RuntimeSignaturesChanged, UndeclaredTableLocks
 from provider.deploy.run_report import MigrationRun
 from provider.deploy.version_table import VERSION_TABLE
@@ -54,12 +53,8 @@ class RevisionGuard:
         run: MigrationRun,
         connection: Connection | None,
         execute: Callable[[str], None],
-        fence: str | None = None,
     ) -> None:
         self.schema = schema
-        # The privileged session's fence (provider/deploy/privileged_fence.py),
-        # first in each transaction, before its first revision runs.
-        self.fence = fence
         self.run = run
         self.connection = connection  # None: a --sql script
         self.execute = execute  # into the --sql script
@@ -126,8 +121,6 @@ class RevisionGuard:
 
         @functools.wraps(revision_fn)  # Alembic logs the step by its function's name
         def run_guarded(**kw: Any) -> None:
-            if self.fence is not None and self.revisions_in_transaction == 0:
-                self.execute(self.fence)  # before the gate closes: calls never wait on it
             declared = table_locks.declared_tables([step])
             if up_front:  # a downgrade is atomic anyway: it locks as it goes
                 declared = table_locks.in_lock_order([*declared, *self.still_to_lock])
@@ -174,9 +167,7 @@ class RevisionGuard:
         """A revision that took a strong lock it did not declare could have
         deadlocked with the hub: refuse it, so that its test fails."""
         assert self.connection is not None and self.tables_before is not None
-        # The fence keeps the set-aside definitions as it checked them (a
-        # table the hub's calls never touch).
-        allowed = [*self.declared_in_transaction, VERSION_TABLE, SET_ASIDE_TABLE]
+        allowed = [*self.declared_in_transaction, VERSION_TABLE]
         undeclared = table_locks.undeclared_strong_locks(
             self.connection, self.tables_before, allowed
         )

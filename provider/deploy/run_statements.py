@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from provider.deploy import citus_statements, privileged_fence, runtime_role, turn_form
+from provider.deploy import citus_statements, runtime_role, turn_form
 from provider.deploy.migration_options import MigrationOptions
+from provider.deploy.sql_files import read_sql, render_text
 from provider.deploy.version_table import VERSION_TABLE
 from provider.schema_name import quote_schema
 
@@ -66,6 +67,34 @@ $record$
 """
 
 
+def _refuse_privileged(schema: str) -> str:
+    """A script's refusal of a session that can do more than the hub's owner
+    (sql/privileged/standing.sql says who is), before anything changes."""
+    standing = render_text(read_sql("privileged/standing.sql"), schema)
+    return f"""
+DO $refuse_privileged$
+DECLARE
+    v_who record;
+BEGIN
+    SELECT s.login, s.owner, s.privileged INTO v_who FROM (
+{standing}
+    ) AS s;
+    IF v_who.privileged THEN
+        RAISE EXCEPTION 'taskhub-pg: refused: a migration runs the hub''s own code, and this '
+                        'session (%) can do more than %, the owner of the hub in schema %, '
+                        'who may change that code: run it as %', v_who.login, v_who.owner,
+                        {_literal(schema)}, v_who.owner
+              USING ERRCODE = '42501';
+    END IF;
+END
+$refuse_privileged$
+"""
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
 @dataclass(frozen=True)
 class RunStatements:
     """Every statement of a run's own, rendered once for its schema and options."""
@@ -84,16 +113,11 @@ class RunStatements:
     # clauses undid.
     distribute_on_citus: str
     redistribute_if_distributed: str
-    # From revision 0022: on a distributed hub the runtime DDL guard goes on
-    # every worker too, by run_command_on_workers, whose connections see only
-    # what is committed: after the run's commit it is rebuilt once more.
-    guard_the_workers: str
     record_definitions: str
-    # A session that can do more than the hub's owner runs only packaged code
-    # (provider/deploy/privileged_fence.py): the fence first in each
-    # transaction, the hand-back last.
-    fence: str
-    hand_back: str
+    # A session that can do more than the hub's owner migrates nothing
+    # (provider/deploy/privileged_session.py): online the run asks before it
+    # begins; a --sql script asks where it runs, first.
+    refuse_privileged: str
     # The check made before any revision and the grant made after them, of
     # the runtime_role option (None without one); else the refresh of the
     # roles granted before, after a run that applied revisions.
@@ -102,7 +126,7 @@ class RunStatements:
     refresh_runtime_roles: str
 
     @classmethod
-    def of(cls, options: MigrationOptions) -> RunStatements:
+    def of(cls, options: MigrationOptions, online: bool = True) -> RunStatements:
         schema, quoted = options.schema, quote_schema(options.schema)
         role, mode = options.runtime_role, options.runtime_ddl
         return cls(
@@ -116,12 +140,15 @@ class RunStatements:
             redistribute_if_distributed=citus_statements.on_a_distributed_hub(
                 schema, "taskhub_distribute_on_citus"
             ),
-            guard_the_workers=citus_statements.guard_the_workers(schema),
             record_definitions=_record_definitions(schema),
-            fence=privileged_fence.fence_statement(schema),
-            hand_back=privileged_fence.hand_back_statement(schema),
+            refuse_privileged=_refuse_privileged(schema),
+            # Online, a run whose role may create an event trigger puts the
+            # runtime role in the database's DDL guard itself; a script
+            # needs the guard to name it already.
             precheck_runtime_role=(
-                runtime_role.precheck_statement(schema, role, mode) if role else None
+                runtime_role.precheck_statement(schema, role, mode, may_install_guard=online)
+                if role
+                else None
             ),
             grant_runtime_role=runtime_role.grant_statement(schema, role, mode) if role else None,
             refresh_runtime_roles=runtime_role.refresh_statement(schema),

@@ -51,7 +51,14 @@ from alembic.util import CommandError
 from sqlalchemy import create_engine, pool
 from sqlalchemy.engine import Connection, Engine
 
-from provider.deploy import migration_options, privileged_fence, session_pinning, table_locks
+from provider.deploy import (
+    ddl_guard,
+    migration_options,
+    privileged_session,
+    runtime_role,
+    session_pinning,
+    table_locks,
+)
 from provider.deploy.migration_options import InvalidMigrationOption, MigrationOptions
 from provider.deploy.migration_steps import execute_sql
 from provider.deploy.node_gate import NodeGate
@@ -148,18 +155,15 @@ class MigrationRunner:
     def __init__(self, options: MigrationOptions) -> None:
         self.options = options
         self.schema = options.schema
-        self.statements = RunStatements.of(options)
+        self.statements = RunStatements.of(options, online=not context.is_offline_mode())
         self.upgrade = _direction(options) == "upgrade"
         self.report: MigrationRun = context.config.attributes.setdefault(
             "run_report", MigrationRun(self.schema)
         )
-        self.guard = RevisionGuard(
-            self.schema, self.report, None, execute_sql, fence=self.statements.fence
-        )
-        # Online the run asks once whether its session is privileged, and
-        # leaves the fence out when it is not; a --sql script carries it (it
-        # checks itself).
-        self.fenced = True
+        self.guard = RevisionGuard(self.schema, self.report, None, execute_sql)
+        # Online, whether this run puts the runtime role in the database's DDL
+        # guard itself (its role may create event triggers): asked once.
+        self.installs_guard = False
         self.applied_steps: list[Any] = []  # the revisions this run applied
         self.current = Pass(per_revision=False)
         # The server session the online run's connection reached.
@@ -245,7 +249,6 @@ class MigrationRunner:
         report.first_revision_done_at = report.first_revision_done_at or time.time()
         report.to_revision = ",".join(sorted(applied["heads"])) or None
         if self.current.per_revision:
-            self._hand_back()
             self.guard.transaction_committed()
 
     # -- one pass ---------------------------------------------------------
@@ -254,14 +257,6 @@ class MigrationRunner:
         session (provider/deploy/session_pinning.py)."""
         if self.pinned is not None and self.pinned.pooled:
             session_pinning.check(_dbapi(context.get_bind()), self.pinned)
-
-    def _fence(self) -> None:
-        if self.fenced:
-            context.execute(self.statements.fence)
-
-    def _hand_back(self) -> None:
-        if self.fenced:
-            context.execute(self.statements.hand_back)
 
     def _in_a_new_transaction(self, statements: Callable[[], None]) -> None:
         """After revisions that each committed on their own: a transaction of
@@ -280,7 +275,11 @@ class MigrationRunner:
         self._same_session()
         # Queue behind other deploy jobs of this schema (no timeout), then
         # give up quickly on every other lock.
-        context.execute(privileged_fence.PINNED_SEARCH_PATH)
+        context.execute(privileged_session.PIN_STATEMENT)
+        if context.is_offline_mode():
+            # Online the run asked already (_refuse_if_privileged); a script
+            # asks where it runs.
+            context.execute(statements.refuse_privileged)
         context.execute(statements.migration_lock)
         context.execute(
             f"SET lock_timeout = {self.options.locks.timeout_ms(self.report.attempts or 1)}"
@@ -313,23 +312,22 @@ class MigrationRunner:
             elif final:
                 self._final_statements()
             if not per_revision:
-                self._hand_back()
                 self.guard.before_commit()  # the pass's one transaction commits next
         self.guard.transaction_committed()
-        statements = self.statements
-        if final and (self.options.citus or self.applied_steps or statements.grant_runtime_role):
-            with context.begin_transaction():
-                self._fence()
-                context.execute(statements.guard_the_workers)
-                self._hand_back()
+        # On a Citus coordinator the guard this run changed goes on every
+        # worker too, once committed (provider/deploy/ddl_guard.py).
+        if final and self.installs_guard and connection is not None:
+            ddl_guard.guard_the_workers(_dbapi(connection))
         # The session's migration lock goes with the connection, after the last commit.
 
     def _final_statements(self) -> None:
         statements = self.statements
-        self._fence()
-        # Grant when asked to; else re-grant the runtime roles after a run
+        # Grant when asked to (after the guard's part, where this role may
+        # install the guard); else re-grant the runtime roles after a run
         # that changed the schema, never on a look (`alembic current`).
         if statements.grant_runtime_role:
+            if self.installs_guard:
+                self._guard_the_runtime_role()
             context.execute(statements.grant_runtime_role)
         elif self.applied_steps:
             context.execute(statements.refresh_runtime_roles)
@@ -339,8 +337,32 @@ class MigrationRunner:
             context.execute(statements.redistribute_if_distributed)
         if self.applied_steps:
             context.execute(statements.record_definitions)
+        if not self.upgrade:
+            self._forget_the_guard()
         context.execute(statements.clean_up_at_base)
-        self._hand_back()
+
+    def _forget_the_guard(self) -> None:
+        """Below 0005 a hub has no runtime roles: a downgrade there, by a role
+        that may change the database's DDL guard, takes the hub's roles out
+        of it (provider/deploy/ddl_guard.py). Online only; elsewhere they stay
+        named until a guard step takes them out."""
+        to = self.report.to_revision
+        if context.is_offline_mode() or (to is not None and to >= "0005"):
+            return
+        conn = _dbapi(context.get_bind())
+        if runtime_role.can_create_event_triggers(conn):
+            ddl_guard.forget_hub(conn, self.schema)
+
+    def _guard_the_runtime_role(self) -> None:
+        """The guard's part of the grant (provider/deploy/ddl_guard.py), by a
+        run whose role may create event triggers: it owns the hub, so the
+        hub's owner is this session's role."""
+        role = self.options.runtime_role
+        assert role is not None
+        conn = _dbapi(context.get_bind())
+        row = conn.execute("SELECT current_user::text").fetchone()
+        assert row is not None
+        runtime_role.guard(conn, self.schema, role, str(row[0]))
 
     # -- offline ----------------------------------------------------------
     def run_offline(self) -> None:
@@ -371,12 +393,20 @@ class MigrationRunner:
         connection.rollback()  # the look ends its transaction: the run begins its own
         return bool(row and row[0])
 
-    def _ask_if_privileged(self, connection: Connection) -> None:
-        query = privileged_fence.privileged_query(self.schema)
-        row = connection.exec_driver_sql(query).fetchone()
+    def _refuse_if_privileged(self, connection: Connection) -> None:
+        """A session that can do more than the hub's owner migrates nothing
+        (provider/deploy/privileged_session.py): the owner does, in its own.
+        Then whether this run installs the runtime role's guard itself."""
+        conn = _dbapi(connection)
+        found = privileged_session.standing(conn, self.schema)
+        privileged_session.refuse_privileged(found, "a migration")
+        options = self.options
+        self.installs_guard = bool(
+            options.runtime_role
+            and options.runtime_ddl == "guarded"
+            and runtime_role.can_create_event_triggers(conn)
+        )
         connection.rollback()  # the look ends its transaction: the run begins its own
-        self.fenced = bool(row and row[0])
-        self.guard.fence = self.statements.fence if self.fenced else None
 
     def _connector(self, url: str, connect_args: dict[str, Any]) -> Callable[[], Any]:
         """SQLAlchemy's creator: each connection made by libpq from the URL
@@ -384,11 +414,10 @@ class MigrationRunner:
         search_path pinned, before the run's first look at the hub."""
 
         def connect() -> psycopg.Connection[Any]:
-            conn = psycopg.connect(url, prepare_threshold=None, **connect_args)
+            conn = privileged_session.connect(url, prepare_threshold=None, **connect_args)
             try:
                 self.pinned = session_pinning.pin(conn, url, connect_args)
-                conn.execute(privileged_fence.PINNED_SEARCH_PATH)
-                conn.commit()
+                privileged_session.pin(conn)
             except BaseException:
                 conn.close()
                 raise
@@ -417,7 +446,7 @@ class MigrationRunner:
         with engine.connect() as connection:
             try:
                 passes = self.passes(new_hub=not self._holds_a_hub(connection))
-                self._ask_if_privileged(connection)
+                self._refuse_if_privileged(connection)
                 for number_of_pass, this_pass in enumerate(passes, start=1):
                     self.configure(this_pass, connection=connection)
                     first, final = number_of_pass == 1, number_of_pass == len(passes)

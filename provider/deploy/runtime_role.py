@@ -3,26 +3,35 @@ runtime_role=R`, `--runtime-role R`), and the steps `taskhub-pg
 grant-runtime-role`, `revoke-runtime-role`, `grant-operator-role` and
 `revoke-operator-role` run.
 
-The SQL side is sql/head/privileges/ (taskhub_grant_runtime_role.sql and its
-siblings). A step run by a session that can do more than the hub's owner (a
-superuser installing the DDL guard) runs behind the privileged fence
-(provider/deploy/privileged_fence.py): only code the package ships.
+Who does what (docs/security.md, "Who runs what"):
+
+* the hub's owner grants on its own objects and records its own rows, with
+  the hub's functions (sql/head/privileges/), in its own session;
+* the runtime DDL guard needs a role that may create an event trigger; that
+  role changes only the guard and the CREATE it makes safe
+  (provider/deploy/ddl_guard.py), and runs nothing of the hub's: in a session
+  that can do more than the owner, a role step is the guard's part alone, or
+  a one-line refusal. Where the owner itself may create event triggers, its
+  step does both parts.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
-from provider.deploy import citus_statements, ddl_guard
-from provider.deploy.privileged_fence import fenced_transaction, pin_search_path_on_one_session
+from provider.deploy import ddl_guard, privileged_session
+from provider.deploy.sql_files import read_sql, render_text
 from provider.schema_name import quote_schema
 
 RUNTIME_DDL_MODES = ("guarded", "none")
+# The hub's function that asks the guard (revision 0029): a hub without it
+# keeps its own guard, which only its functions change.
+GUARD_AWARE = "taskhub_guard_names(text)"
 
 # Role names end up inside a SQL string literal: accept plain names only.
 _ROLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,62}")
@@ -64,90 +73,16 @@ END
 $grant$"""
 
 
-def precheck_statement(schema: str, role: str, runtime_ddl: str) -> str:
-    """Every refusal of the grant, checked before any revision runs: each
-    revision commits on its own, and a run refused only at its grant would
-    leave them applied. The same tests as taskhub_grant_runtime_role (whose
-    words it uses), on the catalogue alone: the hub may not exist yet."""
-    name, mode = validate_role_name(role), validate_runtime_ddl(runtime_ddl)
-    quoted = quote_schema(schema)
-    guard = "taskhub_ddl_guard_" + hashlib.md5(schema.encode()).hexdigest()[:16]
-    return f"""DO $precheck$
-DECLARE
-    v_role  pg_catalog.pg_roles;
-    v_owned text;
-    v_can   boolean := false;
-BEGIN
-    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-    SELECT * INTO v_role FROM pg_roles AS r WHERE r.rolname = '{name}';
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'role "{name}" does not exist' USING ERRCODE = '42704';
-    END IF;
-    IF v_role.rolsuper THEN
-        RAISE EXCEPTION 'role {name} is a superuser: it cannot be limited to what the runtime needs'
-              USING ERRCODE = '22023';
-    END IF;
-    IF pg_has_role(v_role.oid, 'pg_write_all_data', 'MEMBER') THEN
-        RAISE EXCEPTION 'role {name} is a member of pg_write_all_data: it cannot be limited to '
-                        'what the runtime needs' USING ERRCODE = '22023';
-    END IF;
-    -- What a role can use or become (taskhub_shares_rights), not any membership.
-    IF '{name}' = current_user
-       OR pg_has_role(v_role.oid, current_user, 'USAGE')
-       OR pg_has_role(v_role.oid, current_user,
-                      CASE WHEN current_setting('server_version_num')::integer >= 160000
-                           THEN 'SET' ELSE 'MEMBER' END)
-       OR (NOT (SELECT r.rolsuper FROM pg_roles AS r WHERE r.rolname = current_user)
-           AND (pg_has_role(current_user, v_role.oid, 'USAGE')
-                OR pg_has_role(current_user, v_role.oid,
-                               CASE WHEN current_setting('server_version_num')::integer >= 160000
-                                    THEN 'SET' ELSE 'MEMBER' END)))
-    THEN
-        RAISE EXCEPTION 'role {name} shares its rights with the migrating role %: use a separate '
-                        'role for the runtime', current_user USING ERRCODE = '22023';
-    END IF;
-    SELECT o.what INTO v_owned
-      FROM (SELECT 'schema ' || n.nspname AS what FROM pg_namespace AS n
-             WHERE n.oid = to_regnamespace('{quoted}') AND n.nspowner = v_role.oid
-            UNION ALL
-            SELECT 'relation ' || c.oid::regclass::text FROM pg_class AS c
-             WHERE c.relnamespace = to_regnamespace('{quoted}') AND c.relowner = v_role.oid
-            UNION ALL
-            SELECT 'function ' || p.oid::regprocedure::text FROM pg_proc AS p
-             WHERE p.pronamespace = to_regnamespace('{quoted}') AND p.proowner = v_role.oid) AS o
-     LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'role {name} owns % (and maybe more) in this schema, so it cannot be '
-                        'limited', v_owned USING ERRCODE = '22023';
-    END IF;
-    IF '{mode}' = 'guarded'
-       AND NOT EXISTS (SELECT 1 FROM pg_event_trigger AS e WHERE e.evtname = '{guard}')
-    THEN
-        -- Tried, not guessed from role names, and rolled back.
-        BEGIN
-            CREATE FUNCTION pg_temp.taskhub_event_trigger_probe() RETURNS event_trigger
-                LANGUAGE plpgsql AS $probe$ BEGIN END $probe$;
-            CREATE EVENT TRIGGER taskhub_event_trigger_probe ON ddl_command_end
-                EXECUTE FUNCTION pg_temp.taskhub_event_trigger_probe();
-            RAISE EXCEPTION USING ERRCODE = 'P0001', MESSAGE = 'taskhub-pg: probe rolled back';
-        EXCEPTION
-            WHEN insufficient_privilege THEN
-                v_can := false;
-            WHEN raise_exception THEN
-                v_can := true;
-        END;
-        IF NOT v_can THEN
-            RAISE EXCEPTION 'runtime_ddl ''guarded'' needs an event trigger, which role % '
-                            'cannot create', current_user
-                  USING ERRCODE = '42501',
-                        HINT = 'Grant it as a role that can (a superuser, or the admin of a '
-                               'managed service that allows event triggers), or pass '
-                               'runtime_ddl=none (no CREATE: the taskhub provider and the '
-                               'duroxide 0.2.2 runtime both run on a hub that exists).';
-        END IF;
-    END IF;
-END
-$precheck$"""
+def precheck_statement(schema: str, role: str, runtime_ddl: str, may_install_guard: bool) -> str:
+    """Every refusal of a migration's grant, before any revision runs
+    (sql/privileged/runtime_role_precheck.sql)."""
+    text = (
+        read_sql("privileged/runtime_role_precheck.sql")
+        .replace("__ROLE__", validate_role_name(role))
+        .replace("__RUNTIME_DDL__", validate_runtime_ddl(runtime_ddl))
+        .replace("__MAY_INSTALL_GUARD__", "true" if may_install_guard else "false")
+    )
+    return render_text(text, schema)
 
 
 def refresh_statement(schema: str) -> str:
@@ -162,8 +97,93 @@ END
 $refresh$"""
 
 
+# -- the guard's part -----------------------------------------------------
+
+
+def can_create_event_triggers(conn: psycopg.Connection[Any]) -> bool:
+    """Tried in a savepoint that is rolled back, not guessed from role names
+    (a managed service's admin may)."""
+    try:
+        with conn.transaction(force_rollback=True):
+            conn.execute(
+                "CREATE FUNCTION pg_temp.taskhub_event_trigger_probe() RETURNS event_trigger"
+                " LANGUAGE plpgsql AS $probe$ BEGIN END $probe$"
+            )
+            conn.execute(
+                "CREATE EVENT TRIGGER taskhub_event_trigger_probe ON ddl_command_end"
+                " EXECUTE FUNCTION pg_temp.taskhub_event_trigger_probe()"
+            )
+    except psycopg.errors.InsufficientPrivilege:
+        return False
+    return True
+
+
+def guard(conn: psycopg.Connection[Any], schema: str, role: str, owner: str) -> list[str]:
+    """The guard's part of a guarded grant, in the open transaction: the guard
+    installed (or checked), the hub's own guard moved into it, `role` named,
+    and the CREATE it makes safe granted. The roles moved from the hub's guard."""
+    refusal = ddl_guard.refusal_for(conn, schema, role)
+    if refusal is not None:
+        raise ddl_guard.GuardRefused(f"taskhub-pg: refused: {refusal}")
+    ddl_guard.install(conn)
+    moved = ddl_guard.adopt_legacy(conn, schema, owner)
+    ddl_guard.add(conn, schema, role)
+    ddl_guard.grant_create(conn, schema, role)
+    return moved
+
+
+def unguard(conn: psycopg.Connection[Any], schema: str, role: str, owner: str) -> bool:
+    """The guard's part of a revoke (or of a grant without DDL): `role` out of
+    the guard's list for the hub, and the CREATE the guard's step gave taken
+    back. Whether the guard named it."""
+    if not ddl_guard.installed(conn) and ddl_guard.legacy_guard(conn, schema) is None:
+        return False  # no guard: nothing of its to take back
+    ddl_guard.install(conn)
+    ddl_guard.adopt_legacy(conn, schema, owner)
+    removed = ddl_guard.remove(conn, schema, role)
+    if removed is not None:
+        ddl_guard.revoke_create(conn, schema, role, removed)
+    return removed is not None
+
+
+# -- the steps --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RoleStep:
+    """What a role step did, and what is left for the hub's owner."""
+
+    schema: str
+    role: str
+    owner: str | None
+    guard_changed: bool = False
+    owner_step_done: bool = False
+
+    def owner_step_left(self) -> bool:
+        return not self.owner_step_done
+
+
+def _standing(conn: psycopg.Connection[Any], schema: str) -> privileged_session.Standing:
+    found = privileged_session.standing(conn, schema)
+    privileged_session.require_clean(found)
+    return found
+
+
+def _require_guard_aware(conn: psycopg.Connection[Any], schema: str) -> None:
+    row = conn.execute(
+        "SELECT pg_catalog.to_regprocedure(%s) IS NOT NULL",
+        [f"{quote_schema(schema)}.{GUARD_AWARE}"],
+    ).fetchone()
+    if not (row and row[0]):
+        raise privileged_session.PrivilegedSessionRefused(
+            f"taskhub-pg: refused: the hub in schema {schema} is at a revision before 0029,"
+            " whose role functions keep a guard of their own: its owner runs taskhub-pg"
+            " upgrade first"
+        )
+
+
 def _call(conn: psycopg.Connection[Any], schema: str, function: str, *args: str) -> Any:
-    """One call of the hub's role function, its arguments typed text."""
+    """One call of the hub's role function (the owner's session only)."""
     placeholders = sql.SQL(", ").join(sql.SQL("%s::text") for _ in args)
     query = sql.SQL("SELECT {}.{}({})").format(
         sql.Identifier(schema), sql.Identifier(function), placeholders
@@ -172,48 +192,107 @@ def _call(conn: psycopg.Connection[Any], schema: str, function: str, *args: str)
     return None if row is None else row[0]
 
 
-def _runs_citus(conn: psycopg.Connection[Any]) -> bool:
-    row = conn.execute("SELECT to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL").fetchone()
-    return bool(row and row[0])
+def _guard_step(
+    conn: psycopg.Connection[Any], found: privileged_session.Standing, role: str, guarded: bool
+) -> RoleStep:
+    """A privileged session's role step: the guard's part, nothing of the hub's."""
+    schema = found.schema
+    _require_guard_aware(conn, schema)
+    assert found.owner is not None
+    with conn.transaction(), privileged_session.without_untrusted_event_triggers(conn):
+        if guarded:
+            guard(conn, schema, role, found.owner)
+            changed = True
+        else:
+            changed = unguard(conn, schema, role, found.owner)
+    ddl_guard.guard_the_workers(conn)
+    return RoleStep(schema, role, found.owner, guard_changed=changed)
 
 
-def _step(url: str, schema: str, function: str, *args: str, guard_changed: bool) -> Any:
-    """One role step in a fenced transaction; a step on the DDL guard first
-    puts the guard's packaged body in place (where this role may: a guard
-    installed by a migration's owner could not get it); on a hub distributed
-    by Citus, the workers' guard follows after the commit."""
-    with psycopg.connect(url, autocommit=True, prepare_threshold=None) as conn:
-        pin_search_path_on_one_session(conn, url)
-        with fenced_transaction(conn, schema):
-            if guard_changed:
-                conn.execute(ddl_guard.head_body_statement(schema))
-                conn.execute(ddl_guard.record_statement(schema))
-            result = _call(conn, schema, function, *args)
-        if guard_changed and _runs_citus(conn):
-            with fenced_transaction(conn, schema):
-                conn.execute(citus_statements.guard_the_workers(schema))
-    return result
+def _guard_part_needed(
+    conn: psycopg.Connection[Any], schema: str, role: str, guarded: bool | None
+) -> bool:
+    """Whether the owner's step changes the guard itself: only where the guard
+    is not as asked yet, and this role may create event triggers (a guard a
+    superuser already made names the role: the owner's grant needs no more)."""
+    if guarded is None:
+        return False
+    named = ddl_guard.installed(conn) and ddl_guard.names(conn, schema, role)
+    legacy = ddl_guard.legacy_guard(conn, schema) is not None
+    if named == guarded and not legacy:
+        return False
+    return can_create_event_triggers(conn)
 
 
-def grant(url: str, schema: str, role: str, runtime_ddl: str = "guarded") -> None:
-    """Make `role` a runtime role of the hub (again: a second grant replaces the first)."""
+def _owner_step(
+    conn: psycopg.Connection[Any],
+    found: privileged_session.Standing,
+    verb: str,
+    call: tuple[str, ...],
+    guarded: bool | None,
+) -> tuple[RoleStep, Any]:
+    """The owner's role step: the hub's function (`call`: its name, then its
+    arguments, the role first), after the guard's part where this role may
+    create event triggers (guarded None: an operator's step, no guard)."""
+    schema, role = found.schema, call[1]
+    privileged_session.refuse_privileged(found, verb)
+    changed = False
+    with conn.transaction():
+        if _guard_part_needed(conn, schema, role, guarded):
+            owner = found.owner or found.login
+            if guarded:
+                _require_guard_aware(conn, schema)
+                guard(conn, schema, role, owner)
+                changed = True
+            else:
+                changed = unguard(conn, schema, role, owner)
+        result = _call(conn, schema, *call)
+    if changed:
+        ddl_guard.guard_the_workers(conn)
+    return RoleStep(schema, role, found.owner, changed, owner_step_done=True), result
+
+
+def grant(url: str, schema: str, role: str, runtime_ddl: str = "guarded") -> RoleStep:
+    """Make `role` a runtime role of the hub (again: a second grant replaces the
+    first). In a privileged session, the guard's part only."""
     name, mode = validate_role_name(role), validate_runtime_ddl(runtime_ddl)
-    _step(url, schema, "taskhub_grant_runtime_role", name, mode, guard_changed=True)
+    with privileged_session.one_session(url) as conn:
+        found = _standing(conn, schema)
+        if found.privileged:
+            return _guard_step(conn, found, name, guarded=mode == "guarded")
+        call = ("taskhub_grant_runtime_role", name, mode)
+        step, _ = _owner_step(conn, found, "grant-runtime-role", call, mode == "guarded")
+        return step
 
 
-def revoke(url: str, schema: str, role: str) -> bool:
-    """Take back what a grant gave `role`; whether it was a runtime role."""
+def revoke(url: str, schema: str, role: str) -> tuple[RoleStep, bool]:
+    """Take back what a grant gave `role`; whether it was a runtime role (or,
+    in a privileged session, whether the guard named it)."""
     name = validate_role_name(role)
-    return bool(_step(url, schema, "taskhub_revoke_runtime_role", name, guard_changed=True))
+    with privileged_session.one_session(url) as conn:
+        found = _standing(conn, schema)
+        if found.privileged:
+            step = _guard_step(conn, found, name, guarded=False)
+            return step, step.guard_changed
+        call = ("taskhub_revoke_runtime_role", name)
+        step, was = _owner_step(conn, found, "revoke-runtime-role", call, guarded=False)
+        return step, bool(was)
 
 
 def grant_operator(url: str, schema: str, role: str) -> None:
     """Make `role` an operator of the hub: the runbook, and nothing more."""
     name = validate_role_name(role)
-    _step(url, schema, "taskhub_grant_operator_role", name, guard_changed=False)
+    with privileged_session.one_session(url) as conn:
+        found = _standing(conn, schema)
+        call = ("taskhub_grant_operator_role", name)
+        _owner_step(conn, found, "grant-operator-role", call, guarded=None)
 
 
 def revoke_operator(url: str, schema: str, role: str) -> bool:
     """Take back what an operator grant gave `role`; whether it was an operator."""
     name = validate_role_name(role)
-    return bool(_step(url, schema, "taskhub_revoke_operator_role", name, guard_changed=False))
+    with privileged_session.one_session(url) as conn:
+        found = _standing(conn, schema)
+        call = ("taskhub_revoke_operator_role", name)
+        _, was = _owner_step(conn, found, "revoke-operator-role", call, guarded=None)
+        return bool(was)

@@ -36,7 +36,9 @@ from provider.deploy.refusals import SessionNotPinned
 log = logging.getLogger(__name__)
 
 REFUSAL = "connect directly or through session pooling"
-SERVER_PID = "SELECT pg_backend_pid()"
+# Qualified: it is a session's first statement, before its search_path is
+# pinned (a setting of the database may have put a lesser role's schema first).
+SERVER_PID = "SELECT pg_catalog.pg_backend_pid()"
 # How a deploy says that the pooler in between pins sessions.
 DECLARATION = "TASKHUB_POOLER"
 SESSION_POOLING = "session"

@@ -24,7 +24,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from provider.deploy.privileged_fence import fenced_transaction, pin_search_path_on_one_session
+from provider.deploy import privileged_session
 from provider.deploy.sql_files import TURN_FORMS, function_versions, render_sql
 from provider.deploy.table_locks import call_gate_statement
 from provider.deploy.version_table import installed_revision
@@ -199,10 +199,12 @@ def switch(url: str, schema: str, form: str, *, force: bool = False) -> Switched
     call gate; refused while a runtime seems connected, unless `force`."""
     if form not in TURN_FORMS:
         raise SwitchRefused(f"the form must be one of {', '.join(TURN_FORMS)}, not {form}")
-    with psycopg.connect(url, autocommit=True, prepare_threshold=None) as conn:
-        pin_search_path_on_one_session(conn, url)
-        # A superuser's switch runs only packaged code (privileged_fence.py).
-        with fenced_transaction(conn, schema):
+    with privileged_session.one_session(url) as conn:
+        # The switch runs the hub's own functions: its owner's step.
+        found = privileged_session.standing(conn, schema)
+        privileged_session.require_clean(found)
+        privileged_session.refuse_privileged(found, "turn-form")
+        with conn.transaction():
             was = current_form(conn, schema)
             if was is None:
                 raise SwitchRefused(f"schema {schema} has no fetch_orchestration_item to switch")

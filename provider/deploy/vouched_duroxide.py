@@ -1,6 +1,6 @@
 """What the released duroxide 0.2.2 runtime creates: the digests of its
-functions, which a superuser's step accepts beside the package's own code
-(provider/deploy/privileged_fence.py). Written by
+functions, which `taskhub-pg check` accepts beside the package's own code
+(provider/operations/drift_check.py). Written by
 `python -m devkit.schema.duroxide_digests URL`; do not edit by hand.
 """
 

@@ -17,6 +17,7 @@ from typing import Any
 import psycopg
 
 from provider.citus_placement import CITUS_PRESENT, PLACEMENT_QUERY, Node, node_url
+from provider.deploy import privileged_session
 from provider.schema_name import quote_schema
 
 
@@ -84,7 +85,7 @@ def workers(conn: psycopg.Connection[Any]) -> list[Node]:
 
 def placement(url: str, schema: str) -> Placement:
     """Where the hub is, and the URL to reach it there."""
-    with psycopg.connect(url, autocommit=True, prepare_threshold=None) as conn:
+    with privileged_session.connect(url, autocommit=True, prepare_threshold=None) as conn:
         node = hub_node(conn, schema)
     if node is None:
         raise CitusRefused(f"schema {schema} is not distributed on Citus: its URL is the one given")
@@ -94,7 +95,7 @@ def placement(url: str, schema: str) -> Placement:
 def move(url: str, schema: str, to: Node) -> Moved:
     """Move the hub to the worker `to` (one of the cluster's), writes waiting
     while its tables are copied; a no-op when it is there already."""
-    with psycopg.connect(url, autocommit=True, prepare_threshold=None) as conn:
+    with privileged_session.connect(url, autocommit=True, prepare_threshold=None) as conn:
         was = hub_node(conn, schema)
         if was is None:
             raise CitusRefused(f"schema {schema} is not distributed on Citus: nothing to move")

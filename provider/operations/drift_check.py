@@ -11,9 +11,10 @@ _duroxide_migrations ledger and settings.
 Besides the record, every function with a name the package uses is compared
 with the bodies the package ships (provider/deploy/packaged_code.py): a
 change that a later `taskhub_record_definitions()` re-blessed is still named
-(`unpackaged`). A session that can do more than the hub's owner checks and
-repairs behind the privileged fence (provider/deploy/privileged_fence.py):
-it runs nothing the owner could have changed, and a check rolls back.
+(`unpackaged`). A session that can do more than the hub's owner
+(provider/deploy/privileged_session.py) runs nothing the owner could have
+changed: its check reads the catalogue alone (the functions' code), and its
+repair is refused (the owner repairs its own hub).
 
 `repair` re-applies, in one transaction, each drifted function and view from
 the newest released SQL file at or below the installed revision that defines
@@ -32,13 +33,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from provider.deploy import migrate, packaged_code, turn_form, vouched_duroxide
-from provider.deploy.privileged_fence import (
-    fence_statement,
-    hand_back_statement,
-    is_privileged,
-    pin_search_path_on_one_session,
-)
+from provider.deploy import migrate, packaged_code, privileged_session, turn_form, vouched_duroxide
 from provider.deploy.sql_files import is_downgrade_file, read_sql, released_files, render_text
 from provider.deploy.version_table import VERSION_TABLE, installed_revision
 from provider.schema_name import quote_schema
@@ -85,6 +80,9 @@ class CheckReport:
     problems: list[Problem] = field(default_factory=list)
     # Where the hub stands that is not drift (exit 0): who else can reach it.
     warnings: list[str] = field(default_factory=list)
+    # A privileged session's check: the functions' code, from the catalogue
+    # alone (the revision is in a table of the owner's, which it does not read).
+    catalogue_only: bool = False
 
     @property
     def ok(self) -> bool:
@@ -98,6 +96,7 @@ class CheckReport:
             "ok": self.ok,
             "problems": [asdict(problem) for problem in self.problems],
             "warnings": self.warnings,
+            "catalogue_only": self.catalogue_only,
         }
 
 
@@ -239,20 +238,22 @@ def _unpackaged(conn: psycopg.Connection[Any], schema: str) -> list[Problem]:
 
 def check(url: str, schema: str) -> CheckReport:
     """Everything that differs from what the installed revision shipped."""
-    with psycopg.connect(url, autocommit=True, prepare_threshold=None) as conn:
-        pin_search_path_on_one_session(conn, url)
-        if is_privileged(conn, schema) is None:
+    with privileged_session.one_session(url) as conn:
+        found = privileged_session.standing(conn, schema)
+        privileged_session.require_clean(found)
+        if not found.privileged:
             return _check_on(conn, schema)
-        # Behind the fence, then rolled back: the functions it took go back.
-        try:
-            with conn.transaction(force_rollback=True):
-                conn.execute(fence_statement(schema))
-                return _check_on(conn, schema)
-        except psycopg.errors.InsufficientPrivilege as refused:
-            problems = _unpackaged(conn, schema) or [
-                Problem("unpackaged", schema, str(refused.diag.message_primary))
-            ]
-            return CheckReport(schema, None, migrate.head_revision(), problems)
+        # The catalogue alone: the hub's tables, views and functions are the
+        # owner's, and would run with this session's rights.
+        report = CheckReport(
+            schema, None, migrate.head_revision(), _unpackaged(conn, schema), catalogue_only=True
+        )
+        report.warnings.append(
+            f"this session can do more than {found.owner}, the hub's owner, so it read the"
+            " catalogue alone (the code of the hub's functions); the recorded definitions,"
+            f" grants and ledger are checked by {found.owner} or an operator role"
+        )
+        return report
 
 
 def released_statements(kind: str, name: str, revision: str) -> list[str]:
@@ -278,9 +279,10 @@ def render(statement: str, schema: str, turn_form: str = "json") -> str:
 
 def repair(url: str, schema: str) -> RepairReport:
     """Put back what check found, in one transaction (see the module's doc)."""
-    with psycopg.connect(url) as conn:
-        pin_search_path_on_one_session(conn, url)
-        conn.execute(fence_statement(schema))  # refuses in a privileged session: see above
+    with privileged_session.one_session(url) as conn, conn.transaction():
+        found = privileged_session.standing(conn, schema)
+        privileged_session.require_clean(found)
+        privileged_session.refuse_privileged(found, "repair")
         before = _check_on(conn, schema)
         revision = before.revision
         if revision is None or not _has_drift_check(conn, schema):
@@ -298,8 +300,6 @@ def repair(url: str, schema: str) -> RepairReport:
                 _restore_attributes(conn, schema, obj, definition)
         _restore_grants_and_ledger(conn, schema)
         after = _check_on(conn, schema)
-        conn.execute(hand_back_statement(schema))
-        conn.commit()
     remaining = set(after.problems)
     return RepairReport(
         repaired=[p for p in before.problems if p not in remaining],

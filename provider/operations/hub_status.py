@@ -13,6 +13,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from provider.deploy import privileged_session
 from provider.deploy.version_table import installed_revision
 from provider.operations import runbook
 
@@ -78,7 +79,7 @@ def schema_exists(conn: psycopg.Connection[Any], schema: str) -> bool:
 
 
 def read_hub_status(url: str, schema: str) -> HubStatus:
-    with psycopg.connect(url, autocommit=True, prepare_threshold=None) as conn:
+    with privileged_session.connect(url, autocommit=True, prepare_threshold=None) as conn:
         return HubStatus(
             schema=schema,
             revision=installed_revision(conn, schema),

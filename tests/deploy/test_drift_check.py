@@ -236,7 +236,11 @@ def test_adding_or_removing_a_runtime_role_is_never_drift(
             cli = ["upgrade", "--url", database_url, "--schema", schema, "--revision", revision]
             assert main([*cli, "--runtime-role", by_cli.name]) == 0
             assert drift_besides_pending(capsys, database_url, schema) == []
-            conn.execute(f'SELECT "{schema}".taskhub_grant_runtime_role(%s)', [by_sql.name])
+            # The SQL route grants without DDL: a guarded grant needs the
+            # database's guard, which only a guard step changes.
+            conn.execute(
+                f'SELECT "{schema}".taskhub_grant_runtime_role(%s, %s)', [by_sql.name, "none"]
+            )
             assert drift_besides_pending(capsys, database_url, schema) == []
             for role in (by_cli, by_sql):
                 conn.execute(f'SELECT "{schema}".taskhub_revoke_runtime_role(%s)', [role.name])

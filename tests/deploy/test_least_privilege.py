@@ -23,7 +23,7 @@ import pytest
 from devkit.roles import LoginRole, login_role
 from devkit.workloads.work_items import start_orchestration
 from provider import now_ms
-from provider.deploy import migrate
+from provider.deploy import migrate, runtime_role
 from provider.deploy.runtime_role import grant_statement
 from provider.deploy.version_table import installed_revision
 from provider.operations import drift_check
@@ -91,6 +91,17 @@ def shared_guarded_hub(database_url: str) -> Iterator[GuardedHub]:
         finally:
             with psycopg.connect(database_url, autocommit=True) as admin:
                 admin.execute(f'SELECT "{schema}".taskhub_revoke_runtime_role(%s)', [login.name])
+
+
+def guard_names(sql: psycopg.Connection[Any], schema: str, role: str) -> bool:
+    """Whether the database's DDL guard names `role` for the hub in `schema`."""
+    if sql.execute("SELECT to_regclass('taskhub_guard.guarded_roles')").fetchone() == (None,):
+        return False
+    row = sql.execute(
+        "SELECT count(*) FROM taskhub_guard.guarded_roles WHERE hub_schema = %s AND role_name = %s",
+        [schema, role],
+    ).fetchone()
+    return bool(row and row[0])
 
 
 def refusal(conn: psycopg.Connection[Any], statement: str) -> str | None:
@@ -183,12 +194,11 @@ def test_runtime_ddl_none_grants_no_create_and_installs_no_guard(
     migrate.upgrade(database_url, schema, runtime_role=role.name, runtime_ddl="none")
     row = sql.execute(
         "SELECT has_schema_privilege(%s, %s, 'USAGE'), has_schema_privilege(%s, %s, 'CREATE'),"
-        " has_database_privilege(%s, current_database(), 'CREATE'),"
-        " (SELECT count(*) FROM pg_event_trigger"
-        f'   WHERE evtname = "{schema}".taskhub_runtime_ddl_guard_name())',
+        " has_database_privilege(%s, current_database(), 'CREATE')",
         [role.name, schema, role.name, schema, role.name],
     ).fetchone()
-    assert row == (True, False, False, 0)
+    assert row == (True, False, False)
+    assert not guard_names(sql, schema, role.name)
     with psycopg.connect(role.url, autocommit=True) as conn:
         assert refusal(conn, f'CREATE TABLE "{schema}".mine (x int)') == "42501"
 
@@ -357,7 +367,7 @@ def test_a_non_superuser_migrator_cannot_install_the_guard_but_can_grant_without
         database = sql.execute("SELECT current_database()").fetchone()
         sql.execute(f'GRANT CREATE ON DATABASE "{database[0] if database else ""}" TO {owner.name}')
         schema = new_schema_name("lp")
-        with pytest.raises(Exception, match="needs an event trigger, which role"):
+        with pytest.raises(Exception, match="needs the DDL guard to name role"):
             migrate.upgrade(owner.url, schema, runtime_role=role.name)
         # Refused before any revision ran: nothing of it is left.
         assert sql.execute("SELECT to_regnamespace(%s)", [schema]).fetchone() == (None,)
@@ -374,16 +384,18 @@ def test_revoking_and_downgrading_take_everything_back(
 ) -> None:
     schema = new_schema_name("lp")
     migrate.upgrade(database_url, schema, runtime_role=role.name)
-    guard = sql.execute(f'SELECT "{schema}".taskhub_runtime_ddl_guard_name()').fetchone()
+    assert guard_names(sql, schema, role.name)
     migrate.downgrade(database_url, schema, "0004")
     row = sql.execute(
         "SELECT has_schema_privilege(%s, %s, 'USAGE'),"
         " has_database_privilege(%s, current_database(), 'CREATE'),"
-        " (SELECT count(*) FROM pg_event_trigger WHERE evtname = %s),"
         " (SELECT count(*) FROM pg_proc WHERE pronamespace = %s::regnamespace AND prosecdef)",
-        [role.name, schema, role.name, guard[0] if guard else None, schema],
+        [role.name, schema, role.name, schema],
     ).fetchone()
-    assert row == (False, False, 0, 0)
+    assert row == (False, False, 0)
+    # Below 0005 the hub has no runtime roles: a downgrade by a role that may
+    # change the database's guard takes them out of it too.
+    assert not guard_names(sql, schema, role.name)
     migrate.downgrade(database_url, schema)
     assert sql.execute("SELECT to_regnamespace(%s)", [schema]).fetchone() == (None,)
 
@@ -515,7 +527,7 @@ def test_database_create_is_taken_back_only_when_no_hub_needs_it_and_we_gave_it(
         return bool(row and row[0])
 
     def revoke(schema: str) -> None:
-        sql.execute(f'SELECT "{schema}".taskhub_revoke_runtime_role(%s)', [role.name])
+        runtime_role.revoke(database_url, schema, role.name)
 
     revoke(first)
     assert can_create_schemas()  # the second hub's runtime still connects
@@ -538,21 +550,24 @@ def test_an_owner_without_superuser_migrates_and_a_superuser_adds_the_guard_once
         sql.execute(f"GRANT CREATE ON DATABASE {sql.info.dbname} TO {owner.name}")
         schema = new_schema_name("lp")
         migrate.upgrade(owner.url, schema)
-        sql.execute(f'SELECT "{schema}".taskhub_grant_runtime_role(%s)', [role.name])
+        # The superuser's step: the guard alone; then the owner's grant.
+        runtime_role.grant(database_url, schema, role.name)
+        runtime_role.grant(owner.url, schema, role.name)
         # The owner's later runs re-grant every runtime role without a superuser.
         migrate.upgrade(owner.url, schema)
 
-        guard = f'"{schema}".taskhub_refuse_runtime_ddl()'
         guard_owner = sql.execute(
-            "SELECT pg_get_userbyid(proowner) FROM pg_proc WHERE oid = %s::regprocedure", [guard]
+            "SELECT pg_get_userbyid(proowner) FROM pg_proc WHERE oid = %s::regprocedure",
+            ["taskhub_guard.refuse_runtime_ddl()"],
         ).fetchone()
-        assert guard_owner == (sql.info.user,)  # no longer the owner's to rewrite
+        assert guard_owner == (sql.info.user,)  # never the owner's to rewrite
         client = duroxide.Client(duroxide.PostgresProvider.connect_with_schema(role.url, schema))
         assert client.list_all_instances() == []
         with psycopg.connect(role.url, autocommit=True) as conn:
             assert refusal(conn, f'CREATE TABLE "{schema}".mine (x int)') == "42501"
 
-        sql.execute(f'SELECT "{schema}".taskhub_revoke_runtime_role(%s)', [role.name])
+        runtime_role.revoke(database_url, schema, role.name)
+        runtime_role.revoke(owner.url, schema, role.name)
         migrate.downgrade(owner.url, schema)
         assert sql.execute("SELECT to_regnamespace(%s)", [schema]).fetchone() == (None,)
 

@@ -17,7 +17,6 @@ the runtime role's DDL is refused and the admin's is not.
 
 from __future__ import annotations
 
-import re
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,7 +31,7 @@ from psycopg import sql
 from devkit.roles import url_as
 from provider.cli import main
 from provider.deploy import migrate, runtime_role
-from provider.deploy.version_table import installed_revision
+from provider.deploy.privileged_session import PrivilegedSessionRefused
 from provider.testing.embedded_pg import EmbeddedPostgres, find_bin_dir
 from tests.runtime.test_duroxide_runtime import (
     approve_when_waiting,
@@ -222,8 +221,11 @@ def test_behind_the_guard_the_runtime_roles_ddl_is_refused_and_the_admins_is_not
     managed: ManagedDatabase, server_url: str
 ) -> None:
     migrate.upgrade(managed.admin_url, "orders", runtime_role=managed.runtime, runtime_ddl="none")
-    # The one step that needs a role able to create an event trigger.
-    runtime_role.grant(superuser_on(managed, server_url), "orders", managed.runtime, "guarded")
+    # The one step that needs a role able to create an event trigger: the
+    # guard's part alone; then the hub's owner (the admin) grants the rest.
+    step = runtime_role.grant(superuser_on(managed, server_url), "orders", managed.runtime)
+    assert step.guard_changed and not step.owner_step_done
+    runtime_role.grant(managed.admin_url, "orders", managed.runtime, "guarded")
     run_scenarios(managed.runtime_url, "orders")
     assert refused_ddl(managed.runtime_url, "CREATE TABLE orders.runtime_ddl ()") == "42501"
     assert refused_ddl(managed.admin_url, "CREATE TABLE public.admin_ddl ()") is None
@@ -236,7 +238,7 @@ def test_a_guarded_grant_by_an_admin_that_cannot_create_event_triggers_is_refuse
     managed: ManagedDatabase,
 ) -> None:
     """Refused before the first revision commits, naming the two ways out."""
-    with pytest.raises(Exception, match="needs an event trigger, which role") as refused:
+    with pytest.raises(Exception, match="needs the DDL guard to name role") as refused:
         migrate.upgrade(managed.admin_url, "orders", runtime_role=managed.runtime)
     assert "runtime_ddl=none" in str(refused.value)
     with psycopg.connect(managed.admin_url) as conn:
@@ -261,9 +263,15 @@ def test_an_admin_that_may_create_event_triggers_deploys_behind_the_guard_as_its
     run_scenarios(managed.runtime_url, "orders")
 
     # The event trigger is a superuser's (the service's module made it), its
-    # function the admin's and SECURITY INVOKER: PostgreSQL runs it as the
-    # role running the DDL, not as the trigger's owner (whom it would let by).
+    # function (in the admin's schema taskhub_guard) the admin's and SECURITY
+    # INVOKER: PostgreSQL runs it as the role running the DDL, not as the
+    # trigger's owner (whom it would let by).
     assert guard_owners(managed.admin_url) == ("superuser", managed.admin, False)
+    with psycopg.connect(managed.admin_url) as admin:
+        owner = admin.execute(
+            "SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'taskhub_guard'"
+        ).fetchone()
+    assert owner == (managed.admin,)
     refusal = ddl_refusal(managed.runtime_url, "CREATE TABLE orders.runtime_ddl ()")
     assert refusal is not None and refusal[0] == "42501", refusal
     assert f"role {managed.runtime} is a task-hub runtime role and may not run DDL" in refusal[1]
@@ -273,19 +281,17 @@ def test_an_admin_that_may_create_event_triggers_deploys_behind_the_guard_as_its
     migrate.upgrade(managed.admin_url, "orders")
     assert cli(managed.admin_url, "check", "--schema", "orders") == 0
     assert cli(managed.operator_url, "inspect", "queues", "--schema", "orders") == 0
-    # Revision 0023 cannot read a list the comment holds: its downgrade
-    # refuses, changing nothing, until the grant is taken back.
-    with pytest.raises(Exception, match="keeps its roles where revision 0023 cannot read them"):
-        migrate.downgrade(managed.admin_url, "orders", "0023")
-    with psycopg.connect(managed.admin_url) as admin:
-        assert installed_revision(admin, "orders") == migrate.head_revision()
+    # The guard is the database's, not the hub's: a downgrade leaves it, and
+    # it still refuses the runtime role's DDL there and after the way back.
+    migrate.downgrade(managed.admin_url, "orders", "0023")
     assert ddl_refusal(managed.runtime_url, "CREATE TABLE orders.runtime_ddl ()") is not None
+    migrate.upgrade(managed.admin_url, "orders")
+    assert cli(managed.admin_url, "check", "--schema", "orders") == 0
     # And the way back: the admin takes the grant back, guard and all.
     runtime_role.revoke(managed.admin_url, "orders", managed.runtime)
     with psycopg.connect(managed.admin_url) as admin:
         assert admin.execute("SELECT count(*) FROM pg_event_trigger").fetchone() == (0,)
-    migrate.downgrade(managed.admin_url, "orders", "0023")
-    migrate.upgrade(managed.admin_url, "orders")
+    assert ddl_refusal(managed.runtime_url, "CREATE TEMP TABLE runtime_ddl ()") is None
 
 
 def guard_owners(url: str) -> tuple[str, str, bool]:
@@ -342,70 +348,45 @@ def witnessed_runs(url: str) -> tuple[int, int]:
 def test_a_superusers_step_never_runs_a_guard_function_the_admin_rewrote(
     admin_with_event_triggers: ManagedDatabase, server_url: str
 ) -> None:
-    """The admin that made the guard owns its function and may rewrite it,
-    and an event trigger runs for every role's DDL, a superuser's included:
-    a superuser's step on the hub turns the guard off before its first DDL,
-    takes the function and checks it, and refuses a rewritten one in one
-    line, its code never run. (Before, the step's own ALTER FUNCTION ...
-    OWNER TO statements ran it as the superuser, once each.)"""
+    """The admin that installed the guard owns its function and may rewrite
+    it, and an event trigger runs for every role's DDL, a superuser's
+    included: a superuser's step turns it off for its transaction, refuses to
+    write a guard the admin owns, in one line, and leaves the trigger on as
+    it was. The rewritten function never runs as the superuser. (Before
+    issue 36 the step's own ALTER FUNCTION ... OWNER TO statements ran it as
+    the superuser, once each.)"""
     managed = admin_with_event_triggers
     migrate.upgrade(
         managed.admin_url, "orders", runtime_role=managed.runtime, runtime_ddl="guarded"
     )
     with psycopg.connect(managed.admin_url, autocommit=True) as admin:
-        admin.execute(WITNESSED.format(function="orders.taskhub_refuse_runtime_ddl()"))
+        admin.execute(WITNESSED.format(function="taskhub_guard.refuse_runtime_ddl()"))
         admin.execute("CREATE TABLE public.admin_ddl ()")
-    assert witnessed_runs(managed.admin_url)[0] > 0  # it does run, for the admin's DDL
-
-    superuser = superuser_on(managed, server_url)
-    with pytest.raises(psycopg.Error, match="is not what the package ships") as refused:
-        runtime_role.grant_operator(superuser, "orders", managed.operator)
-    assert "taskhub_refuse_runtime_ddl()" in str(refused.value)
-    assert cli(superuser, "check", "--schema", "orders") == 1
-    assert witnessed_runs(managed.admin_url)[1] == 0
-    assert guard_owners(managed.admin_url) == ("superuser", managed.admin, False)
-    with psycopg.connect(managed.admin_url) as admin:
-        enabled = admin.execute("SELECT evtenabled FROM pg_event_trigger").fetchall()
-        assert enabled == [("O",)]
-
-
-def test_a_superusers_step_takes_the_admins_guard_and_leaves_it_on(
-    admin_with_event_triggers: ManagedDatabase, server_url: str
-) -> None:
-    """With the packaged function the superuser's step goes through: the
-    guard is on again when it commits, as it was (here ENABLE ALWAYS, which
-    the admin set), its function the superuser's from then on (the admin can
-    no longer rewrite it), and it still refuses the runtime role's DDL and
-    lets the admin's by."""
-    managed = admin_with_event_triggers
-    migrate.upgrade(
-        managed.admin_url, "orders", runtime_role=managed.runtime, runtime_ddl="guarded"
-    )
-    with psycopg.connect(managed.admin_url, autocommit=True) as admin:
         guard = admin.execute("SELECT evtname FROM pg_event_trigger").fetchone()
         assert guard is not None
         admin.execute(
             sql.SQL("ALTER EVENT TRIGGER {} ENABLE ALWAYS").format(sql.Identifier(guard[0]))
         )
+    assert witnessed_runs(managed.admin_url)[0] > 0  # it does run, for the admin's DDL
+
     superuser = superuser_on(managed, server_url)
-    runtime_role.grant_operator(superuser, "orders", managed.operator)
-    assert cli(superuser, "check", "--schema", "orders") == 0
+    with pytest.raises(PrivilegedSessionRefused, match="belongs to role") as refused:
+        runtime_role.grant(superuser, "orders", managed.operator)
+    assert f"run the step as {managed.admin}" in str(refused.value)
+    assert cli(superuser, "check", "--schema", "orders") == 0  # the catalogue alone
+    assert witnessed_runs(managed.admin_url)[1] == 0
+    assert guard_owners(managed.admin_url) == ("superuser", managed.admin, False)
     with psycopg.connect(managed.admin_url) as admin:
         enabled = admin.execute("SELECT evtenabled FROM pg_event_trigger").fetchall()
         assert enabled == [("A",)]
-    assert guard_owners(managed.admin_url)[:2] == ("superuser", "superuser")
-    refusal = ddl_refusal(managed.runtime_url, "CREATE TABLE orders.runtime_ddl ()")
-    assert refusal is not None and refusal[0] == "42501", refusal
-    assert ddl_refusal(managed.admin_url, "CREATE TABLE public.admin_ddl ()") is None
-    assert cli(managed.operator_url, "inspect", "queues", "--schema", "orders") == 0
 
 
-def test_a_superusers_step_refuses_any_other_event_trigger_a_lesser_role_may_rewrite(
+def test_a_superusers_step_turns_off_any_event_trigger_a_lesser_role_may_rewrite(
     admin_with_event_triggers: ManagedDatabase, server_url: str
 ) -> None:
     """An event trigger of the admin's own, on a function it owns, would run
-    that function in every DDL of a superuser's step: the step refuses in
-    one line naming it, before any DDL."""
+    that function in every DDL of a superuser's step (a GRANT too): the step
+    turns it off for its transaction, and it is on again after the commit."""
     managed = admin_with_event_triggers
     migrate.upgrade(managed.admin_url, "orders", runtime_role=managed.runtime, runtime_ddl="none")
     with psycopg.connect(managed.admin_url, autocommit=True) as admin:
@@ -413,10 +394,18 @@ def test_a_superusers_step_refuses_any_other_event_trigger_a_lesser_role_may_rew
         admin.execute(
             "CREATE EVENT TRIGGER audit_ddl ON ddl_command_end EXECUTE FUNCTION public.audit_ddl()"
         )
+        admin.execute("CREATE TABLE public.admin_ddl ()")
+    assert witnessed_runs(managed.admin_url) == (1, 0)
 
     superuser = superuser_on(managed, server_url)
-    refused = f"event trigger audit_ddl runs public.audit_ddl(), which role {managed.admin} may"
-    with pytest.raises(psycopg.Error, match=re.escape(refused)):
-        runtime_role.grant_operator(superuser, "orders", managed.operator)
-    assert cli(superuser, "check", "--schema", "orders") == 1
+    runtime_role.grant(superuser, "orders", managed.runtime)
+    runtime_role.grant(managed.admin_url, "orders", managed.runtime, "guarded")
+    assert ddl_refusal(managed.runtime_url, "CREATE TABLE orders.runtime_ddl ()") is not None
+    runtime_role.revoke(superuser, "orders", managed.runtime)
+    # It ran for the admin's own grants (as the admin), never for the superuser's.
     assert witnessed_runs(managed.admin_url)[1] == 0
+    with psycopg.connect(managed.admin_url) as admin:
+        enabled = admin.execute(
+            "SELECT evtenabled FROM pg_event_trigger WHERE evtname = 'audit_ddl'"
+        ).fetchall()
+    assert enabled == [("O",)]

@@ -1,21 +1,17 @@
-"""Superuser steps run only packaged code (issue 36): a hub's owner, who may
-rewrite any object of its hub, cannot make a superuser's grant, revoke or
-downgrade run code of its choosing, and so cannot become a superuser.
-
-The owner here is a plain login role that migrated its own hub, as
-docs/ops.md has it; the superuser is the tests' admin. Each route the issue
-reproduced is planted as the owner, then the superuser takes the step the
-runbook gives. The `unfenced` flavour puts the defect back (the step without
-the privileged fence, i.e. the hub's own functions called as they are, as
-the runbook had it): there the owner does become a superuser, so it is a
-strict xfail.
+"""Who runs what on a hub a plain login owns (issues 36 and 54): the owner
+migrates, grants and repairs its own hub; a superuser changes only the
+database's DDL guard and the CREATE it makes safe, and refuses in one line
+what would run the hub's code (provider/deploy/privileged_session.py). The
+routes an owner can plant are tests/deploy/test_privileged_steps.py; these
+are the steps themselves, their output and what they leave.
 """
 
 from __future__ import annotations
 
-import hashlib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -23,8 +19,9 @@ import pytest
 from devkit.roles import LoginRole, login_role
 from devkit.schema import duroxide_digests
 from provider.cli import main
-from provider.deploy import migrate, privileged_fence, runtime_role, vouched_duroxide
+from provider.deploy import ddl_guard, migrate, privileged_session, runtime_role, vouched_duroxide
 from provider.deploy.version_table import installed_revision
+from provider.testing.embedded_pg import EmbeddedPostgres
 from tests.support.db import new_schema_name
 from tests.support.flavours import DUROXIDE_0_2_2
 
@@ -35,23 +32,6 @@ pytestmark = pytest.mark.slow
 class OwnedHub:
     schema: str
     owner: LoginRole
-
-
-@pytest.fixture(
-    params=[
-        "fenced",
-        pytest.param(
-            "unfenced",
-            marks=pytest.mark.xfail(
-                strict=True, reason="without the fence the superuser runs the owner's code"
-            ),
-        ),
-    ]
-)
-def fence(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "unfenced":
-        monkeypatch.setattr(privileged_fence, "fence_statement", lambda schema: "SELECT 1")
-    return str(request.param)
 
 
 @pytest.fixture
@@ -68,8 +48,12 @@ def owned_hub(database_url: str) -> Iterator[OwnedHub]:
             yield OwnedHub(schema, owner)
         finally:
             with psycopg.connect(database_url, autocommit=True) as admin:
-                # The guard's function is the superuser's: the schema goes first.
                 admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+                guard = admin.execute("SELECT to_regclass('taskhub_guard.guarded_roles')")
+                if guard.fetchone() != (None,):
+                    admin.execute(
+                        "DELETE FROM taskhub_guard.guarded_roles WHERE hub_schema = %s", [schema]
+                    )
 
 
 @pytest.fixture
@@ -102,229 +86,32 @@ END
 $body$"""
 
 
-def run(capsys: pytest.CaptureFixture[str], url: str, *argv: str) -> tuple[int, str]:
-    """taskhub-pg in this process: exit code and stderr."""
+def run(capsys: pytest.CaptureFixture[str], url: str, *argv: str) -> tuple[int, str, str]:
+    """taskhub-pg in this process: exit code, stdout and stderr."""
     capsys.readouterr()
     code = main([*argv, "--url", url])
-    return code, capsys.readouterr().err.strip()
+    out = capsys.readouterr()
+    return code, out.out.strip(), out.err.strip()
 
 
-def guard_name(schema: str) -> str:
-    """The runtime DDL guard's event trigger of `schema`'s hub
-    (taskhub_runtime_ddl_guard_name)."""
-    return "taskhub_ddl_guard_" + hashlib.md5(schema.encode()).hexdigest()[:16]
-
-
-def event_triggers(url: str) -> list[str]:
+def guarded_for(url: str, schema: str) -> set[str]:
+    """The roles the database's guard names for the hub in `schema`."""
     with psycopg.connect(url) as conn:
-        return [str(name) for (name,) in conn.execute("SELECT evtname FROM pg_event_trigger")]
+        if conn.execute("SELECT to_regclass('taskhub_guard.guarded_roles')").fetchone() == (None,):
+            return set()
+        rows = conn.execute(
+            "SELECT role_name FROM taskhub_guard.guarded_roles WHERE hub_schema = %s", [schema]
+        ).fetchall()
+    return {str(name) for (name,) in rows}
 
 
-def test_a_helper_the_owner_redefined_and_re_blessed_never_runs_in_the_superusers_grant(
-    database_url: str,
-    owned_hub: OwnedHub,
-    runtime: LoginRole,
-    fence: str,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    hub, owner = owned_hub, owned_hub.owner.name
-    as_owner(
-        hub,
-        f'CREATE OR REPLACE FUNCTION "{hub.schema}".taskhub_runtime_ddl_guard_name()'
-        " RETURNS text LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp"
-        f" AS {escalating_body(owner, repr('taskhub_ddl_guard_planted'))}",
-        f'SELECT "{hub.schema}".taskhub_record_definitions()',
-    )
-    code, stderr = run(
-        capsys, database_url, "grant-runtime-role", runtime.name, "--schema", hub.schema
-    )
-    assert not is_superuser(database_url, owner)
-    assert code == 1, stderr
-    assert len(stderr.splitlines()) == 1, stderr
-    assert f"function {hub.schema}.taskhub_runtime_ddl_guard_name()" in stderr
-    assert "not what the package ships" in stderr
-    assert "taskhub_ddl_guard_planted" not in event_triggers(database_url)
-
-
-def test_a_guard_body_the_owner_planted_is_never_installed_as_a_superusers_event_trigger(
-    database_url: str,
-    owned_hub: OwnedHub,
-    runtime: LoginRole,
-    fence: str,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    hub, owner = owned_hub, owned_hub.owner.name
-    as_owner(
-        hub,
-        f'CREATE OR REPLACE FUNCTION "{hub.schema}".taskhub_refuse_runtime_ddl()'
-        " RETURNS event_trigger LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp"
-        f" AS {escalating_body(owner, '')}",
-    )
-    code, stderr = run(
-        capsys, database_url, "grant-runtime-role", runtime.name, "--schema", hub.schema
-    )
-    # Any superuser's next DDL in this database would fire the trigger.
-    with psycopg.connect(database_url, autocommit=True) as admin:
-        admin.execute(f'CREATE TABLE "{hub.schema}".superuser_ddl ()')
-    assert not is_superuser(database_url, owner)
-    assert code == 1, stderr
-    assert f"function {hub.schema}.taskhub_refuse_runtime_ddl()" in stderr
-
-
-def test_a_set_aside_definition_the_owner_planted_is_never_executed_by_a_superusers_downgrade(
-    database_url: str,
-    owned_hub: OwnedHub,
-    fence: str,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    hub, owner = owned_hub, owned_hub.owner.name
-    as_owner(
-        hub,
-        f'INSERT INTO "{hub.schema}".taskhub_set_aside_functions'
-        " (function_name, identity_args, definition)"
-        f" VALUES ('fetch_orchestration_item', '', 'ALTER ROLE {owner} SUPERUSER')",
-    )
-    code, stderr = run(
-        capsys, database_url, "downgrade", "--revision", "base", "--yes", "--schema", hub.schema
-    )
-    assert not is_superuser(database_url, owner)
-    assert code == 1, stderr
-    assert "set-aside definition of fetch_orchestration_item()" in stderr
-    with psycopg.connect(database_url) as conn:  # refused before anything changed
-        assert installed_revision(conn, hub.schema) == migrate.head_revision()
-
-
-@pytest.mark.parametrize(
-    ("function", "returns", "to"),
-    [
-        ("taskhub_revoke_public_execute()", ("void", ""), migrate.head_revision()),
-        ("taskhub_restore_functions(p_names text[])", ("integer", "0"), "base"),
-    ],
-    ids=["revoke_public_execute", "restore_functions"],
-)
-def test_a_function_the_owner_planted_is_never_called_by_a_superusers_downgrade(
-    database_url: str,
-    owned_hub: OwnedHub,
-    fence: str,
-    capsys: pytest.CaptureFixture[str],
-    function: str,
-    returns: tuple[str, str],
-    to: str,
-) -> None:
-    hub, owner = owned_hub, owned_hub.owner.name
-    target = "base" if to == "base" else f"{int(to) - 1:04d}"
-    as_owner(
-        hub,
-        f'CREATE OR REPLACE FUNCTION "{hub.schema}".{function} RETURNS {returns[0]}'
-        " LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp"
-        f" AS {escalating_body(owner, returns[1])}",
-        f'SELECT "{hub.schema}".taskhub_record_definitions()',
-    )
-    code, stderr = run(
-        capsys, database_url, "downgrade", "--revision", target, "--yes", "--schema", hub.schema
-    )
-    assert not is_superuser(database_url, owner)
-    assert code == 1, stderr
-    assert f"function {hub.schema}.{function.split('(')[0]}(" in stderr
-    assert "not what the package ships" in stderr
-
-
-def test_check_names_a_change_the_owner_re_blessed(
-    database_url: str, owned_hub: OwnedHub, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """taskhub_record_definitions() blesses what it finds; the package's own
-    bodies do not change, so `check` still names the change."""
-    hub = owned_hub
-    as_owner(
-        hub,
-        f'CREATE OR REPLACE FUNCTION "{hub.schema}".taskhub_runtime_ddl_guard_name()'
-        " RETURNS text LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp"
-        " AS $$ SELECT 'taskhub_ddl_guard_elsewhere' $$",
-        f'SELECT "{hub.schema}".taskhub_record_definitions()',
-    )
-    for url in (hub.owner.url, database_url):  # as the owner, and behind the fence
-        code, _ = run(capsys, url, "check", "--schema", hub.schema, "--json")
-        assert code == 1
-    code = main(["check", "--url", hub.owner.url, "--schema", hub.schema])
-    assert code == 1
-    assert "unpackaged" in capsys.readouterr().out
-
-
-def test_a_role_the_owner_wrote_into_its_record_is_not_guarded_by_a_superusers_grant(
-    database_url: str, owned_hub: OwnedHub, runtime: LoginRole
-) -> None:
-    """The guard's list is its own: a planted row would lock that role out of DDL."""
-    hub = owned_hub
-    with login_role(database_url, prefix="admin") as bystander:
-        as_owner(
-            hub,
-            f'INSERT INTO "{hub.schema}".taskhub_runtime_roles'
-            f" (role_name, runtime_ddl, had_database_create) VALUES ('{bystander.name}',"
-            " 'guarded', true)",
-        )
-        runtime_role.grant(database_url, hub.schema, runtime.name)
-        with psycopg.connect(bystander.url, autocommit=True) as conn:
-            conn.execute("CREATE TEMP TABLE bystander_ddl ()")  # not refused
-        with psycopg.connect(database_url) as conn:
-            row = conn.execute(
-                "SELECT proconfig FROM pg_proc WHERE oid = %s::regprocedure",
-                [f'"{hub.schema}".taskhub_refuse_runtime_ddl()'],
-            ).fetchone()
-        assert row is not None
-        assert f"taskhub.guarded_roles={{{runtime.name}}}" in row[0]
-        runtime_role.revoke(database_url, hub.schema, runtime.name)
-
-
-def test_a_role_the_owner_wrote_into_the_guards_comment_is_not_guarded_by_a_superusers_grant(
-    database_url: str, owned_hub: OwnedHub, runtime: LoginRole
-) -> None:
-    """Where a guard made without a superuser keeps its list (the function's
-    comment), the owner may write before any guard exists: nobody's list."""
-    hub = owned_hub
-    with login_role(database_url, prefix="admin") as bystander:
-        as_owner(
-            hub,
-            f'COMMENT ON FUNCTION "{hub.schema}".taskhub_refuse_runtime_ddl()'
-            f" IS 'taskhub.guarded_roles={{{bystander.name}}}'",
-        )
-        runtime_role.grant(database_url, hub.schema, runtime.name)
-        with psycopg.connect(bystander.url, autocommit=True) as conn:
-            conn.execute("CREATE TEMP TABLE bystander_ddl ()")  # not refused
-        with (
-            psycopg.connect(runtime.url, autocommit=True) as conn,
-            pytest.raises(psycopg.errors.InsufficientPrivilege, match="may not run DDL"),
-        ):
-            conn.execute(f'CREATE TABLE "{hub.schema}".runtime_ddl ()')
-        runtime_role.revoke(database_url, hub.schema, runtime.name)
-
-
-def test_the_runbook_verbs_grant_and_revoke_a_guarded_role_and_leave_the_owner_its_hub(
-    database_url: str, owned_hub: OwnedHub, runtime: LoginRole, capsys: pytest.CaptureFixture[str]
-) -> None:
-    hub = owned_hub
-    code, stderr = run(
-        capsys, database_url, "grant-runtime-role", runtime.name, "--schema", hub.schema
-    )
-    assert code == 0, stderr
-    assert guard_name(hub.schema) in event_triggers(database_url)
-    owners = function_owners(database_url, hub.schema)
-    assert owners.pop("taskhub_refuse_runtime_ddl") != hub.owner.name  # the superuser's
-    assert set(owners.values()) == {hub.owner.name}
-    with (
-        psycopg.connect(runtime.url, autocommit=True) as conn,
-        pytest.raises(psycopg.errors.InsufficientPrivilege, match="may not run DDL"),
-    ):
-        conn.execute(f'CREATE TABLE "{hub.schema}".runtime_ddl ()')
-    # The owner's next migration needs no superuser, and nothing drifted.
-    migrate.upgrade(hub.owner.url, hub.schema)
-    assert main(["check", "--url", hub.owner.url, "--schema", hub.schema]) == 0
-    code, stderr = run(
-        capsys, database_url, "revoke-runtime-role", runtime.name, "--schema", hub.schema
-    )
-    assert code == 0, stderr
-    assert set(function_owners(database_url, hub.schema).values()) == {hub.owner.name}
-    # Its hub's guard is gone (other tests' hubs in this database keep theirs).
-    assert guard_name(hub.schema) not in event_triggers(database_url)
+def refused_ddl(url: str, statement: str) -> str | None:
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(statement)
+    except psycopg.errors.InsufficientPrivilege as error:
+        return str(error)
+    return None
 
 
 def function_owners(url: str, schema: str) -> dict[str, str]:
@@ -337,37 +124,194 @@ def function_owners(url: str, schema: str) -> dict[str, str]:
     return {str(name): str(owner) for name, owner in rows}
 
 
-def test_a_superusers_upgrade_and_downgrade_of_a_clean_hub_leave_everything_to_its_owner(
-    database_url: str, owned_hub: OwnedHub
+def test_the_superuser_guards_the_role_and_the_owner_grants_the_rest(
+    database_url: str, owned_hub: OwnedHub, runtime: LoginRole, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/ops.md, "The superuser's steps": two steps, each by whoever may."""
+    hub = owned_hub
+    # The owner first: refused, in one line naming the step that comes first.
+    code, _, err = run(
+        capsys, hub.owner.url, "grant-runtime-role", runtime.name, "--schema", hub.schema
+    )
+    assert code == 1 and "needs the DDL guard to name role" in err, err
+
+    code, out, err = run(
+        capsys, database_url, "grant-runtime-role", runtime.name, "--schema", hub.schema
+    )
+    assert code == 0, err
+    assert f"the hub's owner {hub.owner.name} grants and records the rest" in out
+    assert guarded_for(database_url, hub.schema) == {runtime.name}
+    code, out, err = run(
+        capsys, hub.owner.url, "grant-runtime-role", runtime.name, "--schema", hub.schema
+    )
+    assert code == 0, err
+    assert "grants and records the rest" not in out
+
+    refusal = refused_ddl(runtime.url, f'CREATE TABLE "{hub.schema}".runtime_ddl ()')
+    assert refusal is not None and "may not run DDL" in refusal
+    # The hub is the owner's, whole; its next migration needs no superuser.
+    assert set(function_owners(database_url, hub.schema).values()) == {hub.owner.name}
+    migrate.upgrade(hub.owner.url, hub.schema)
+    assert main(["check", "--url", hub.owner.url, "--schema", hub.schema]) == 0
+
+    code, out, err = run(
+        capsys, database_url, "revoke-runtime-role", runtime.name, "--schema", hub.schema
+    )
+    assert code == 0, err
+    assert guarded_for(database_url, hub.schema) == set()
+    assert refused_ddl(runtime.url, "CREATE TEMP TABLE runtime_ddl ()") is None
+    code, _, err = run(
+        capsys, hub.owner.url, "revoke-runtime-role", runtime.name, "--schema", hub.schema
+    )
+    assert code == 0, err
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "SELECT has_schema_privilege(%s, %s, 'USAGE'), has_schema_privilege(%s, %s, 'CREATE')",
+            [runtime.name, hub.schema, runtime.name, hub.schema],
+        ).fetchone()
+    assert row == (False, False)
+
+
+def test_the_hubs_own_role_functions_refuse_a_superuser_in_psql(
+    database_url: str, owned_hub: OwnedHub, runtime: LoginRole
+) -> None:
+    """The psql route the runbook gave before 0.3: a courtesy refusal (the
+    owner could rewrite it; docs/security.md says so)."""
+    for call in (
+        f"taskhub_grant_runtime_role('{runtime.name}', 'none')",
+        f"taskhub_revoke_runtime_role('{runtime.name}')",
+        f"taskhub_grant_operator_role('{runtime.name}')",
+        "taskhub_refresh_runtime_roles()",
+    ):
+        with (
+            psycopg.connect(database_url, autocommit=True) as conn,
+            pytest.raises(psycopg.errors.InsufficientPrivilege, match="can do more than"),
+        ):
+            conn.execute(f'SELECT "{owned_hub.schema}".{call}')
+
+
+def test_a_guard_body_the_owner_planted_is_never_the_guards(
+    database_url: str, owned_hub: OwnedHub, runtime: LoginRole
+) -> None:
+    """The guard's function is the package's text, in a schema the superuser
+    owns: the owner's function of the same name in its hub is never it."""
+    hub, owner = owned_hub, owned_hub.owner.name
+    as_owner(
+        hub,
+        f'CREATE OR REPLACE FUNCTION "{hub.schema}".taskhub_refuse_runtime_ddl()'
+        " RETURNS event_trigger LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp"
+        f" AS {escalating_body(owner, '')}",
+    )
+    runtime_role.grant(database_url, hub.schema, runtime.name)
+    with psycopg.connect(database_url, autocommit=True) as admin:
+        admin.execute(f'CREATE TABLE "{hub.schema}".superuser_ddl ()')  # fires the guard
+        row = admin.execute(
+            "SELECT e.evtfoid::regprocedure::text, pg_get_userbyid(e.evtowner),"
+            "       pg_get_userbyid(p.proowner)"
+            "  FROM pg_event_trigger AS e JOIN pg_proc AS p ON p.oid = e.evtfoid"
+            " WHERE e.evtname = %s",
+            [ddl_guard.EVENT_TRIGGER],
+        ).fetchone()
+    assert row is not None and row[0] == ddl_guard.FUNCTION
+    assert row[1] == row[2] != owner
+    assert not is_superuser(database_url, owner)
+
+
+def test_roles_the_owner_wrote_into_its_record_and_its_comment_are_not_guarded(
+    database_url: str, owned_hub: OwnedHub, runtime: LoginRole
+) -> None:
+    """The guard's list is its own: a row or a comment the owner planted would
+    lock that role out of DDL."""
+    hub = owned_hub
+    with login_role(database_url, prefix="bystander") as bystander:
+        as_owner(
+            hub,
+            f'INSERT INTO "{hub.schema}".taskhub_runtime_roles'
+            f" (role_name, runtime_ddl, had_database_create) VALUES ('{bystander.name}',"
+            " 'guarded', true)",
+            f'COMMENT ON FUNCTION "{hub.schema}".taskhub_refuse_runtime_ddl()'
+            f" IS 'taskhub.guarded_roles={{{bystander.name}}}'",
+        )
+        runtime_role.grant(database_url, hub.schema, runtime.name)
+        assert guarded_for(database_url, hub.schema) == {runtime.name}
+        assert refused_ddl(bystander.url, "CREATE TEMP TABLE bystander_ddl ()") is None
+        assert refused_ddl(runtime.url, "CREATE TEMP TABLE runtime_ddl ()") is not None
+        runtime_role.revoke(database_url, hub.schema, runtime.name)
+
+
+def test_a_guard_schema_a_lesser_role_made_stops_the_guards_step_and_guards_nothing(
+    database_url: str, owned_hub: OwnedHub, runtime: LoginRole, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A schema named taskhub_guard that the owner made first: the superuser
+    writes nothing there, and the owner's grant does not take it for a guard."""
+    hub = owned_hub
+    with psycopg.connect(database_url) as conn:
+        if conn.execute("SELECT to_regnamespace('taskhub_guard')").fetchone() != (None,):
+            pytest.skip("another test of this database installed the guard already")
+    as_owner(hub, "CREATE SCHEMA taskhub_guard")
+    try:
+        code, _, err = run(
+            capsys, database_url, "grant-runtime-role", runtime.name, "--schema", hub.schema
+        )
+        assert code == 1
+        assert f"schema taskhub_guard belongs to role {hub.owner.name}" in err
+        assert len(err.splitlines()) == 1
+        as_owner(
+            hub,
+            "CREATE TABLE taskhub_guard.guarded_roles (hub_schema name, role_name name,"
+            " had_database_create boolean, guarded_at timestamptz)",
+            f"INSERT INTO taskhub_guard.guarded_roles VALUES ('{hub.schema}', '{runtime.name}',"
+            " true, now())",
+        )
+        code, _, err = run(
+            capsys, hub.owner.url, "grant-runtime-role", runtime.name, "--schema", hub.schema
+        )
+        assert code == 1 and "needs the DDL guard to name role" in err
+    finally:
+        as_owner(hub, "DROP SCHEMA taskhub_guard CASCADE")
+
+
+def test_a_superusers_upgrade_and_downgrade_of_an_owners_hub_are_refused_in_one_line(
+    database_url: str, owned_hub: OwnedHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
     hub = owned_hub
-    migrate.downgrade(database_url, hub.schema, "0020")
-    migrate.upgrade(database_url, hub.schema)
-    assert set(function_owners(database_url, hub.schema).values()) == {hub.owner.name}
+    for argv in (
+        ("upgrade", "--schema", hub.schema),
+        ("downgrade", "--revision", "0020", "--yes", "--schema", hub.schema),
+        ("repair", "--schema", hub.schema),
+        ("turn-form", "jsonb", "--force", "--schema", hub.schema),
+        ("grant-operator-role", hub.owner.name, "--schema", hub.schema),
+    ):
+        code, _, err = run(capsys, database_url, *argv)
+        assert code == 1, (argv, err)
+        assert len(err.splitlines()) == 1, err
+        assert f"can do more than {hub.owner.name}" in err, err
+    with pytest.raises(privileged_session.PrivilegedSessionRefused, match="connect as"):
+        migrate.upgrade(database_url, hub.schema)
     with psycopg.connect(database_url) as conn:
-        rows = conn.execute(
-            "SELECT DISTINCT relowner::regrole::text FROM pg_class"
-            " WHERE relnamespace = %s::regnamespace",
-            [f'"{hub.schema}"'],
-        ).fetchall()
-    assert {str(owner) for (owner,) in rows} == {hub.owner.name}
-    migrate.downgrade(database_url, hub.schema, "base")
-    with psycopg.connect(database_url) as conn:
-        assert conn.execute("SELECT to_regnamespace(%s)", [hub.schema]).fetchone() == (None,)
+        assert installed_revision(conn, hub.schema) == migrate.head_revision()
 
 
-def test_set_role_to_the_owner_is_no_way_around_the_fence(
-    database_url: str, owned_hub: OwnedHub
-) -> None:
-    """The session's login counts: code after SET ROLE may RESET ROLE."""
+def test_set_role_to_the_owner_is_no_way_around(database_url: str, owned_hub: OwnedHub) -> None:
+    """The session's login counts: code after SET ROLE may RESET ROLE; and a
+    privileged session acting as another role is refused whole."""
     hub = owned_hub
     with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute(f"SET ROLE {hub.owner.name}")
-        assert privileged_fence.is_privileged(conn, hub.schema) == hub.owner.name
-        conn.execute(f"SET SESSION AUTHORIZATION {hub.owner.name}")
-        assert privileged_fence.is_privileged(conn, hub.schema) == hub.owner.name
+        for statement in (
+            f"SET ROLE {hub.owner.name}",
+            f"SET SESSION AUTHORIZATION {hub.owner.name}",
+        ):
+            conn.execute(statement)
+            found = privileged_session.standing(conn, hub.schema)
+            assert (found.privileged, found.owner, found.acting_as) == (
+                True,
+                hub.owner.name,
+                hub.owner.name,
+            )
+            with pytest.raises(privileged_session.PrivilegedSessionRefused, match="acts as"):
+                privileged_session.require_clean(found)
     with psycopg.connect(hub.owner.url) as conn:
-        assert privileged_fence.is_privileged(conn, hub.schema) is None
+        assert not privileged_session.standing(conn, hub.schema).privileged
 
 
 def test_a_member_of_the_owners_role_is_privileged_and_an_operator_is_not(
@@ -384,30 +328,33 @@ def test_a_member_of_the_owners_role_is_privileged_and_an_operator_is_not(
             admin.execute(f"GRANT {hub.owner.name} TO {member.name}")
         runtime_role.grant_operator(hub.owner.url, hub.schema, operator.name)
         with psycopg.connect(member.url) as conn:
-            assert privileged_fence.is_privileged(conn, hub.schema) == hub.owner.name
+            assert privileged_session.standing(conn, hub.schema).privileged
         with psycopg.connect(operator.url) as conn:
-            assert privileged_fence.is_privileged(conn, hub.schema) is None
+            assert not privileged_session.standing(conn, hub.schema).privileged
         assert main(["check", "--url", operator.url, "--schema", hub.schema]) == 0
         runtime_role.revoke_operator(hub.owner.url, hub.schema, operator.name)
 
 
-def test_a_trigger_the_owner_planted_on_a_table_the_grant_writes_stops_it(
-    database_url: str, owned_hub: OwnedHub, runtime: LoginRole, capsys: pytest.CaptureFixture[str]
+def test_check_names_a_change_the_owner_re_blessed(
+    database_url: str, owned_hub: OwnedHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    hub, owner = owned_hub, owned_hub.owner.name
+    """taskhub_record_definitions() blesses what it finds; the package's own
+    bodies do not change, so `check` still names the change: as the owner,
+    and as a superuser, who reads the catalogue alone."""
+    hub = owned_hub
     as_owner(
         hub,
-        f'CREATE FUNCTION "{hub.schema}".planted() RETURNS trigger LANGUAGE plpgsql'
-        f" AS {escalating_body(owner, 'NEW')}",
-        f'CREATE TRIGGER planted BEFORE INSERT ON "{hub.schema}".taskhub_runtime_roles'
-        f' FOR EACH ROW EXECUTE FUNCTION "{hub.schema}".planted()',
+        f'CREATE OR REPLACE FUNCTION "{hub.schema}".taskhub_runtime_ddl_guard_name()'
+        " RETURNS text LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp"
+        " AS $$ SELECT 'taskhub_ddl_guard_elsewhere' $$",
+        f'SELECT "{hub.schema}".taskhub_record_definitions()',
     )
-    code, stderr = run(
-        capsys, database_url, "grant-runtime-role", runtime.name, "--schema", hub.schema
-    )
-    assert not is_superuser(database_url, owner)
-    assert code == 1, stderr
-    assert f"table {hub.schema}.taskhub_runtime_roles: trigger planted" in stderr
+    for url in (hub.owner.url, database_url):
+        code, out, err = run(capsys, url, "check", "--schema", hub.schema)
+        assert code == 1, err
+        assert "unpackaged" in out and "taskhub_runtime_ddl_guard_name" in out
+    code, out, err = run(capsys, database_url, "check", "--schema", hub.schema)
+    assert "read the catalogue alone" in err
 
 
 @pytest.mark.parametrize(
@@ -427,10 +374,10 @@ def test_a_runbook_verb_run_by_a_superuser_on_an_owners_hub_refuses_in_one_line(
 ) -> None:
     """The hub's views and functions are its owner's code: a superuser's
     session would run them with its rights."""
-    code, stderr = run(capsys, database_url, *verb, "--schema", owned_hub.schema)
-    assert code == 1, stderr
-    assert len(stderr.splitlines()) == 1
-    assert f"can do more than {owned_hub.owner.name}" in stderr
+    code, _, err = run(capsys, database_url, *verb, "--schema", owned_hub.schema)
+    assert code == 1, err
+    assert len(err.splitlines()) == 1
+    assert f"can do more than {owned_hub.owner.name}" in err
 
 
 def test_the_vouched_digests_are_those_of_the_installed_duroxide(database_url: str) -> None:
@@ -441,10 +388,9 @@ def test_the_vouched_digests_are_those_of_the_installed_duroxide(database_url: s
     assert set(definitions) == vouched_duroxide.DEFINITIONS
 
 
-def test_a_superusers_downgrade_gives_an_owners_adopted_schema_back_to_duroxide(
+def test_the_owners_downgrade_gives_its_adopted_schema_back_to_duroxide(
     database_url: str,
 ) -> None:
-    """Every set-aside definition is duroxide's own: the fence vouches for it."""
     with login_role(database_url, prefix="owner") as owner:
         with psycopg.connect(database_url, autocommit=True) as admin:
             database = admin.execute("SELECT current_database()").fetchone()
@@ -454,8 +400,129 @@ def test_a_superusers_downgrade_gives_an_owners_adopted_schema_back_to_duroxide(
         try:
             made = function_owners(database_url, schema)
             migrate.upgrade(owner.url, schema)
-            migrate.downgrade(database_url, schema, "base")
+            migrate.downgrade(owner.url, schema, "base")
             assert function_owners(database_url, schema) == made
         finally:
             with psycopg.connect(database_url, autocommit=True) as admin:
                 admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_a_hubs_own_guard_of_0028_is_moved_into_the_databases(
+    database_url: str, runtime: LoginRole, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Revisions 0005-0028 kept a guard per hub, in the hub's schema. After
+    the owner's upgrade it still guards; the superuser's next guard step
+    moves its roles into the database's guard and drops its trigger."""
+    with login_role(database_url, prefix="owner") as owner:
+        with psycopg.connect(database_url, autocommit=True) as admin:
+            database = admin.execute("SELECT current_database()").fetchone()
+            assert database is not None
+            admin.execute(f'GRANT CREATE ON DATABASE "{database[0]}" TO {owner.name}')
+        schema = new_schema_name("old")
+        migrate.upgrade(owner.url, schema, "0028", runtime_role=runtime.name, runtime_ddl="none")
+        hub = OwnedHub(schema, owner)
+        try:
+            with psycopg.connect(database_url, autocommit=True) as admin:  # the 0.2 runbook
+                admin.execute(
+                    f"SELECT \"{schema}\".taskhub_grant_runtime_role('{runtime.name}', 'guarded')"
+                )
+                legacy = admin.execute(
+                    f'SELECT "{schema}".taskhub_runtime_ddl_guard_name()'
+                ).fetchone()
+            assert legacy is not None
+            migrate.upgrade(owner.url, schema)
+            assert refused_ddl(runtime.url, "CREATE TEMP TABLE runtime_ddl ()") is not None
+            assert main(["check", "--url", owner.url, "--schema", schema]) == 0
+
+            code, _, err = run(
+                capsys, database_url, "grant-runtime-role", runtime.name, "--schema", schema
+            )
+            assert code == 0, err
+            assert guarded_for(database_url, schema) == {runtime.name}
+            with psycopg.connect(database_url) as conn:
+                left = conn.execute(
+                    "SELECT count(*) FROM pg_event_trigger WHERE evtname = %s", [legacy[0]]
+                ).fetchone()
+            assert left == (0,)
+            assert set(function_owners(database_url, schema).values()) == {owner.name}
+            assert refused_ddl(runtime.url, "CREATE TEMP TABLE runtime_ddl ()") is not None
+            assert main(["check", "--url", owner.url, "--schema", schema]) == 0
+            runtime_role.revoke(database_url, schema, runtime.name)
+            runtime_role.revoke(owner.url, schema, runtime.name)
+        finally:
+            with psycopg.connect(database_url, autocommit=True) as admin:
+                admin.execute(f'DROP SCHEMA IF EXISTS "{hub.schema}" CASCADE')
+
+
+# -- what the privileged steps send -----------------------------------------
+
+
+_HUB_CALL = r'(?<![\w"])"?{schema}"?\.(\w+)\s*\('
+_HUB_WRITE = r'\b(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?{schema}"?\.'
+_DDL_ON = re.compile(r"^\s*(ALTER|COMMENT\s+ON|DROP|GRANT|REVOKE)\b", re.I)
+
+
+def statements_of(log: str, application: str) -> list[str]:
+    """The statements a session of `application` sent, as log_statement = all
+    logged them (log_line_prefix with %a), continuation lines joined."""
+    found: list[str] = []
+    current: list[str] | None = None
+    for line in log.splitlines():
+        if line.startswith(("\t", " ")) and current is not None:
+            current.append(line)
+            continue
+        if current is not None:
+            found.append("\n".join(current))
+            current = None
+        marker = re.search(
+            rf"\[{re.escape(application)}\] LOG:  (?:statement|execute [^:]*): (.*)", line
+        )
+        if marker:
+            current = [marker.group(1)]
+    if current is not None:
+        found.append("\n".join(current))
+    return found
+
+
+def test_the_documented_privileged_steps_call_nothing_and_write_nothing_of_the_hub(
+    server_url: str,
+    database_url: str,
+    embedded_cluster: EmbeddedPostgres | None,
+    owned_hub: OwnedHub,
+    runtime: LoginRole,
+) -> None:
+    """With log_statement = all: no call of a function in the hub's schema,
+    and no INSERT, UPDATE or DELETE on a table in it, from the superuser's
+    grant-runtime-role, check and revoke-runtime-role."""
+    if embedded_cluster is None:
+        pytest.skip("reads the server's log: needs a server this run started")
+    application = "privileged-steps-under-log"
+    url = f"{database_url}&application_name={application}"
+    settings = {"log_statement": "'all'", "log_line_prefix": "'%m [%p] [%a] '"}
+    log_file = Path(embedded_cluster.log_file)
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        for name, value in settings.items():
+            admin.execute(f"ALTER SYSTEM SET {name} = {value}")
+        admin.execute("SELECT pg_reload_conf()")
+    start = log_file.stat().st_size
+    try:
+        runtime_role.grant(url, owned_hub.schema, runtime.name)
+        assert main(["check", "--url", url, "--schema", owned_hub.schema]) in (0, 1)
+        runtime_role.revoke(url, owned_hub.schema, runtime.name)
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as admin:
+            for name in settings:
+                admin.execute(f"ALTER SYSTEM RESET {name}")
+            admin.execute("SELECT pg_reload_conf()")
+    with log_file.open(encoding="utf-8", errors="replace") as log:
+        log.seek(start)
+        sent = statements_of(log.read(), application)
+    assert len(sent) > 10, sent
+    schema = re.escape(owned_hub.schema)
+    calls = [
+        statement
+        for statement in sent
+        if not _DDL_ON.match(statement) and re.search(_HUB_CALL.format(schema=schema), statement)
+    ]
+    writes = [s for s in sent if re.search(_HUB_WRITE.format(schema=schema), s, re.I)]
+    assert (calls, writes) == ([], [])

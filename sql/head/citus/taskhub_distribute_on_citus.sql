@@ -59,8 +59,6 @@ BEGIN
     LOOP
         EXECUTE format('ALTER FUNCTION %s SET plan_cache_mode = force_custom_plan', v_function);
     END LOOP;
-    -- The runtime DDL guard, on the workers too (a worker added since gets it).
-    PERFORM __SCHEMA__.taskhub_rebuild_runtime_ddl_guard();
     RETURN format('schema %s distributed; generic plans set back on %s functions',
                   '__SCHEMA_NAME__', v_set);
 END;

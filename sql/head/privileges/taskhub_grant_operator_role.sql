@@ -9,6 +9,7 @@ AS $$
 DECLARE
     v_role pg_roles;
 BEGIN
+    PERFORM __SCHEMA__.taskhub_refuse_privileged_caller();
     IF p_role IS NULL THEN
         RAISE EXCEPTION 'p_role must not be NULL' USING ERRCODE = '22004';
     END IF;

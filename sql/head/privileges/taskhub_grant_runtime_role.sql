@@ -1,5 +1,8 @@
 -- Make p_role a runtime role of this task hub (again: a second call replaces
--- the first, so a changed runtime_ddl takes effect).
+-- the first, so a changed runtime_ddl takes effect). The owner's step, in
+-- the owner's session: a guarded role needs the database's DDL guard to name
+-- it first (taskhub_guard_names), which a role that may create event
+-- triggers does with `taskhub-pg grant-runtime-role` without calling this.
 CREATE FUNCTION __SCHEMA__.taskhub_grant_runtime_role(p_role text, p_runtime_ddl text DEFAULT 'guarded')
 RETURNS void
 LANGUAGE plpgsql
@@ -11,6 +14,7 @@ DECLARE
     v_owned               text;
     v_had_database_create boolean;
 BEGIN
+    PERFORM __SCHEMA__.taskhub_refuse_privileged_caller();
     IF p_role IS NULL OR p_runtime_ddl IS NULL THEN
         RAISE EXCEPTION '% must not be NULL', CASE WHEN p_role IS NULL THEN 'p_role' ELSE 'p_runtime_ddl' END
               USING ERRCODE = '22004';
@@ -68,19 +72,17 @@ BEGIN
                            'REASSIGN OWNED BY ' || quote_ident(p_role) || ' TO ' || quote_ident(current_user)
                            || ' (run it in this database).';
     END IF;
-    -- The guard's event trigger: asked of the role, not of rolsuper (a managed
-    -- service's admin may create one). Needed only while it is not there.
-    IF p_runtime_ddl = 'guarded'
-       AND NOT EXISTS (SELECT 1 FROM pg_event_trigger AS e
-                        WHERE e.evtname = __SCHEMA__.taskhub_runtime_ddl_guard_name())
-       AND NOT __SCHEMA__.taskhub_can_create_event_triggers()
-    THEN
-        RAISE EXCEPTION 'runtime_ddl ''guarded'' needs an event trigger, which role % cannot create',
-                        current_user
+    -- The CREATE a guarded role gets is safe only behind the guard, which
+    -- this role cannot change: a role that may create event triggers names
+    -- the role in it first.
+    IF p_runtime_ddl = 'guarded' AND NOT __SCHEMA__.taskhub_guard_names(p_role) THEN
+        RAISE EXCEPTION 'runtime_ddl ''guarded'' needs the DDL guard to name role %', p_role
               USING ERRCODE = '42501',
-                    HINT = 'Grant it as a role that can (a superuser, or the admin of a managed service '
-                           'that allows event triggers), or pass runtime_ddl=none (no CREATE: the taskhub '
-                           'provider and the duroxide 0.2.2 runtime both run on a hub that exists).';
+                    HINT = 'A role that may create event triggers (a superuser, or the admin of a '
+                           'managed service that allows them) runs taskhub-pg grant-runtime-role '
+                           || p_role || ' --schema __SCHEMA_NAME__ first; or pass runtime_ddl=none '
+                           '(no CREATE: the taskhub provider and the duroxide 0.2.2 runtime both '
+                           'run on a hub that exists).';
     END IF;
 
     DELETE FROM __SCHEMA__.taskhub_runtime_roles AS r WHERE r.role_name = p_role
@@ -89,20 +91,16 @@ BEGIN
         PERFORM __SCHEMA__.taskhub_set_runtime_privileges(
             p_role, v_previous.runtime_ddl, v_previous.had_database_create, false);
     END IF;
-    -- CREATE on the database that another hub's grant gave does not count as
-    -- the role's own: the last hub to let the role go takes it back.
+    -- CREATE on the database that another hub's grant, or the DDL guard's
+    -- step, gave does not count as the role's own: the last hub to let the
+    -- role go takes it back.
     INSERT INTO __SCHEMA__.taskhub_runtime_roles (role_name, runtime_ddl, had_database_create)
     VALUES (p_role, p_runtime_ddl,
             coalesce(v_previous.had_database_create,
                      has_database_privilege(v_role.oid, current_database(), 'CREATE')
-                     AND NOT __SCHEMA__.taskhub_database_create_needed_elsewhere(p_role)))
+                     AND NOT __SCHEMA__.taskhub_database_create_needed_elsewhere(p_role)
+                     AND NOT __SCHEMA__.taskhub_guard_gave_database_create(p_role)))
     RETURNING had_database_create INTO v_had_database_create;
-    -- The guard first: the CREATE a guarded role gets needs the guard to name it.
-    IF p_runtime_ddl = 'guarded' THEN
-        PERFORM __SCHEMA__.taskhub_rebuild_runtime_ddl_guard(p_add => p_role);
-    ELSE
-        PERFORM __SCHEMA__.taskhub_rebuild_runtime_ddl_guard(p_remove => p_role);
-    END IF;
     PERFORM __SCHEMA__.taskhub_set_runtime_privileges(p_role, p_runtime_ddl, v_had_database_create, true);
 END;
 $$;

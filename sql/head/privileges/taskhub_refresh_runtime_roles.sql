@@ -11,6 +11,7 @@ DECLARE
     v_operator text;
     v_count    integer := 0;
 BEGIN
+    PERFORM __SCHEMA__.taskhub_refuse_privileged_caller();
     PERFORM __SCHEMA__.taskhub_revoke_public_execute();
     FOR v_role IN SELECT * FROM __SCHEMA__.taskhub_runtime_roles ORDER BY role_name LOOP
         IF EXISTS (SELECT 1 FROM pg_roles AS r WHERE r.rolname = v_role.role_name) THEN
@@ -19,7 +20,6 @@ BEGIN
             v_count := v_count + 1;
         END IF;
     END LOOP;
-    PERFORM __SCHEMA__.taskhub_rebuild_runtime_ddl_guard();
     FOR v_operator IN
         SELECT o.role_name FROM __SCHEMA__.taskhub_operator_roles AS o ORDER BY o.role_name
     LOOP

@@ -1,10 +1,11 @@
--- The event-trigger function of the DDL guard. The guarded roles are the
--- function's own (taskhub_rebuild_runtime_ddl_guard puts them there), not a
--- table: the trigger fires for every role in the database, and most of them
--- may not read this schema. They are a setting of the function where the
--- role that made the guard may put one (a superuser), else its comment (a
--- managed service's admin, on PostgreSQL 15 and later): see
--- taskhub_guard_roles_of, which this body cannot call, for the same reason.
+-- The event-trigger function of this hub's own DDL guard, as revisions
+-- 0005-0028 made it: an event trigger per hub (taskhub_runtime_ddl_guard_name)
+-- whose list of roles is a setting of this function, or its comment (a guard
+-- a managed service's admin made, on PostgreSQL 15 and later). From 0029 the
+-- guard is the database's (schema taskhub_guard, provider/deploy/ddl_guard.py),
+-- which no owner of a hub can change; this one stays for the hubs whose guard
+-- a superuser installed before, until the first guard step moves its roles
+-- there and drops its trigger. taskhub_guard_names reads its list meanwhile.
 CREATE FUNCTION __SCHEMA__.taskhub_refuse_runtime_ddl()
 RETURNS event_trigger
 LANGUAGE plpgsql

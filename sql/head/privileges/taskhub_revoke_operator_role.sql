@@ -6,6 +6,7 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+    PERFORM __SCHEMA__.taskhub_refuse_privileged_caller();
     IF p_role IS NULL THEN
         RAISE EXCEPTION 'p_role must not be NULL' USING ERRCODE = '22004';
     END IF;

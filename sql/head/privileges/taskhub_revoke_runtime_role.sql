@@ -1,5 +1,7 @@
 -- Take back everything taskhub_grant_runtime_role gave p_role. Returns
--- whether p_role was a runtime role.
+-- whether p_role was a runtime role. The database's DDL guard is not this
+-- role's to change: it keeps naming p_role (refusing its DDL) until a role
+-- that may runs `taskhub-pg revoke-runtime-role`.
 CREATE FUNCTION __SCHEMA__.taskhub_revoke_runtime_role(p_role text)
 RETURNS boolean
 LANGUAGE plpgsql
@@ -8,12 +10,10 @@ AS $$
 DECLARE
     v_previous __SCHEMA__.taskhub_runtime_roles;
 BEGIN
+    PERFORM __SCHEMA__.taskhub_refuse_privileged_caller();
     IF p_role IS NULL THEN
         RAISE EXCEPTION 'p_role must not be NULL' USING ERRCODE = '22004';
     END IF;
-    -- Off the guard whatever the owner's record says (a change only when
-    -- the guard names it: then, as to put it there, a superuser's step).
-    PERFORM __SCHEMA__.taskhub_rebuild_runtime_ddl_guard(p_remove => p_role);
     DELETE FROM __SCHEMA__.taskhub_runtime_roles AS r WHERE r.role_name = p_role
     RETURNING * INTO v_previous;
     IF NOT FOUND THEN

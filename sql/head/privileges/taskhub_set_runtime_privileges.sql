@@ -64,8 +64,7 @@ BEGIN
     -- without the guard. Taking it back needs no such check.
     IF p_runtime_ddl = 'guarded'
        AND (NOT p_grant
-            OR p_role = ANY (__SCHEMA__.taskhub_guard_roles_of(
-                                 '__SCHEMA__.taskhub_refuse_runtime_ddl()'::regprocedure)))
+            OR __SCHEMA__.taskhub_guard_names(p_role))
     THEN
         EXECUTE format(v_statement, 'CREATE', 'SCHEMA __SCHEMA__', p_role);
         IF '__SCHEMA_NAME__' <> 'public'
