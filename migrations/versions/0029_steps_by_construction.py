@@ -41,6 +41,12 @@ Privileged steps that execute nothing the owner controls:
 * The role functions refuse a privileged caller
   (taskhub_refuse_privileged_caller, new): a courtesy, not a boundary.
 
+Viewer pages of bounded cost: taskhub_search_instances (the dashboard's
+list, `inspect instances`) no longer parses every pending start whole before
+its LIMIT: the orchestration's name comes from a start's first 4 KB (a start
+written otherwise is parsed whole), and the version, for the page's rows
+only, from a start of at most 64 KB. Body only.
+
 New objects and function bodies: no argument list or result type changes,
 so no running runtime or scheduler notices.
 
@@ -100,7 +106,10 @@ PRIVILEGE_FILES: list[str] = [
     "functions/taskhub_revoke_operator_role/0029.sql",
     "functions/taskhub_distribute_on_citus/0029.sql",
 ]
-FILES: list[str] = [*SCHEDULE_FILES, *PRIVILEGE_FILES]
+# Viewer pages of bounded cost: a pending start is listed without parsing
+# its input (taskhub_search_instances, body only).
+SEARCH_FILES: list[str] = ["functions/taskhub_search_instances/0029.sql"]
+FILES: list[str] = [*SCHEDULE_FILES, *PRIVILEGE_FILES, *SEARCH_FILES]
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.
 REPLACED: dict[str, list[str]] = {
@@ -118,6 +127,7 @@ REPLACED: dict[str, list[str]] = {
     "functions/taskhub_grant_operator_role/0024.sql": ["taskhub_grant_operator_role"],
     "functions/taskhub_revoke_operator_role/0016.sql": ["taskhub_revoke_operator_role"],
     "functions/taskhub_distribute_on_citus/0022.sql": ["taskhub_distribute_on_citus"],
+    "functions/taskhub_search_instances/0028.sql": ["taskhub_search_instances"],
 }
 # Dropped by the upgrade (nothing calls them any more); the downgrade puts
 # them back from these released files.

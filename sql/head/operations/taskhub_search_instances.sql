@@ -10,6 +10,15 @@
 -- instances newest first until it has a page: a prefix or a name part that
 -- matches nothing reads every instance once (no index serves a prefix under
 -- every collation), so the dashboard asks for one page at a time.
+--
+-- A pending start is never parsed whole to be listed: its input may be
+-- megabytes, and reading any of a compressed value past its start costs the
+-- whole of it. The orchestration's name is read from the first 4 KB, where
+-- the runtime writes it (instance, then orchestration, then the input), by a
+-- pattern anchored at the start (a bare quote in JSON text is always a
+-- delimiter); a start written otherwise is parsed whole. The version comes
+-- after the input: it is read for the page's rows only, and only from a
+-- start of at most 64 KB (else NULL here; the instance's own page reads it).
 CREATE FUNCTION __SCHEMA__.taskhub_search_instances(
     p_status             text        DEFAULT NULL,
     p_orchestration_name text        DEFAULT NULL,
@@ -93,11 +102,16 @@ BEGIN
     pending AS (
         SELECT q.instance_id,
                max(CASE WHEN left(q.work_item, 22) = '{"StartOrchestration":'
-                        THEN __SCHEMA__.taskhub_try_jsonb(q.work_item)
-                                 -> 'StartOrchestration' ->> 'orchestration' END) AS orchestration_name,
-               max(CASE WHEN left(q.work_item, 22) = '{"StartOrchestration":'
-                        THEN __SCHEMA__.taskhub_try_jsonb(q.work_item)
-                                 -> 'StartOrchestration' ->> 'version' END) AS orchestration_version,
+                        THEN coalesce(
+                                 ('"' || (regexp_match(
+                                              left(q.work_item, 4096),
+                                              '^\{\s*"StartOrchestration"\s*:\s*\{\s*"instance"\s*:\s*'
+                                              '"(?:[^"\\]|\\.)*"\s*,\s*"orchestration"\s*:\s*'
+                                              '"((?:[^"\\]|\\.)*)"'))[1]
+                                  || '"')::jsonb #>> '{}',
+                                 __SCHEMA__.taskhub_try_jsonb(q.work_item)
+                                     -> 'StartOrchestration' ->> 'orchestration')
+                   END) AS orchestration_name,
                min(q.created_at) AS created_at,
                max(q.created_at) AS updated_at
           FROM __SCHEMA__.orchestrator_queue AS q
@@ -109,7 +123,7 @@ BEGIN
          GROUP BY q.instance_id
     ),
     pending_matching AS (
-        SELECT p.instance_id, p.orchestration_name, p.orchestration_version, 'Pending'::text,
+        SELECT p.instance_id, p.orchestration_name, NULL::text, 'Pending'::text,
                NULL::bigint, p.created_at, p.updated_at, NULL::text
           FROM pending AS p
          WHERE (p_orchestration_name IS NULL OR p.orchestration_name = p_orchestration_name)
@@ -128,13 +142,21 @@ BEGIN
         ORDER BY 6 DESC, 1 DESC
         LIMIT p_limit
     )
-    SELECT f.instance_id, f.orchestration_name, f.orchestration_version, f.status,
+    SELECT f.instance_id, f.orchestration_name,
+           CASE WHEN f.status = 'Pending' THEN m.start_version ELSE f.orchestration_version END,
+           f.status,
            f.current_execution_id, f.created_at, f.updated_at, f.parent_instance_id,
            m.messages, m.max_attempt_count
       FROM page AS f
-     CROSS JOIN LATERAL (SELECT count(*) AS messages, max(q.attempt_count) AS max_attempt_count
-                           FROM __SCHEMA__.orchestrator_queue AS q
-                          WHERE q.instance_id = f.instance_id) AS m
+     CROSS JOIN LATERAL (
+            SELECT count(*) AS messages, max(q.attempt_count) AS max_attempt_count,
+                   max(CASE WHEN f.status = 'Pending'
+                             AND left(q.work_item, 22) = '{"StartOrchestration":'
+                             AND octet_length(q.work_item) <= 65536
+                            THEN __SCHEMA__.taskhub_try_jsonb(q.work_item)
+                                     -> 'StartOrchestration' ->> 'version' END) AS start_version
+              FROM __SCHEMA__.orchestrator_queue AS q
+             WHERE q.instance_id = f.instance_id) AS m
      ORDER BY f.created_at DESC, f.instance_id DESC;
 END;
 $$;
