@@ -15,10 +15,10 @@ Every item runs under a LeaseKeeper, so an activity may run far longer than
 the lock timeout; the timeout only decides how fast a crashed worker's items
 come back. An item whose lease is lost is cancelled and never acked. An item
 fetched more than `max_attempts` times is failed as poison instead of run.
-What happens to an item is provider/worker/item_flow.py; this worker
-performs its steps with calls, on one thread per slot. On stop() the items
-running are given back at once, and an item fetched after it is given back
-unrun.
+What happens to an item is provider/worker/item_flow.py, and what a slot
+does provider/worker/slot_loop.py; this worker performs their steps with
+calls, on one thread per slot. On stop() the items running are given back
+at once, and an item fetched after it is given back unrun.
 Handlers may be plain functions (cancelled cooperatively through
 `ctx.token`) or coroutine functions (cancelled as asyncio tasks).
 """
@@ -35,7 +35,7 @@ from typing import Any, Unpack
 
 from provider.errors import TaskHubError
 from provider.tracing import TraceContext, activity_outcome, activity_span, recording
-from provider.types import JsonObject, WorkItemLease
+from provider.types import JsonObject
 from provider.worker.activity_item import ActivityItem
 from provider.worker.calls import (
     TraceContextSource,
@@ -45,7 +45,8 @@ from provider.worker.calls import (
     check_hub,
 )
 from provider.worker.cancellation import WorkCancelled
-from provider.worker.core import BATCH_POLL_S, ActivityContext, Handler, WorkerCore, WorkerOptions
+from provider.worker.core import ActivityContext, Handler, WorkerCore, WorkerOptions
+from provider.worker.flows import drive
 from provider.worker.item_flow import (
     Abandon,
     Ack,
@@ -54,13 +55,22 @@ from provider.worker.item_flow import (
     Pause,
     Step,
     Work,
-    ack,
-    drive,
     given_back_on_stop,
     item_flow,
 )
 from provider.worker.lease_keeper import LeaseKeeper
-from provider.worker.slots import SlotBoard, SlotGroup, Ticket
+from provider.worker.slot_loop import (
+    CleanupSessions,
+    Fetch,
+    LoopStep,
+    Process,
+    RenewSessions,
+    Rest,
+    WaitForWork,
+    session_heartbeat,
+    slot_loop,
+)
+from provider.worker.slots import SlotBoard, SlotGroup
 
 log = logging.getLogger(__name__)
 
@@ -138,68 +148,35 @@ class ActivityWorker(WorkerCore):
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    # -- the loop -------------------------------------------------------------
+    # -- performing the steps --------------------------------------------------
 
     def _slot(self) -> None:
-        idle_fetches = fetch_errors = 0  # in a row, before this fetch
-        waited = False  # this fetch follows a wait: found work may be a wakeup's
-        worked = False  # the slot's last fetch leased an item
-        while not self._stopping.is_set():
-            ticket = self._slots.ticket() if self._slots else None
-            fetched_at = time.monotonic()
-            try:
-                lease = self._fetch()
-                if lease is None:
-                    # Right after an item, poll once, briefly, before telling the
-                    # server: work that trickles in is fetched in batches, not
-                    # notified one item at a time.
-                    if worked:
-                        self._wait_for_work(ticket, BATCH_POLL_S, announce=False)
-                    else:
-                        self._wait_for_work(
-                            ticket, self.idle_backoff.pause_s(idle_fetches + 1), announce=True
-                        )
-                    waited, worked = True, False
-            except TaskHubError as error:
-                fetch_errors += 1
-                pause_s = self.error_backoff.pause_s(fetch_errors)
-                self._fetch_failed(error, pause_s)
-                self._stopping.wait(pause_s)
-                continue
-            fetch_errors = 0
-            if lease is None:
-                idle_fetches += 1
-                continue
-            idle_fetches = 0
-            if self._slots is not None and waited:
-                # Woken, and there was work: there may be more, bring in the next
-                # slot. A slot going from item to item does not: it would only
-                # wake others to find nothing.
-                self._slots.found_work()
-            waited, worked = False, True
-            item = ActivityItem.fetched(lease, fetched_at)
-            try:
-                self._process(item)
-            except Exception:  # a bug of ours: logged, and the slot keeps serving
-                log.exception(
-                    "cannot process worker item",
-                    extra=self.item_fields("worker.item_unreadable", item),
+        drive(slot_loop(self, self._slots, self._stopping.is_set), self._perform)
+
+    def _session_heartbeat(self) -> None:
+        drive(session_heartbeat(self, self._stopping.is_set), self._perform)
+
+    def _perform(self, step: LoopStep) -> Any:
+        """How this worker performs the steps of a slot and the heartbeat: by calls."""
+        match step:
+            case Fetch(lock_timeout_ms, owner_id, session_lock_timeout_ms, tags):
+                return self.hub.fetch_work_item(
+                    lock_timeout_ms,
+                    owner_id=owner_id,
+                    session_lock_timeout_ms=session_lock_timeout_ms,
+                    tags=tags,
                 )
-
-    def _fetch(self) -> WorkItemLease | None:
-        return self.hub.fetch_work_item(
-            self.lock_timeout_ms,
-            owner_id=self.owner_id,
-            session_lock_timeout_ms=self.session_lock_timeout_ms,
-            tags=self.tags,
-        )
-
-    def _wait_for_work(self, ticket: Ticket | None, idle_s: float, announce: bool) -> None:
-        """Nothing to do: wait for a wakeup, or poll after idle_s."""
-        if self._slots is None or ticket is None:
-            self._stopping.wait(idle_s)
-        else:
-            self._slots.wait_for_work(ticket, self._set_waiting, idle_s, announce=announce)
+            case Rest(seconds):
+                self._stopping.wait(seconds)
+            case WaitForWork(slots, ticket, idle_s, announce):
+                slots.wait_for_work(ticket, self._set_waiting, idle_s, announce=announce)
+            case Process(item):
+                self._process(item)
+            case RenewSessions(owner_id, extend_ms, idle_timeout_ms):
+                self.hub.renew_session_lock([owner_id], extend_ms, idle_timeout_ms)
+            case CleanupSessions():
+                self.hub.cleanup_orphaned_sessions()
+        return None
 
     def _process(self, item: ActivityItem) -> None:
         drive(item_flow(self, item, self._in_flight), self._steps_of(item))
@@ -291,27 +268,3 @@ class ActivityWorker(WorkerCore):
             return await task
         finally:
             context.token.remove_callback(cancel_task)
-
-    # -- acks -----------------------------------------------------------------
-
-    def _ack(self, lease: WorkItemLease, completion: JsonObject) -> bool:
-        """Ack one completion, with the workers' retry policy."""
-        item = ActivityItem.fetched(lease)
-        return drive(ack(self, item, completion), self._steps_of(item))
-
-    # -- sessions -------------------------------------------------------------
-
-    def _session_heartbeat(self) -> None:
-        assert self.owner_id is not None
-        interval_s = self.session_lock_timeout_ms / 3000
-        last_cleanup = time.monotonic()
-        while not self._stopping.wait(interval_s):
-            try:
-                self.hub.renew_session_lock(
-                    [self.owner_id], self.session_lock_timeout_ms, self.session_idle_timeout_ms
-                )
-                if time.monotonic() - last_cleanup > 60:
-                    self.hub.cleanup_orphaned_sessions()
-                    last_cleanup = time.monotonic()
-            except TaskHubError as error:
-                self._heartbeat_failed(error)

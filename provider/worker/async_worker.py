@@ -18,7 +18,8 @@ guarantees of the threaded worker: renewal at a third of the lock, transient
 errors retried within the remaining lease, cancellation when the lease is
 lost (never an ack then), and a shutdown that gives in-flight items back
 (and any fetched after it, unrun). What happens to an item is
-provider/worker/item_flow.py; this worker performs its steps with awaits.
+provider/worker/item_flow.py, and what a slot does
+provider/worker/slot_loop.py; this worker performs their steps with awaits.
 """
 
 from __future__ import annotations
@@ -29,14 +30,13 @@ import contextvars
 import functools
 import inspect
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Unpack
 
 from provider.errors import TaskHubError
 from provider.tracing import TraceContext, activity_outcome, activity_span, recording
-from provider.types import JsonObject, WorkItemLease
+from provider.types import JsonObject
 from provider.worker.activity_item import ActivityItem
 from provider.worker.calls import (
     AsyncTraceContextSource,
@@ -46,7 +46,8 @@ from provider.worker.calls import (
     check_hub,
 )
 from provider.worker.cancellation import WorkCancelled
-from provider.worker.core import BATCH_POLL_S, ActivityContext, Handler, WorkerCore, WorkerOptions
+from provider.worker.core import ActivityContext, Handler, WorkerCore, WorkerOptions
+from provider.worker.flows import drive_async
 from provider.worker.item_flow import (
     Abandon,
     Ack,
@@ -55,13 +56,22 @@ from provider.worker.item_flow import (
     Pause,
     Step,
     Work,
-    ack,
-    drive_async,
     given_back_on_stop,
     item_flow,
 )
 from provider.worker.lease_keeper import AsyncLeaseKeeper
-from provider.worker.slots import SlotBoard, SlotGroup, Ticket
+from provider.worker.slot_loop import (
+    CleanupSessions,
+    Fetch,
+    LoopStep,
+    Process,
+    RenewSessions,
+    Rest,
+    WaitForWork,
+    session_heartbeat,
+    slot_loop,
+)
+from provider.worker.slots import SlotBoard, SlotGroup
 
 log = logging.getLogger("provider.worker.activity_worker")
 
@@ -138,7 +148,7 @@ class AsyncActivityWorker(WorkerCore):
         if self._task is not None:
             await self._task
 
-    # -- the loop -------------------------------------------------------------
+    # -- performing the steps --------------------------------------------------
 
     async def _pause(self, seconds: float) -> None:
         """Sleep, but wake at once on stop()."""
@@ -146,67 +156,34 @@ class AsyncActivityWorker(WorkerCore):
             await asyncio.wait_for(self._stopping.wait(), seconds)
 
     async def _slot(self) -> None:
-        idle_fetches = fetch_errors = 0  # in a row, before this fetch
-        waited = False  # this fetch follows a wait: found work may be a wakeup's
-        worked = False  # the slot's last fetch leased an item
-        while not self._stopping.is_set():
-            ticket = self._slots.ticket() if self._slots else None
-            fetched_at = time.monotonic()
-            try:
-                lease = await self._fetch()
-                if lease is None:
-                    # Right after an item, poll once, briefly, before telling the
-                    # server: work that trickles in is fetched in batches, not
-                    # notified one item at a time.
-                    if worked:
-                        await self._wait_for_work(ticket, BATCH_POLL_S, announce=False)
-                    else:
-                        await self._wait_for_work(
-                            ticket, self.idle_backoff.pause_s(idle_fetches + 1), announce=True
-                        )
-                    waited, worked = True, False
-            except TaskHubError as error:
-                fetch_errors += 1
-                pause_s = self.error_backoff.pause_s(fetch_errors)
-                self._fetch_failed(error, pause_s)
-                await self._pause(pause_s)
-                continue
-            fetch_errors = 0
-            if lease is None:
-                idle_fetches += 1
-                continue
-            idle_fetches = 0
-            if self._slots is not None and waited:
-                # Woken, and there was work: there may be more, bring in the next
-                # slot. A slot going from item to item does not: it would only
-                # wake others to find nothing.
-                self._slots.found_work()
-            waited, worked = False, True
-            item = ActivityItem.fetched(lease, fetched_at)
-            try:
-                await self._process(item)
-            except Exception:  # a bug of ours: logged, and the slot keeps serving
-                log.exception(
-                    "cannot process worker item",
-                    extra=self.item_fields("worker.item_unreadable", item),
+        await drive_async(slot_loop(self, self._slots, self._stopping.is_set), self._perform)
+
+    async def _session_heartbeat(self) -> None:
+        await drive_async(session_heartbeat(self, self._stopping.is_set), self._perform)
+
+    async def _perform(self, step: LoopStep) -> Any:
+        """How this worker performs the steps of a slot and the heartbeat: by awaits."""
+        match step:
+            case Fetch(lock_timeout_ms, owner_id, session_lock_timeout_ms, tags):
+                return await self.hub.fetch_work_item(
+                    lock_timeout_ms,
+                    owner_id=owner_id,
+                    session_lock_timeout_ms=session_lock_timeout_ms,
+                    tags=tags,
                 )
-
-    async def _fetch(self) -> WorkItemLease | None:
-        return await self.hub.fetch_work_item(
-            self.lock_timeout_ms,
-            owner_id=self.owner_id,
-            session_lock_timeout_ms=self.session_lock_timeout_ms,
-            tags=self.tags,
-        )
-
-    async def _wait_for_work(self, ticket: Ticket | None, idle_s: float, announce: bool) -> None:
-        """As ActivityWorker._wait_for_work, on this loop."""
-        if self._slots is None or ticket is None:
-            await self._pause(idle_s)
-        else:
-            await self._slots.wait_for_work_async(
-                ticket, self._set_waiting, idle_s, announce=announce
-            )
+            case Rest(seconds):
+                await self._pause(seconds)
+            case WaitForWork(slots, ticket, idle_s, announce):
+                await slots.wait_for_work_async(
+                    ticket, self._set_waiting, idle_s, announce=announce
+                )
+            case Process(item):
+                await self._process(item)
+            case RenewSessions(owner_id, extend_ms, idle_timeout_ms):
+                await self.hub.renew_session_lock([owner_id], extend_ms, idle_timeout_ms)
+            case CleanupSessions():
+                await self.hub.cleanup_orphaned_sessions()
+        return None
 
     async def _process(self, item: ActivityItem) -> None:
         await drive_async(item_flow(self, item, self._in_flight), self._steps_of(item))
@@ -306,30 +283,3 @@ class AsyncActivityWorker(WorkerCore):
             return await task
         finally:
             context.token.remove_callback(cancel_task)
-
-    # -- acks -----------------------------------------------------------------
-
-    async def _ack(self, lease: WorkItemLease, completion: JsonObject) -> bool:
-        """Ack one completion, with the workers' retry policy."""
-        item = ActivityItem.fetched(lease)
-        return await drive_async(ack(self, item, completion), self._steps_of(item))
-
-    # -- sessions -------------------------------------------------------------
-
-    async def _session_heartbeat(self) -> None:
-        assert self.owner_id is not None
-        interval_s = self.session_lock_timeout_ms / 3000
-        last_cleanup = time.monotonic()
-        while not self._stopping.is_set():
-            await self._pause(interval_s)
-            if self._stopping.is_set():
-                return
-            try:
-                await self.hub.renew_session_lock(
-                    [self.owner_id], self.session_lock_timeout_ms, self.session_idle_timeout_ms
-                )
-                if time.monotonic() - last_cleanup > 60:
-                    await self.hub.cleanup_orphaned_sessions()
-                    last_cleanup = time.monotonic()
-            except TaskHubError as error:
-                self._heartbeat_failed(error)

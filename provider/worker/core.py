@@ -1,8 +1,9 @@
 """What the threaded and the asyncio worker share (WorkerCore): their
 settings, the handlers, the statistics, the decisions about an item (run
 it, fail it as poison, give it back) and the ids of its log records; and
-the context a handler receives. What happens to an item in which order is
-provider/worker/item_flow.py."""
+the context a handler receives. What happens in which order is
+provider/worker/item_flow.py (an item) and provider/worker/slot_loop.py (a
+slot, the session heartbeat)."""
 
 from __future__ import annotations
 
@@ -331,7 +332,15 @@ class WorkerCore:
             extra=self.item_fields("worker.abandon_failed", item, sqlstate=error.sqlstate),
         )
 
-    def _fetch_failed(self, error: TaskHubError, retry_in_s: float) -> None:
+    def cannot_process(self, item: ActivityItem) -> None:
+        """A bug of ours while serving an item: logged (call it in the
+        `except`, for the traceback), and the slot keeps serving."""
+        log.exception(
+            "cannot process worker item",
+            extra=self.item_fields("worker.item_unreadable", item),
+        )
+
+    def fetch_failed(self, error: TaskHubError, retry_in_s: float) -> None:
         # The database is down or refusing: the slot backs off, never spins.
         log.warning(
             "fetch_work_item failed, retrying in %.1f s: %s",
@@ -342,7 +351,7 @@ class WorkerCore:
             ),
         )
 
-    def _heartbeat_failed(self, error: TaskHubError) -> None:
+    def heartbeat_failed(self, error: TaskHubError) -> None:
         log.warning(
             "session heartbeat failed, retrying: %s",
             error,

@@ -6,14 +6,14 @@ then (fail it as poison, give it back for want of a handler or because the
 worker stops, run its handler while its lease is kept, ack the outcome with
 the retry policy, or ack nothing when the lease was lost) is `item_flow`: a
 generator of the steps it needs done. The threaded worker performs each step
-with a call (`drive`), the asyncio worker with an await (`drive_async`);
-each keeps only its slot loop and how it runs a handler.
+with a call, the asyncio worker with an await (provider/worker/flows.py);
+each keeps only how it performs a step and how it runs a handler.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -52,6 +52,8 @@ class Abandon:
 
 @dataclass(frozen=True)
 class Pause:
+    """A sleep between ack attempts (a stop does not cut it short)."""
+
     seconds: float
 
 
@@ -214,54 +216,3 @@ def given_back_on_stop(core: WorkerCore, claim: Claim) -> Flow[None]:
     cancelled, the item given back."""
     claim.token.cancel("worker shutting down")
     yield from give_back(core, claim.item)
-
-
-# -- performing the steps ---------------------------------------------------
-
-
-@dataclass
-class _Progress:
-    """Where a flow is: the reply or the error its last step gets back."""
-
-    flow: Flow[Any]
-    reply: Any = None
-    error: TaskHubError | None = None
-    result: Any = None  # the flow's value, once it has ended
-
-    def next_step(self) -> Step | None:
-        """The flow's next step; None once it has ended (its value: `result`)."""
-        try:
-            step = (
-                self.flow.throw(self.error)
-                if self.error is not None
-                else self.flow.send(self.reply)
-            )
-        except StopIteration as done:
-            self.result = done.value
-            return None
-        self.reply, self.error = None, None
-        return step
-
-
-def drive(flow: Flow[T], perform: Callable[[Step], Any]) -> T:
-    """Run a flow, performing each of its steps with a call."""
-    progress = _Progress(flow)
-    while (step := progress.next_step()) is not None:
-        try:
-            progress.reply = perform(step)
-        except TaskHubError as failed:
-            progress.error = failed
-    result: T = progress.result
-    return result
-
-
-async def drive_async(flow: Flow[T], perform: Callable[[Step], Awaitable[Any]]) -> T:
-    """Run a flow, performing each of its steps with an await."""
-    progress = _Progress(flow)
-    while (step := progress.next_step()) is not None:
-        try:
-            progress.reply = await perform(step)
-        except TaskHubError as failed:
-            progress.error = failed
-    result: T = progress.result
-    return result
