@@ -1,5 +1,6 @@
 #!/bin/sh
-# Regenerates requirements/ci.txt from pyproject.toml and requirements/ci.in:
+# Regenerates requirements/ci.txt from pyproject.toml and requirements/ci.in
+# (and run.txt, and the other duroxide releases of the compatibility tier):
 #
 #     sh requirements/compile.sh             # keeps the current pins where it can
 #     sh requirements/compile.sh --upgrade   # every package at its newest release
@@ -60,3 +61,28 @@ HEADER
     cat "$tools/run.txt"
 } > requirements/run.txt
 echo "wrote requirements/run.txt"
+
+# The other released runtimes the compatibility tier runs (devkit/released_runtimes.py):
+# each in a virtualenv of its own, since one venv holds one duroxide. duroxide
+# has no dependencies; the file pins it alone, with the sha256 of each file.
+for release in 0.2.1; do
+    name="duroxide-$release"
+    echo "duroxide==$release" > "$tools/$name.in"
+    [ -f "requirements/$name.txt" ] && cp "requirements/$name.txt" "$tools/$name.txt"
+    "$tools/venv/bin/uv" pip compile --quiet --no-header \
+        --index-url https://pypi.org/simple \
+        --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
+        --generate-hashes $UV_ARGS -o "$tools/$name.txt" "$tools/$name.in"
+    {
+        cat <<HEADER
+# duroxide $release, for the compatibility tier: devkit/released_runtimes.py
+# installs exactly this (pip --require-hashes --no-deps) into a cached
+# virtualenv of its own, and tests/runtime/test_released_runtimes.py runs the
+# runtime's scenario groups with it. Do not edit: regenerate with
+# \`sh requirements/compile.sh\`.
+HEADER
+        # uv's "# via" names our temporary input file: left out.
+        sed '/^ *# via/d' "$tools/$name.txt"
+    } > "requirements/$name.txt"
+    echo "wrote requirements/$name.txt"
+done
