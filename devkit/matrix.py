@@ -5,7 +5,8 @@ part of it that a server's version can change, once per major, each on a
 throwaway cluster of that major's own binaries (devkit/pgbinaries.py: pinned,
 checked by digest, cached outside the repository; or `PG_BIN_<major>` when a
 user has their own), and prints one summary: per major, the tests passed, and
-the released runtime's scenario groups.
+the released runtime's scenario groups on each duroxide release (0.2.2 in the
+suite's own virtualenv, 0.2.1 in one of its own: devkit/released_runtimes.py).
 
     python -m devkit.matrix                 # 14 15 16 17 18
     python -m devkit.matrix 14 17           # some of them
@@ -33,7 +34,7 @@ CHECKOUT = Path(__file__).resolve().parent.parent
 # What a server's version can change: the schema's deployment and its way
 # back, adoption of duroxide 0.2.2's schema, the contract and validation
 # suite, the bad-input catalogue, the hot path's SQL, the released runtime's
-# scenarios, roles and privileges, and the drift check.
+# scenarios (0.2.2 and 0.2.1), roles and privileges, and the drift check.
 TIER = (
     "tests/deploy/test_migrations.py",
     "tests/deploy/test_head_schema.py",
@@ -53,12 +54,19 @@ TIER = (
     "tests/sql/test_fixed_defects.py",
     "tests/sql/test_operations.py",
     "tests/runtime/test_duroxide_runtime.py",
+    "tests/runtime/test_released_runtimes.py",
     "tests/runtime/test_deep_rows.py",
     "tests/ops/test_operator_role.py",
 )
 # The released runtime's scenarios: one test function per scenario group,
-# run in each way the runtime may log in.
+# run in each way the runtime may log in, on the suite's own release.
 SCENARIOS = "tests/runtime/test_duroxide_runtime.py"
+SUITES_RELEASE = "0.2.2"
+# Another release's groups run in one test per login; each such test names
+# its release and each group's outcome in its properties
+# (tests/runtime/test_released_runtimes.py), which junit's xunit1 form writes.
+RELEASE_PROPERTY = "duroxide"
+GROUP_PROPERTY = "scenario group "
 # The timing tests assert wall-clock margins: `make test` runs them alone.
 SELECTION = "not timing"
 
@@ -69,7 +77,8 @@ class MajorResult:
     server: str = ""
     outcomes: Counter[str] = field(default_factory=Counter)
     failed: list[str] = field(default_factory=list)
-    scenario_groups: dict[str, bool] = field(default_factory=dict)
+    # Per duroxide release, each group: passed in every way it ran.
+    scenario_groups: dict[str, dict[str, bool]] = field(default_factory=dict)
     seconds: float = 0.0
     error: str = ""
 
@@ -80,15 +89,23 @@ class MajorResult:
     def line(self) -> str:
         if self.error:
             return f"PostgreSQL {self.major:<3} ERROR  {self.error}"
-        groups_ok = sum(self.scenario_groups.values())
         skipped = self.outcomes["skipped"]
         return (
             f"PostgreSQL {self.server:<7} {'ok    ' if self.ok else 'FAILED'}"
             f" {self.outcomes['passed']:>4} passed, {len(self.failed)} failed,"
             f" {skipped} skipped, {self.outcomes['xfailed']} xfailed;"
-            f" runtime scenario groups {groups_ok}/{len(self.scenario_groups)};"
+            f" runtime scenario groups {self.groups_line()};"
             f" {self.seconds / 60:.1f} min"
         )
+
+    def groups_line(self) -> str:
+        """`0.2.2 15/15, 0.2.1 15/15`: the newest release first."""
+        releases = sorted(self.scenario_groups, key=_release_key, reverse=True)
+        counts = []
+        for release in releases:
+            groups = self.scenario_groups[release]
+            counts.append(f"{release} {sum(groups.values())}/{len(groups)}")
+        return ", ".join(counts) or "none ran"
 
 
 def binaries_of(major: int) -> Path:
@@ -131,6 +148,10 @@ def run_major(major: int, workers: int) -> MajorResult:
             "no:cacheprovider",
             "-q",
             f"--junitxml={report}",
+            # A test case's properties (the other releases' groups) are
+            # written in this form only.
+            "-o",
+            "junit_family=xunit1",
         ]
         print(f"== PostgreSQL {result.server} ({binaries})", flush=True)
         started = time.monotonic()
@@ -153,8 +174,22 @@ def read_report(report: Path, result: MajorResult) -> None:
         module = (case.get("classname") or "").replace(".", "/") + ".py"
         if module == SCENARIOS:
             group = (case.get("name") or "").split("[")[0]
-            passed = outcome == "passed"
-            result.scenario_groups[group] = result.scenario_groups.get(group, True) and passed
+            _count_group(result, SUITES_RELEASE, group, outcome == "passed")
+        properties = {p.get("name", ""): p.get("value", "") for p in case.iter("property")}
+        if release := properties.get(RELEASE_PROPERTY):
+            for name, value in properties.items():
+                if name.startswith(GROUP_PROPERTY):
+                    group = name.removeprefix(GROUP_PROPERTY)
+                    _count_group(result, release, group, value == "passed")
+
+
+def _count_group(result: MajorResult, release: str, group: str, passed: bool) -> None:
+    groups = result.scenario_groups.setdefault(release, {})
+    groups[group] = groups.get(group, True) and passed
+
+
+def _release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in release.split(".") if part.isdigit())
 
 
 def outcome_of(case: ET.Element) -> str:
