@@ -320,7 +320,8 @@ def register(app: typer.Typer) -> None:
         """Exit 1 and name each problem when the schema drifted from its
         revision: pending revisions, changed or missing procedures and views,
         SECURITY DEFINER or search_path changed, runtime grants missing,
-        _duroxide_migrations versions missing, settings out of range."""
+        _duroxide_migrations versions missing, settings out of range. Names
+        the duroxide releases the ledger admits (information: exit unchanged)."""
         target = database_url(url)
         from provider.operations import drift_check
 
@@ -333,6 +334,8 @@ def register(app: typer.Typer) -> None:
             else:
                 print(f"schema {schema}: revision {found.revision or 'none'} (head {found.head})")
             print_problems(found.problems, empty="no drift")
+            if found.runtimes is not None:  # information: not drift, no warning
+                print(visible(f"runtimes: {found.runtimes.line()}"))  # role names
             for warning in found.warnings:
                 errors.print(plain(f"warning: {warning}"), highlight=False)
         if found.revision is None and not found.catalogue_only:

@@ -11,7 +11,9 @@ _duroxide_migrations ledger and settings.
 Besides the record, every function with a name the package uses is compared
 with the bodies the package ships (provider/deploy/packaged_code.py): a
 change that a later `taskhub_record_definitions()` re-blessed is still named
-(`unpackaged`). A session that can do more than the hub's owner
+(`unpackaged`). The report also names the duroxide runtimes the
+_duroxide_migrations ledger admits (provider/operations/runtime_ledger.py):
+information, not drift. A session that can do more than the hub's owner
 (provider/deploy/privileged_session.py) runs nothing the owner could have
 changed: its check reads the catalogue alone (the functions' code), and its
 repair is refused (the owner repairs its own hub).
@@ -36,6 +38,7 @@ from psycopg import sql
 from provider.deploy import migrate, packaged_code, privileged_session, turn_form, vouched_duroxide
 from provider.deploy.sql_files import is_downgrade_file, read_sql, released_files, render_text
 from provider.deploy.version_table import VERSION_TABLE, installed_revision
+from provider.operations import runtime_ledger
 from provider.schema_name import quote_schema
 
 # The drift a repair puts back; `setting` (an operator's row) and `pending`
@@ -83,6 +86,9 @@ class CheckReport:
     # A privileged session's check: the functions' code, from the catalogue
     # alone (the revision is in a table of the owner's, which it does not read).
     catalogue_only: bool = False
+    # Which released runtimes the ledger admits (not drift); None when the
+    # ledger was not read (a privileged session, a schema without a hub).
+    runtimes: runtime_ledger.RuntimeAdmission | None = None
 
     @property
     def ok(self) -> bool:
@@ -97,6 +103,7 @@ class CheckReport:
             "problems": [asdict(problem) for problem in self.problems],
             "warnings": self.warnings,
             "catalogue_only": self.catalogue_only,
+            "runtimes": self.runtimes.as_json() if self.runtimes else None,
         }
 
 
@@ -135,6 +142,7 @@ def _check_on(conn: psycopg.Connection[Any], schema: str) -> CheckReport:
         *shared_database_warnings(conn, schema),
         *_runtime_roles_creating_in_public(conn, schema),
     ]
+    report.runtimes = runtime_ledger.read(conn, schema)
     return report
 
 
