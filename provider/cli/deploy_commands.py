@@ -335,7 +335,7 @@ def register(app: typer.Typer) -> None:
                 print(f"schema {schema}: revision {found.revision or 'none'} (head {found.head})")
             print_problems(found.problems, empty="no drift")
             if found.runtimes is not None:  # information: not drift, no warning
-                print(visible(f"runtimes: {found.runtimes.line()}"))  # role names
+                print(visible(f"runtimes: {found.runtimes.line()}"))  # it names roles
             for warning in found.warnings:
                 errors.print(plain(f"warning: {warning}"), highlight=False)
         if found.revision is None and not found.catalogue_only:
