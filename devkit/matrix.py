@@ -41,6 +41,7 @@ TIER = (
     "tests/deploy/test_adoption.py",
     "tests/deploy/test_live_signatures.py",
     "tests/deploy/test_drift_check.py",
+    "tests/runtime/test_check_names_runtimes.py",
     "tests/deploy/test_least_privilege.py",
     "tests/deploy/test_managed_admin.py",
     "tests/deploy/test_superuser_steps.py",

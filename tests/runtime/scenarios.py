@@ -32,6 +32,13 @@ def completed_output(client: Any, instance: str) -> Any:
     return result.output
 
 
+def approve_when_waiting(client: Any, instance: str, event: str, data: Any) -> None:
+    """Raise an event once the orchestration says (its custom status) that it
+    listens: an event that comes before the subscription is dropped."""
+    client.wait_for_status_change(instance, 0, poll_interval_ms=10, timeout_ms=WAIT_MS)
+    client.raise_event(instance, event, data)
+
+
 def register(runtime: Any) -> None:
     """The activities and orchestrations the groups start."""
     flaky_calls: dict[str, int] = {}
@@ -144,10 +151,7 @@ def fan_out_fan_in_with_a_timer(client: Any) -> None:
 
 def external_event_reaches_the_waiting_orchestration(client: Any) -> None:
     client.start_orchestration("approve-1", "AwaitApproval", None)
-    # Raised once the orchestration says (its custom status) it is listening:
-    # an event that comes before the subscription is dropped.
-    client.wait_for_status_change("approve-1", 0, poll_interval_ms=10, timeout_ms=WAIT_MS)
-    client.raise_event("approve-1", "Approve", {"by": "ops"})
+    approve_when_waiting(client, "approve-1", "Approve", {"by": "ops"})
     assert completed_output(client, "approve-1") == {"by": "ops"}
     status = client.get_status("approve-1")
     assert status.custom_status == "approved"

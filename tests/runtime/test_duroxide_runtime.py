@@ -21,6 +21,12 @@ from devkit.roles import LoginRole
 from tests.runtime import provider_writes, scenarios
 from tests.runtime.login_modes import MODES, hub_for
 
+# Other tiers run these tests on hubs of their own (tests/citus/,
+# tests/deploy/test_managed_admin.py) with these helpers.
+from tests.runtime.scenarios import approve_when_waiting as approve_when_waiting
+from tests.runtime.scenarios import completed_output as completed_output
+from tests.runtime.scenarios import register as register
+
 
 @dataclass
 class RuntimeOnOurSchema:
