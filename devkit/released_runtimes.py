@@ -65,7 +65,7 @@ def python_of(release: str, root: Path | None = None) -> Path:
     built on first use (under a lock: the suite's test processes may ask at
     the same time, and the first one builds while the others wait)."""
     pinned = _checked_pin(release)
-    folder = (root or cache_root()) / _folder_name(release, pinned)
+    folder = folder_of(release, root)
     python = folder / "bin" / "python"
     folder.parent.mkdir(parents=True, exist_ok=True)
     with _held(folder.with_name(folder.name + ".lock")):
@@ -73,6 +73,11 @@ def python_of(release: str, root: Path | None = None) -> Path:
             _build(folder, pinned)
             (folder / _DONE).touch()
     return python
+
+
+def folder_of(release: str, root: Path | None = None) -> Path:
+    """Where the virtualenv of `release` is (or will be) kept."""
+    return (root or cache_root()) / _folder_name(release, pinned_file(release))
 
 
 def _checked_pin(release: str) -> Path:
@@ -84,7 +89,7 @@ def _checked_pin(release: str) -> Path:
     pin = found.get("duroxide")
     if set(found) != {"duroxide"} or pin is None or str(pin.version) != release or not pin.hashes:
         raise RuntimeInstallError(
-            f"{path.relative_to(CHECKOUT)} must pin duroxide=={release} alone, with its hashes"
+            f"{path.name} must pin duroxide=={release} alone, with its hashes"
         )
     return path
 

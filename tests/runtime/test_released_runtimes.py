@@ -41,6 +41,28 @@ def test_every_scenario_group_runs_on_the_suites_own_release_too() -> None:
     assert {f"test_{name}" for name in scenarios.GROUPS} <= tests
 
 
+def test_a_pinned_file_for_another_release_or_without_hashes_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pinned = tmp_path / "duroxide-0.2.1.txt"
+    monkeypatch.setattr(released_runtimes, "pinned_file", lambda release: pinned)
+    for text in (f"duroxide==0.2.2 \\\n    --hash=sha256:{'0' * 64}\n", "duroxide==0.2.1\n"):
+        pinned.write_text(text)
+        with pytest.raises(released_runtimes.RuntimeInstallError, match="alone, with its hashes"):
+            released_runtimes.python_of("0.2.1", root=tmp_path)
+    assert [path.name for path in tmp_path.iterdir()] == [pinned.name]  # nothing built
+
+
+def test_a_finished_virtualenv_is_used_as_it_is(tmp_path: Path) -> None:
+    """Built once per machine: a folder with the finished mark is never built
+    again (this one holds nothing else, and no download is tried)."""
+    folder = released_runtimes.folder_of("0.2.1", tmp_path)
+    folder.mkdir()
+    (folder / ".installed").touch()
+    assert released_runtimes.python_of("0.2.1", root=tmp_path) == folder / "bin" / "python"
+    assert [path.name for path in folder.iterdir()] == [".installed"]
+
+
 # The logins a release refuses at startup, with what it says. 0.2.1's
 # migration runner sends CREATE SCHEMA IF NOT EXISTS at every start, and
 # PostgreSQL asks for CREATE on the database before it looks for the schema;
