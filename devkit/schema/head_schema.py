@@ -12,8 +12,8 @@ from typing import Any
 
 import psycopg
 
-from provider.deploy.resources import sql_dir
 from provider.deploy.sql_files import render_sql
+from provider.resources import sql_dir
 
 HEAD = "head"
 # Tables first: views and SQL-language functions refer to them. Function

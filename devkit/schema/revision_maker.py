@@ -32,8 +32,8 @@ from devkit.schema.head_schema import HEAD, apply_head, head_files
 from devkit.schema.releases import open_revisions
 from provider.deploy import migrate
 from provider.deploy.migration_options import MigrationOptions
-from provider.deploy.resources import sql_dir
 from provider.deploy.sql_files import FUNCTIONS, read_sql, released_files
+from provider.resources import sql_dir
 
 REPO = Path(__file__).resolve().parents[2]
 VERSIONS = REPO / "migrations" / "versions"

@@ -15,8 +15,8 @@ import itertools
 import sys
 from pathlib import Path
 
-from provider.deploy.resources import sql_dir
 from provider.deploy.sql_files import FUNCTIONS, apply_patch, function_versions, read_sql
+from provider.resources import sql_dir
 
 # A version is kept as a patch when that is smaller than its whole text: what
 # it repeats of the version before is then only the context of each change.

@@ -44,7 +44,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from provider.deploy.resources import sql_dir
+from provider.resources import sql_dir
 
 HEAD = "head"
 INSTANCE_KEYED = (

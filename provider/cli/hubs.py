@@ -16,6 +16,7 @@ from provider.deploy import privileged_session
 from provider.deploy.privileged_session import PINNED_SEARCH_PATH
 from provider.deploy.session_pinning import one_transaction_behind_a_pooler
 from provider.operations.hub_status import HubSchema, hub_schemas, schema_exists
+from provider.standing import untrusted
 
 LISTED = 10  # a database of many hubs: name the first few
 
@@ -87,9 +88,13 @@ def too_privileged(conn: psycopg.Connection[Any], schema: str) -> Failure | None
     this session's rights (provider/deploy/privileged_session.py). None: the
     session may."""
     found = privileged_session.standing(conn, schema)
-    if not found.privileged:
+    if not found.hub_exists:
+        # Nothing to run: the verb's own "no hub" answer, never a look that
+        # a schema renamed back after it could make "not privileged".
+        return no_hub(conn, schema) or Failure(NOT_FOUND, f"schema {schema} does not exist")
+    if not untrusted(found):
         return None
-    owner = found.owner
+    owner = found.owner or "its owner"
     return Failure(
         PROBLEMS,
         f"this session ({found.login}) can do more than {owner}, the owner of the hub in"
@@ -123,6 +128,14 @@ def require_hub(url: str, schema: str, *, privileged_ok: bool = False) -> None:
         pass
 
 
+def is_connection_failure(error: psycopg.OperationalError) -> bool:
+    """No session at all (libpq's own failure, no SQLSTATE), or one the server
+    refused at its start (class 08, 57P03: starting up): the database did
+    not answer a question. Anything else it answered."""
+    state = error.sqlstate
+    return state is None or state.startswith("08") or state == "57P03"
+
+
 def refuse_a_privileged_session(url: str, schema: str, connect_timeout_s: float) -> None:
     """For a server that must start whether the database answers or not (the
     metrics): exit 1 if it answers and the session would be privileged."""
@@ -136,8 +149,12 @@ def refuse_a_privileged_session(url: str, schema: str, connect_timeout_s: float)
             ) as conn,
             one_transaction_behind_a_pooler(conn, [PINNED_SEARCH_PATH]),
         ):
-            refused = too_privileged(conn, schema)
-    except psycopg.OperationalError:
-        return  # /healthz says it is down; the check comes with the first read
+            # A hub not there yet: each read looks again (metrics/collector.py).
+            exists = privileged_session.standing(conn, schema).hub_exists
+            refused = too_privileged(conn, schema) if exists else None
+    except psycopg.OperationalError as error:
+        if not is_connection_failure(error):
+            raise  # it answered, and refused the look (a timeout, say): fail closed
+        return  # /healthz says it is down; each read checks again (metrics/collector.py)
     if refused is not None:
         raise refused

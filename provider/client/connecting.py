@@ -16,6 +16,10 @@ import psycopg
 
 from provider.citus_placement import CITUS_PRESENT, PLACEMENT_QUERY, Node, node_url
 from provider.client.pooling import refused_startup_option
+from provider.client.session_standing import (
+    refuse_a_privileged_session,
+    refuse_a_privileged_session_async,
+)
 from provider.config import TaskHubConfig
 from provider.errors import ConfigurationError
 from provider.masking import mask_url, masked, passwords_of, url_problem
@@ -34,7 +38,9 @@ class Look(NamedTuple):
 
 # One statement: the server's pid (a pooler announces another) and whether the
 # schema has the start that runs once.
-LOOK = "SELECT pg_backend_pid(), to_regprocedure(%s) IS NOT NULL"
+# Qualified: a session's first statement runs on whatever search_path the
+# database's settings gave it.
+LOOK = "SELECT pg_catalog.pg_backend_pid(), pg_catalog.to_regprocedure(%s) IS NOT NULL"
 START_ONCE = "taskhub_start_orchestration(text, text, timestamp with time zone, text, text)"
 
 
@@ -42,14 +48,16 @@ def _look_arguments(config: TaskHubConfig) -> list[str]:
     return [f"{quote_schema(config.schema)}.{START_ONCE}"]
 
 
-def _look(opened: Opened, config: TaskHubConfig) -> Look:
+def _look(opened: Opened, config: TaskHubConfig, operation: str) -> Look:
+    refuse_a_privileged_session(opened.conn, config.schema, operation)
     row = opened.conn.execute(LOOK, _look_arguments(config)).fetchone()
     assert row is not None
     pooled = opened.refused_option or row[0] != opened.conn.info.backend_pid
     return Look(pooled, bool(row[1]))
 
 
-async def _look_async(opened: AsyncOpened, config: TaskHubConfig) -> Look:
+async def _look_async(opened: AsyncOpened, config: TaskHubConfig, operation: str) -> Look:
+    await refuse_a_privileged_session_async(opened.conn, config.schema, operation)
     cursor = await opened.conn.execute(LOOK, _look_arguments(config))
     row = await cursor.fetchone()
     assert row is not None
@@ -146,7 +154,7 @@ def probe(operation: str, config: TaskHubConfig, settings: dict[str, Any]) -> Lo
     try:
         opened = _first_connection(config, config.url, settings)
         with opened.conn:
-            return _look(opened, config)
+            return _look(opened, config, operation)
     except psycopg.Error as error:
         raise _refused(operation, config.url, _refusal_hint(config, error), error) from None
 
@@ -156,7 +164,7 @@ async def probe_async(operation: str, config: TaskHubConfig, settings: dict[str,
     try:
         opened = await _first_connection_async(config, config.url, settings)
         async with opened.conn:
-            return await _look_async(opened, config)
+            return await _look_async(opened, config, operation)
     except psycopg.Error as error:
         raise _refused(operation, config.url, _refusal_hint(config, error), error) from None
 
@@ -176,7 +184,7 @@ def direct_url(operation: str, config: TaskHubConfig, settings: dict[str, Any]) 
     try:
         opened = _first_connection(config, config.url, settings)
         with opened.conn as conn:
-            look = _look(opened, config)
+            look = _look(opened, config, operation)
             present = conn.execute(CITUS_PRESENT).fetchone()
             rows = []
             if present and present[0]:
@@ -196,7 +204,7 @@ async def direct_url_async(
     try:
         opened = await _first_connection_async(config, config.url, settings)
         async with opened.conn as conn:
-            look = await _look_async(opened, config)
+            look = await _look_async(opened, config, operation)
             present = await (await conn.execute(CITUS_PRESENT)).fetchone()
             rows = []
             if present and present[0]:

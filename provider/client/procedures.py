@@ -30,6 +30,10 @@ from provider.client.connecting import (
 )
 from provider.client.plans import AsyncRunner, Call, Plan, Rows, SyncRunner
 from provider.client.pooling import Pooling, after_looking
+from provider.client.session_standing import (
+    refuse_a_privileged_session,
+    refuse_a_privileged_session_async,
+)
 from provider.config import TaskHubConfig
 from provider.errors import REPLACE_CONNECTION_STATES, LockLost, TaskHubError, translate
 from provider.logs import fields
@@ -196,6 +200,7 @@ class ProcedureClient(SyncRunner):
             self._pool.open()
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        refuse_a_privileged_session(conn, self.config.schema, f"{type(self).__name__}.connect")
         self.pooling.set_up(conn, self.config)
 
     def close(self) -> None:
@@ -317,6 +322,8 @@ class AsyncProcedureClient(AsyncRunner):
             await self._pool.open()
 
     async def _configure(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        operation = f"{type(self).__name__}.connect"
+        await refuse_a_privileged_session_async(conn, self.config.schema, operation)
         await self.pooling.set_up_async(conn, self.config)
 
     @property

@@ -7,7 +7,6 @@ longer is cut off (a 503), not left holding a connection of the pool."""
 from __future__ import annotations
 
 import contextlib
-import functools
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -17,6 +16,7 @@ from psycopg_pool import ConnectionPool
 
 from provider.client.bounded import bound_statements
 from provider.client.pooling import ONE_SHOT_POOLER
+from provider.client.session_standing import refuse_a_privileged_session
 from provider.client.task_hub import TaskHub
 from provider.operations import runbook
 
@@ -46,11 +46,18 @@ class Hub:
             max_size=4,
             # Nothing prepared: the reads may go through a transaction pooler.
             kwargs={"autocommit": True, "prepare_threshold": None},
-            configure=functools.partial(bound_statements, timeout_ms=statement_timeout_ms),
+            configure=self._configure,
             open=False,
         )
         self.url = url
         self.task_hub: TaskHub | None = None
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        """Each connection the pool opens: refused where the session can do
+        more than a role that controls the hub (the pages read its views),
+        then bounded by the statement timeout."""
+        refuse_a_privileged_session(conn, self.schema, "taskhub-pg dashboard")
+        bound_statements(conn, timeout_ms=self.statement_timeout_ms)
 
     def open(self) -> None:
         self.pool.open(wait=True, timeout=10)

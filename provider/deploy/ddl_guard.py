@@ -34,8 +34,8 @@ import psycopg
 from psycopg import sql
 
 from provider.deploy.privileged_session import PrivilegedSessionRefused
-from provider.deploy.resources import sql_dir
 from provider.deploy.sql_files import read_sql, render_text
+from provider.resources import sql_dir
 from provider.schema_name import quote_schema
 
 SCHEMA = "taskhub_guard"
@@ -77,7 +77,7 @@ def _require_trusted(conn: psycopg.Connection[Any]) -> None:
     if untrusted:
         what, role = untrusted[0]
         raise GuardRefused(
-            f"taskhub-pg: refused: {what} belongs to role {role}, which may change the DDL"
+            f"refused: {what} belongs to role {role}, which may change the DDL"
             f" guard that this step would write: run the step as {role}, or remove it"
         )
 
@@ -233,7 +233,7 @@ def adopt_legacy(conn: psycopg.Connection[Any], schema: str, owner: str) -> list
         return []
     if not legacy.trusted:
         raise GuardRefused(
-            f"taskhub-pg: refused: the DDL guard of schema {schema} ({legacy.name}) belongs to"
+            f"refused: the DDL guard of schema {schema} ({legacy.name}) belongs to"
             " a role this session cannot trust, which may have changed its list: move it as"
             " the role that made it"
         )
@@ -323,5 +323,5 @@ def guard_the_workers(conn: psycopg.Connection[Any]) -> None:
         ).fetchall():
             if not success:
                 raise GuardRefused(
-                    f"taskhub-pg: the DDL guard could not be put on worker {node}:{port}: {result}"
+                    f"the DDL guard could not be put on worker {node}:{port}: {result}"
                 )

@@ -23,8 +23,8 @@ from sqlalchemy import exc
 from provider.deploy import migration_options, privileged_session
 from provider.deploy.migration_options import Direction, InvalidMigrationOption, MigrationOptions
 from provider.deploy.refusals import MigrationMisused, MigrationRefused
-from provider.deploy.resources import migrations_dir
 from provider.deploy.run_report import MigrationRun
+from provider.resources import migrations_dir
 from provider.schema_name import validate_schema_name
 
 

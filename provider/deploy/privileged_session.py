@@ -44,7 +44,8 @@ from psycopg.conninfo import conninfo_to_dict
 
 from provider.deploy import session_pinning
 from provider.deploy.refusals import MigrationRefused
-from provider.deploy.sql_files import read_sql, render_text
+from provider.deploy.sql_files import read_sql
+from provider.standing import Standing, refusal, standing_query, unclean
 
 # The path every name resolves on: the catalogue, then nothing a role can add.
 PINNED_PATH = "pg_catalog, pg_temp"
@@ -61,18 +62,6 @@ _UNSUPPORTED_OPTIONS = "unsupported startup parameter"
 class PrivilegedSessionRefused(MigrationRefused):
     """A step a privileged session may not take, or a session configured by
     someone it cannot trust: one line, nothing changed."""
-
-
-@dataclass(frozen=True)
-class Standing:
-    """This session next to a hub (sql/privileged/standing.sql)."""
-
-    schema: str
-    login: str
-    acting_as: str
-    owner: str | None  # None: no such schema
-    privileged: bool
-    settings: list[str]  # database and role settings applied at login
 
 
 def startup_options(url: str) -> str:
@@ -117,44 +106,31 @@ def pin(conn: psycopg.Connection[Any]) -> None:
 
 
 def standing(conn: psycopg.Connection[Any], schema: str) -> Standing:
-    row = conn.execute(render_text(read_sql("privileged/standing.sql"), schema)).fetchone()
+    """This session next to the hub in `schema` (sql/privileged/standing.sql)."""
+    row = conn.execute(standing_query(schema)).fetchone()
     assert row is not None
-    login, acting_as, owner, privileged, settings = row
-    return Standing(schema, str(login), str(acting_as), owner, bool(privileged), list(settings))
+    return Standing.of_row(schema, row)
 
 
 def require_clean(found: Standing) -> None:
     """A privileged session runs only if nobody else configured it: it acts as
-    the role it logged in as, and no database or role setting applies."""
-    if not found.privileged:
-        return
-    if found.acting_as != found.login:
-        raise PrivilegedSessionRefused(
-            f"taskhub-pg: refused: this session logged in as {found.login} but acts as"
-            f" {found.acting_as} (a SET ROLE, or a setting of the database or the role):"
-            f" a session that can do more than {found.owner}, the owner of the hub in schema"
-            f" {found.schema}, runs only as itself"
-        )
-    if found.settings:
-        raise PrivilegedSessionRefused(
-            f"taskhub-pg: refused: settings apply to this session that this step did not"
-            f" make ({'; '.join(found.settings)}): a session that can do more than"
-            f" {found.owner}, the owner of the hub in schema {found.schema}, runs only as it"
-            " connected; remove them (ALTER DATABASE ... RESET, ALTER ROLE ... RESET) or"
-            f" connect as {found.owner}"
-        )
+    the role it logged in as, and no setting a lesser role could have made
+    applies to it."""
+    refused = unclean(found)
+    if refused is not None:
+        raise PrivilegedSessionRefused(refused)
 
 
-def refuse_privileged(found: Standing, what: str) -> None:
+def refuse_privileged(found: Standing, what: str, *, hub_required: bool = True) -> None:
     """The one-line refusal of a step that runs the hub's own code (a
-    migration, a repair, a runbook verb) in a privileged session."""
-    if found.privileged:
-        raise PrivilegedSessionRefused(
-            f"taskhub-pg: refused: {what} runs the hub's own code, and this session"
-            f" ({found.login}) can do more than {found.owner}, the owner of the hub in"
-            f" schema {found.schema}, who may change that code: connect as {found.owner}"
-            ' (docs/security.md, "Who runs what")'
-        )
+    migration, a repair, a runbook verb) in a privileged session, or on a
+    schema that is gone when it looks (hub_required: all but a migration,
+    which may create the hub)."""
+    if not hub_required and not found.hub_exists:
+        return
+    refused = refusal(found, what)
+    if refused is not None:
+        raise PrivilegedSessionRefused(refused)
 
 
 @dataclass(frozen=True)
@@ -188,7 +164,7 @@ def without_untrusted_event_triggers(conn: psycopg.Connection[Any]) -> Iterator[
                 )
         except psycopg.errors.InsufficientPrivilege:
             raise PrivilegedSessionRefused(
-                f"taskhub-pg: refused: event trigger {trigger.name} runs {trigger.function},"
+                f"refused: event trigger {trigger.name} runs {trigger.function},"
                 f" which role {trigger.function_owner} may change, for every DDL statement this"
                 " step would send, and this session may not turn it off: run the step as"
                 f" {trigger.function_owner}, or as a superuser"

@@ -80,7 +80,7 @@ BEGIN
 {standing}
     ) AS s;
     IF v_who.privileged THEN
-        RAISE EXCEPTION 'taskhub-pg: refused: a migration runs the hub''s own code, and this '
+        RAISE EXCEPTION 'refused: a migration runs the hub''s own code, and this '
                         'session (%) can do more than %, the owner of the hub in schema %, '
                         'who may change that code: run it as %', v_who.login, v_who.owner,
                         {_literal(schema)}, v_who.owner

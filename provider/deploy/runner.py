@@ -399,7 +399,7 @@ class MigrationRunner:
         Then whether this run installs the runtime role's guard itself."""
         conn = _dbapi(connection)
         found = privileged_session.standing(conn, self.schema)
-        privileged_session.refuse_privileged(found, "a migration")
+        privileged_session.refuse_privileged(found, "a migration", hub_required=False)
         options = self.options
         self.installs_guard = bool(
             options.runtime_role

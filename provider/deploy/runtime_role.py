@@ -27,6 +27,7 @@ from psycopg import sql
 from provider.deploy import ddl_guard, privileged_session
 from provider.deploy.sql_files import read_sql, render_text
 from provider.schema_name import quote_schema
+from provider.standing import Standing
 
 RUNTIME_DDL_MODES = ("guarded", "none")
 # The hub's function that asks the guard (revision 0029): a hub without it
@@ -124,7 +125,7 @@ def guard(conn: psycopg.Connection[Any], schema: str, role: str, owner: str) -> 
     and the CREATE it makes safe granted. The roles moved from the hub's guard."""
     refusal = ddl_guard.refusal_for(conn, schema, role)
     if refusal is not None:
-        raise ddl_guard.GuardRefused(f"taskhub-pg: refused: {refusal}")
+        raise ddl_guard.GuardRefused(f"refused: {refusal}")
     ddl_guard.install(conn)
     moved = ddl_guard.adopt_legacy(conn, schema, owner)
     ddl_guard.add(conn, schema, role)
@@ -163,7 +164,7 @@ class RoleStep:
         return not self.owner_step_done
 
 
-def _standing(conn: psycopg.Connection[Any], schema: str) -> privileged_session.Standing:
+def _standing(conn: psycopg.Connection[Any], schema: str) -> Standing:
     found = privileged_session.standing(conn, schema)
     privileged_session.require_clean(found)
     return found
@@ -176,7 +177,7 @@ def _require_guard_aware(conn: psycopg.Connection[Any], schema: str) -> None:
     ).fetchone()
     if not (row and row[0]):
         raise privileged_session.PrivilegedSessionRefused(
-            f"taskhub-pg: refused: the hub in schema {schema} is at a revision before 0029,"
+            f"refused: the hub in schema {schema} is at a revision before 0029,"
             " whose role functions keep a guard of their own: its owner runs taskhub-pg"
             " upgrade first"
         )
@@ -193,7 +194,7 @@ def _call(conn: psycopg.Connection[Any], schema: str, function: str, *args: str)
 
 
 def _guard_step(
-    conn: psycopg.Connection[Any], found: privileged_session.Standing, role: str, guarded: bool
+    conn: psycopg.Connection[Any], found: Standing, role: str, guarded: bool
 ) -> RoleStep:
     """A privileged session's role step: the guard's part, nothing of the hub's."""
     schema = found.schema
@@ -226,7 +227,7 @@ def _guard_part_needed(
 
 def _owner_step(
     conn: psycopg.Connection[Any],
-    found: privileged_session.Standing,
+    found: Standing,
     verb: str,
     call: tuple[str, ...],
     guarded: bool | None,

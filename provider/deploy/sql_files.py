@@ -21,8 +21,8 @@ import functools
 import re
 from pathlib import Path
 
-from provider.deploy.resources import sql_dir
 from provider.deploy.sql_checks import expand_checks
+from provider.resources import sql_dir
 from provider.schema_name import quote_schema, validate_schema_name
 
 # A released revision's folder: sql/NNNN_name/ (sql/head/ is not one).

@@ -34,7 +34,8 @@ from provider.client.pooling import (
     bounded_transaction,
     refused_startup_option,
 )
-from provider.errors import InvalidInput
+from provider.client.session_standing import refuse_a_privileged_session
+from provider.errors import ConfigurationError, InvalidInput
 from provider.logs import fields
 from provider.masking import passwords_of
 from provider.metrics.health import HubHealth, HubState, log
@@ -118,9 +119,12 @@ class HubCollector(Collector):
                 try:
                     if conn is None:
                         conn = self._connect()
+                    # Every read, on whatever connection: a look taken at the
+                    # start proves nothing about a database that came up later.
+                    refuse_a_privileged_session(conn, schema, "taskhub-pg metrics")
                     with self._bounded(conn):
                         _read(conn, schema, families)
-                except psycopg.Error as error:
+                except (psycopg.Error, ConfigurationError) as error:
                     self.health.record(schema, error)
                     families.up.add_metric([schema], 0)
                     if conn is not None and conn.broken:

@@ -40,6 +40,7 @@ from provider.deploy.sql_files import is_downgrade_file, read_sql, released_file
 from provider.deploy.version_table import VERSION_TABLE, installed_revision
 from provider.operations import runtime_ledger
 from provider.schema_name import quote_schema
+from provider.standing import untrusted
 
 # The drift a repair puts back; `setting` (an operator's row) and `pending`
 # (run `upgrade`) it only reports.
@@ -249,17 +250,25 @@ def check(url: str, schema: str) -> CheckReport:
     with privileged_session.one_session(url) as conn:
         found = privileged_session.standing(conn, schema)
         privileged_session.require_clean(found)
-        if not found.privileged:
+        if not found.hub_exists:
+            return CheckReport(
+                schema,
+                None,
+                migrate.head_revision(),
+                [Problem("not_migrated", schema, "no taskhub-pg revision applied")],
+            )
+        if not untrusted(found):
             return _check_on(conn, schema)
         # The catalogue alone: the hub's tables, views and functions are the
         # owner's, and would run with this session's rights.
         report = CheckReport(
             schema, None, migrate.head_revision(), _unpackaged(conn, schema), catalogue_only=True
         )
+        owner = found.owner or "its owner"
         report.warnings.append(
-            f"this session can do more than {found.owner}, the hub's owner, so it read the"
+            f"this session can do more than {owner}, the hub's owner, so it read the"
             " catalogue alone (the code of the hub's functions); the recorded definitions,"
-            f" grants and ledger are checked by {found.owner} or an operator role"
+            f" grants and ledger are checked by {owner} or an operator role"
         )
         return report
 

@@ -14,7 +14,7 @@ import pytest
 
 from devkit.waiting import wait_until
 from provider.deploy import live_signatures, migrate, table_locks
-from provider.deploy.resources import sql_dir
+from provider.resources import sql_dir
 from tests.support.db import new_schema_name
 
 GATED_PROLOGUE = re.compile(

@@ -28,6 +28,7 @@ most variants made the owner a superuser (docs/security.md, the table).
 from __future__ import annotations
 
 import secrets
+import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,8 +39,11 @@ import pytest
 from psycopg import sql
 
 from devkit.roles import url_as
+from provider import TaskHub
 from provider.cli import main
-from provider.deploy import migrate
+from provider.deploy import migrate, privileged_session
+from provider.errors import ConfigurationError
+from provider.standing import untrusted
 from provider.testing.embedded_pg import EmbeddedPostgres, find_bin_dir
 from tests.support.event_trigger_admin import BuildError, library_for
 
@@ -336,6 +340,20 @@ def a_set_aside_definition(owned: OwnedDatabase, who: Privileged) -> None:
     )
 
 
+def schedule_functions_rewritten(owned: OwnedDatabase, who: Privileged) -> None:
+    """The schedule verbs' and the scheduler's functions (found by the
+    attacker of issue 54: those verbs asked nothing)."""
+    for function, returns in (
+        ("taskhub_read_schedules()", "SETOF record"),
+        ("taskhub_list_schedules()", "SETOF record"),
+    ):
+        owned.as_owner(
+            f"DROP FUNCTION IF EXISTS orders.{function} CASCADE",
+            f"CREATE FUNCTION orders.{function} RETURNS {returns} LANGUAGE plpgsql"
+            " AS $$ BEGIN PERFORM orders.record_run(); END $$",
+        )
+
+
 def a_role_setting_for_the_login_here(owned: OwnedDatabase, who: Privileged) -> None:
     """A setting of the privileged login in this database (planted here by the
     server's superuser, standing in for whoever may)."""
@@ -362,6 +380,7 @@ PLANTS: dict[str, Plant] = {
     "trigger on a grant's table": a_trigger_on_a_table_a_grant_writes,
     "set-aside definition": a_set_aside_definition,
     "role setting for the login": a_role_setting_for_the_login_here,
+    "schedule functions": schedule_functions_rewritten,
 }
 
 # Every step a privileged session may be asked to take on an owner's hub: the
@@ -379,7 +398,29 @@ STEPS: list[tuple[str, ...]] = [
     ("upgrade", "--schema", HUB),
     ("downgrade", "--revision", "base", "--yes", "--schema", HUB),
     ("revoke-runtime-role", "{runtime}", "--schema", HUB),
+    ("schedule", "list", "--schema", HUB),
+    (
+        "schedule",
+        "add",
+        "nightly",
+        "--orchestration",
+        "Order",
+        "--cron",
+        "0 3 * * *",
+        "--schema",
+        HUB,
+    ),
+    ("schedule", "pause", "nightly", "--schema", HUB),
+    # Servers: refused at their start (else they would serve until stopped).
+    ("scheduler", "--schema", HUB),
+    ("metrics", "--schema", HUB, "--port", "{port}"),
 ]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def runs_as_another_role(owned: OwnedDatabase) -> tuple[int, list[str]]:
@@ -421,7 +462,10 @@ def test_nothing_the_owner_planted_runs_in_a_privileged_step(
         plant(owned, who)
         codes = {}
         for step in STEPS:
-            argv = [part.format(runtime=owned.runtime, operator=owned.operator) for part in step]
+            argv = [
+                part.format(runtime=owned.runtime, operator=owned.operator, port=free_port())
+                for part in step
+            ]
             capsys.readouterr()
             codes[step[0]] = main([*argv, "--url", who.url])
         output = capsys.readouterr()
@@ -433,5 +477,108 @@ def test_nothing_the_owner_planted_runs_in_a_privileged_step(
             ).fetchone()
         assert planted_admin is None
         # What runs the hub's code was refused in one line each.
-        for verb in ("grant-operator-role", "repair", "status", "upgrade", "downgrade"):
+        for verb in (
+            "grant-operator-role",
+            "repair",
+            "status",
+            "upgrade",
+            "downgrade",
+            "schedule",
+            "scheduler",
+            "metrics",
+        ):
             assert codes[verb] != 0, (verb, codes)
+
+
+@contextmanager
+def hub_in_a_superusers_schema(server_url: str, schema: str) -> Iterator[OwnedDatabase]:
+    """A database the superuser owns, where the owner migrated its hub into a
+    schema the superuser made (`public`, which pg_database_owner, the
+    superuser here, owns from PostgreSQL 15; or one made and granted)."""
+    token = secrets.token_hex(5)
+    owner, runtime, database = f"owner_{token}", f"runtime_{token}", f"super_{token}"
+    password = secrets.token_hex(12)
+    try:
+        with psycopg.connect(server_url, autocommit=True) as superuser:
+            for role in (owner, runtime):
+                superuser.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+            superuser.execute(f'CREATE DATABASE "{database}"')
+        superuser_url = on_database(server_url, database)
+        with psycopg.connect(superuser_url, autocommit=True) as superuser:
+            superuser.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+            superuser.execute(f"GRANT ALL ON SCHEMA {schema} TO {owner}")
+            superuser.execute(f'GRANT CREATE ON DATABASE "{database}" TO {owner}')
+        owner_url = url_as(superuser_url, owner, password)
+        migrate.upgrade(owner_url, schema)
+        with psycopg.connect(owner_url, autocommit=True) as conn:
+            conn.execute(RECORDER.replace("orders.", f"{schema}.").format(owner=owner))
+        yield OwnedDatabase(database, owner, owner_url, superuser_url, runtime, "nobody")
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as superuser:
+            superuser.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+            superuser.execute(f"DROP ROLE IF EXISTS {owner}_planted_admin")
+            for role in (runtime, owner):
+                superuser.execute(f"DROP ROLE IF EXISTS {role}")
+
+
+@pytest.mark.parametrize("schema", ["public", "granted"])
+def test_renamed_tables_in_a_schema_a_superuser_owns_do_not_hide_who_controls_the_hub(
+    server_url: str, schema: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The owner renames the tables a look once took the hub's owner from, so
+    that the schema's owner (a superuser) answered for it: who controls the
+    hub is every role that owns anything in it (found by the attacker of
+    issue 54: the superuser's grant then ran the owner's function)."""
+    with hub_in_a_superusers_schema(server_url, schema) as owned:
+        body = packaged_body_in(owned, schema, "taskhub_grant_runtime_role(text, text)")
+        owned.as_owner(
+            f"ALTER TABLE {schema}.taskhub_pg_alembic_version RENAME TO version_elsewhere",
+            f"ALTER TABLE {schema}.instances RENAME TO instances_elsewhere",
+            f"CREATE OR REPLACE FUNCTION {schema}.taskhub_grant_runtime_role(p_role text,"
+            " p_runtime_ddl text DEFAULT 'guarded') RETURNS void LANGUAGE plpgsql"
+            f" SET search_path = pg_catalog, pg_temp AS $planted$ BEGIN"
+            f" PERFORM {schema}.record_run(); END $planted$",
+        )
+        assert body  # the packaged one was there to replace
+        superusers = superuser_roles(server_url)
+        for step in (
+            ("grant-runtime-role", owned.runtime, "--schema", schema),
+            ("status", "--schema", schema),
+            ("check", "--schema", schema),
+            ("upgrade", "--schema", schema),
+        ):
+            capsys.readouterr()
+            main([*step, "--url", owned.superuser_url])
+        with psycopg.connect(owned.superuser_url) as conn:
+            ran = conn.execute(
+                f"SELECT CASE WHEN is_called THEN last_value ELSE 0 END"
+                f" FROM {schema}.runs_as_another_role"
+            ).fetchone()
+        assert ran == (0,), capsys.readouterr().err
+        assert superuser_roles(server_url) == superusers
+
+
+def packaged_body_in(owned: OwnedDatabase, schema: str, signature: str) -> str:
+    with psycopg.connect(owned.owner_url) as conn:
+        row = conn.execute(
+            "SELECT prosrc FROM pg_proc WHERE oid = %s::regprocedure", [f"{schema}.{signature}"]
+        ).fetchone()
+    return "" if row is None else str(row[0])
+
+
+def test_a_schema_that_is_not_there_when_a_session_looks_proves_nothing(
+    database_url: str,
+) -> None:
+    """The owner renames its schema away while a privileged session looks, and
+    back after (found by the attacker of issue 54: the look said "not
+    privileged"). A session that could be privileged is refused then: by a
+    deploy step, the runbook's verbs, and the hub's client."""
+    missing = f"gone_{secrets.token_hex(4)}"
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        found = privileged_session.standing(conn, missing)
+    assert (found.hub_exists, found.may_gain, found.privileged) == (False, True, False)
+    assert untrusted(found)
+    with pytest.raises(privileged_session.PrivilegedSessionRefused, match="does not exist"):
+        privileged_session.refuse_privileged(found, "repair")
+    with pytest.raises(ConfigurationError, match="does not exist"):
+        TaskHub.connect(database_url, missing)

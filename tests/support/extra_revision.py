@@ -10,8 +10,8 @@ from alembic import command
 
 from provider.deploy import migrate
 from provider.deploy.migration_options import MigrationOptions
-from provider.deploy.resources import migrations_dir
 from provider.deploy.run_report import MigrationRun
+from provider.resources import migrations_dir
 
 REVISION = """
 from alembic import op

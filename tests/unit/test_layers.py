@@ -43,6 +43,8 @@ LEAVES = (
     "masking",
     "backoff",
     "moments",
+    "resources",
+    "standing",
 )
 # Calls that send SQL to a server. Opening a connection to hand to a reader
 # of `deploy/` (the CLI, the metrics, the test kit) is not one.

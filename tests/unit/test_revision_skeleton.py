@@ -16,7 +16,7 @@ import pytest
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 
-from provider.deploy.resources import migrations_dir
+from provider.resources import migrations_dir
 from tests.support.paths import REPO
 
 

@@ -11,7 +11,6 @@ import itertools
 import pytest
 
 from devkit.schema.sql_history import PATCH_AT_MOST, patch_between
-from provider.deploy.resources import sql_dir
 from provider.deploy.sql_files import (
     FUNCTIONS,
     apply_patch,
@@ -20,6 +19,7 @@ from provider.deploy.sql_files import (
     released_files,
     shipped_name,
 )
+from provider.resources import sql_dir
 
 BEFORE = "CREATE FUNCTION f() RETURNS int\nLANGUAGE sql\nAS $$ SELECT 1 $$;\n"
 AFTER = "CREATE FUNCTION f() RETURNS int\nLANGUAGE sql\nAS $$ SELECT 2 $$;\n-- two\n"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-PACKAGE_DIR = Path(__file__).resolve().parent.parent  # provider/
+PACKAGE_DIR = Path(__file__).resolve().parent  # provider/
 
 
 def _first_existing(installed: Path, in_repository: Path) -> Path:
