@@ -35,7 +35,9 @@ depends_on = ${py(depends_on)}
 LOCKS_ON_UPGRADE: list[str] = []
 LOCKS_ON_DOWNGRADE: list[str] = []
 
-# This revision's files (sql/${up_revision}_.../, copied from sql/head/), applied in order.
+# This revision's files, applied in order: the versions of its functions that
+# `make revision` wrote from sql/head/ (sql/functions/<name>/${up_revision}.sql),
+# then any file of its own you write by hand (sql/${up_revision}_<name>/).
 FILES: list[str] = ${py(files)}
 # Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
 # back these functions of the released files.

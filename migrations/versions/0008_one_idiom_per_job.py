@@ -24,7 +24,8 @@ depends_on = None
 LOCKS_ON_UPGRADE: list[str] = []
 LOCKS_ON_DOWNGRADE: list[str] = []
 
-# This revision's files, copied from sql/head/, applied in order.
+# This revision's files, applied in order: its functions' versions
+# (sql/functions/<name>/0008.sql, whole or a patch on the version before).
 FILES: list[str] = [
     # The new helpers first: the replaced functions call them.
     "functions/taskhub_lease_lost_detail/0008.sql",

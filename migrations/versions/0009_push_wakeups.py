@@ -23,7 +23,9 @@ depends_on = None
 LOCKS_ON_UPGRADE: list[str] = []
 LOCKS_ON_DOWNGRADE: list[str] = ["taskhub_wakeup_listeners"]
 
-# This revision's files, copied from sql/head/, applied in order.
+# This revision's files, applied in order: its functions' versions
+# (sql/functions/<name>/0009.sql, whole or a patch on the version before)
+# and its own files, written by hand (sql/0009_push_wakeups/).
 FILES: list[str] = [
     # The table and the helpers first: the SQL functions and procedures use them.
     "0009_push_wakeups/wakeup_listeners.sql",

@@ -23,7 +23,8 @@ depends_on = None
 LOCKS_ON_UPGRADE: list[str] = []
 LOCKS_ON_DOWNGRADE: list[str] = []
 
-# This revision's files, copied from sql/head/, applied in order.
+# This revision's files, applied in order: its functions' versions
+# (sql/functions/<name>/0010.sql, whole or a patch on the version before).
 FILES: list[str] = [
     "functions/ack_orchestration_item/0010.sql",
     "functions/ack_worker/0010.sql",

@@ -26,7 +26,9 @@ depends_on = None
 LOCKS_ON_UPGRADE: list[str] = []
 LOCKS_ON_DOWNGRADE: list[str] = ["taskhub_definitions"]
 
-# This revision's files, copied from sql/head/, applied in order.
+# This revision's files, applied in order: its functions' versions
+# (sql/functions/<name>/0012.sql, whole or a patch on the version before)
+# and its own files, written by hand (sql/0012_deploy_gate/).
 FILES: list[str] = [
     # The ledger first, then the functions in the order they use each other
     # (SQL-language bodies are checked when created).

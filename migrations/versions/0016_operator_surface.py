@@ -29,7 +29,9 @@ LOCKS_ON_DOWNGRADE: list[str] = [
     "taskhub_operator_roles",
 ]
 
-# This revision's files, copied from sql/head/, applied in order.
+# This revision's files, applied in order: its functions' versions
+# (sql/functions/<name>/0016.sql, whole or a patch on the version before)
+# and its own files, written by hand (sql/0016_operator_surface/).
 FILES: list[str] = [
     "0016_operator_surface/taskhub_operator_roles.sql",
     "0016_operator_surface/taskhub_operator_privileges.sql",

@@ -39,8 +39,9 @@ LOCKS_ON_DOWNGRADE: list[str] = []
 # command line says so before it asks).
 CHANGES_RESULT_TYPE_ON_DOWNGRADE = ["fetch_orchestration_item"]
 
-# The fetch (sql/0017_turn_as_json/, whose __TURN_FORM__ is json or jsonb) is
-# made by create_fetch_in_turn_form; the downgrade puts back the released one.
+# The fetch (sql/functions/fetch_orchestration_item/0017.sql, whose
+# __TURN_FORM__ is json or jsonb) is made by create_fetch_in_turn_form; the
+# downgrade puts back the released one.
 REPLACED: dict[str, list[str]] = {
     "functions/fetch_orchestration_item/0015.sql": ["fetch_orchestration_item"]
 }

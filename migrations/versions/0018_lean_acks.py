@@ -33,7 +33,9 @@ depends_on = None
 LOCKS_ON_UPGRADE: list[str] = ["orchestrator_queue"]
 LOCKS_ON_DOWNGRADE: list[str] = ["orchestrator_queue"]
 
-# This revision's files, copied from sql/head/, applied in order.
+# This revision's files, applied in order: its functions' versions
+# (sql/functions/<name>/0018.sql, whole or a patch on the version before)
+# and its own files, written by hand (sql/0018_lean_acks/).
 FILES: list[str] = [
     "functions/taskhub_refuse_turn_element/0018.sql",
     "functions/ack_orchestration_item/0018.sql",

@@ -29,7 +29,9 @@ depends_on = None
 LOCKS_ON_UPGRADE: list[str] = []
 LOCKS_ON_DOWNGRADE: list[str] = ["taskhub_trace_contexts"]  # dropped
 
-# This revision's files (sql/0019_.../, copied from sql/head/), applied in order.
+# This revision's files, applied in order: its functions' versions
+# (sql/functions/<name>/0019.sql, whole or a patch on the version before)
+# and its own files, written by hand (sql/0019_trace_contexts/).
 FILES: list[str] = [
     # The table first: the functions below use it.
     "0019_trace_contexts/trace_contexts.sql",

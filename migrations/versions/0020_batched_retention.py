@@ -28,7 +28,9 @@ depends_on = None
 LOCKS_ON_UPGRADE: list[str] = []
 LOCKS_ON_DOWNGRADE: list[str] = []
 
-# This revision's files (sql/0020_.../, copied from sql/head/), applied in order.
+# This revision's files, applied in order: its functions' versions
+# (sql/functions/<name>/0020.sql, whole or a patch on the version before)
+# and its own files, written by hand (sql/0020_batched_retention/).
 FILES: list[str] = [
     "functions/taskhub_prune_ended/0020.sql",
     # Its privilege row: every operator role is granted it by the migration run.

@@ -54,7 +54,8 @@ depends_on = None
 LOCKS_ON_UPGRADE: list[str] = ["taskhub_settings", "taskhub_operator_privileges"]
 LOCKS_ON_DOWNGRADE: list[str] = ["taskhub_settings", "taskhub_operator_privileges"]
 
-# This revision's files (sql/0023_.../, copied from sql/head/), applied in order.
+# This revision's files, applied in order: its functions' versions
+# (sql/functions/<name>/0023.sql, whole or a patch on the version before).
 FILES: list[str] = [
     "functions/taskhub_grant_runtime_role/0023.sql",
     "functions/taskhub_rebuild_runtime_ddl_guard/0023.sql",

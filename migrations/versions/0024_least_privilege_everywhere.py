@@ -60,7 +60,8 @@ depends_on = None
 LOCKS_ON_UPGRADE: list[str] = []
 LOCKS_ON_DOWNGRADE: list[str] = []
 
-# This revision's files (sql/0024_.../, copied from sql/head/), applied in order.
+# This revision's files, applied in order: its functions' versions
+# (sql/functions/<name>/0024.sql, whole or a patch on the version before).
 FILES: list[str] = [
     "functions/taskhub_guard_roles_of/0024.sql",
     "functions/taskhub_shares_rights/0024.sql",

@@ -33,7 +33,9 @@ depends_on = None
 LOCKS_ON_UPGRADE: list[str] = []
 LOCKS_ON_DOWNGRADE: list[str] = []
 
-# This revision's files (sql/0025_.../, copied from sql/head/), applied in order.
+# This revision's files, applied in order: its functions' versions
+# (sql/functions/<name>/0025.sql, whole or a patch on the version before)
+# and its own files, written by hand (sql/0025_poolers_and_failover/).
 FILES: list[str] = [
     "functions/taskhub_transient_conditions/0025.sql",
     "functions/taskhub_start_orchestration/0025.sql",

@@ -44,7 +44,9 @@ depends_on = None
 LOCKS_ON_UPGRADE: list[str] = []
 LOCKS_ON_DOWNGRADE: list[str] = []
 
-# This revision's files (sql/0026_.../, copied from sql/head/), applied in order.
+# This revision's files, applied in order: its functions' versions
+# (sql/functions/<name>/0026.sql, whole or a patch on the version before)
+# and its own files, written by hand (sql/0026_plans_that_keep_queues_clean/).
 FILES: list[str] = [
     "functions/ack_orchestration_item/0026.sql",
     "functions/ack_worker/0026.sql",

@@ -35,7 +35,9 @@ depends_on = None
 LOCKS_ON_UPGRADE: list[str] = []
 LOCKS_ON_DOWNGRADE: list[str] = ["taskhub_schedules"]  # dropped
 
-# This revision's files (sql/0027_.../, copied from sql/head/), applied in order.
+# This revision's files, applied in order: its functions' versions
+# (sql/functions/<name>/0027.sql, whole or a patch on the version before)
+# and its own files, written by hand (sql/0027_application_client_and_schedules/).
 FILES: list[str] = [
     "0027_application_client_and_schedules/taskhub_schedules.sql",
     "functions/taskhub_start_orchestration/0027.sql",

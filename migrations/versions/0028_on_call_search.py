@@ -31,7 +31,9 @@ depends_on = None
 LOCKS_ON_UPGRADE: list[str] = []
 LOCKS_ON_DOWNGRADE: list[str] = []
 
-# This revision's files (sql/0028_.../, copied from sql/head/), applied in order.
+# This revision's files, applied in order: its functions' versions
+# (sql/functions/<name>/0028.sql, whole or a patch on the version before)
+# and its own files, written by hand (sql/0028_on_call_search/).
 FILES: list[str] = [
     # The search first: find's SQL body names it, and is checked when created.
     "functions/taskhub_search_instances/0028.sql",

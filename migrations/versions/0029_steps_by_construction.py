@@ -75,7 +75,9 @@ SCHEDULE_TABLES = ["taskhub_schedules"]
 LOCKS_ON_UPGRADE: list[str] = [*SCHEDULE_TABLES]
 LOCKS_ON_DOWNGRADE: list[str] = [*SCHEDULE_TABLES]
 
-# This revision's files (sql/0029_.../, copied from sql/head/), applied in order.
+# This revision's files, applied in order: its functions' versions
+# (sql/functions/<name>/0029.sql, whole or a patch on the version before)
+# and its own files, written by hand (sql/0029_steps_by_construction/).
 # Schedules: the columns before the functions that read them (a SQL body is
 # checked when it is created), each helper before its caller.
 SCHEDULE_FILES: list[str] = [

@@ -63,7 +63,8 @@ class Body:
 
 
 def body_md5(body: str) -> str:
-    """The digest the fence compares (the server's md5(prosrc) of the same text)."""
+    """The digest `taskhub-pg check` compares with the server's md5(prosrc) of a
+    function (provider/operations/drift_check.py)."""
     return hashlib.md5(body.encode("utf-8")).hexdigest()
 
 

@@ -215,7 +215,8 @@ CALL_GATE = "the call gate"  # what LockNotTaken names when the gate was not gra
 
 
 def call_gate_label(schema: str) -> str:
-    """The key text of the hub's call gate (call_gate/taskhub_wait_at_call_gate.sql)."""
+    """The key text of the hub's call gate: the first statement of every gated
+    body (docs/architecture.md, "The call gate")."""
     return f"taskhub:{quote_schema(schema)}:calls"
 
 
