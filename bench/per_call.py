@@ -108,7 +108,7 @@ def orchestration_turns(
     ack: str = "ack_orchestration_item",
 ) -> None:
     """Light turns: fetch, ack with one new event and one message to the same
-    instance (`fetch` and `ack` name the procedures: bench.sql_turn's twins)."""
+    instance (`fetch` and `ack` name the procedures: bench.archive.sql_turn's twins)."""
     for _ in range(calls):
         started = time.perf_counter()
         row = conn.execute(

@@ -12,13 +12,14 @@ reads them all and names each one that leads nowhere:
   it is read (`worker/slots.py` from provider/, `head/tables/instances.sql`
   from sql/) or by its bare name (`runner.py`), which must be some file's name.
 
-A function's version is named by its whole text's path whichever way it is
-kept (`sql/functions/ack_worker/0008.sql` is 0008.patch: provider/deploy/sql_files.py),
-and a page of the site by its path in mkdocs.yml's nav (the reference pages
-are written at build). Not pointers: a pattern (`sql/functions/<name>/NNNN.sql`,
-`sql/guard/*.sql`), a file outside the repository (`../x`), a folder
-`.gitignore` names (what a run writes, like bench/results/), and the wheel's
-names for migrations/ and sql/ (pyproject.toml's package-dir).
+A function's version is named by its whole text's path, whichever way it
+is kept (`sql/functions/ack_worker/0008.sql` is 0008.patch:
+provider/deploy/sql_files.py), and a page of the site by its path in
+mkdocs.yml's nav (the reference pages are written at build). Not pointers:
+a pattern (`sql/functions/<name>/NNNN.sql`, `sql/guard/*.sql`), a module of
+another package (`psycopg.sql`), a file outside the repository (`../x`), a
+folder `.gitignore` names (what a run writes, like bench/results/), and the
+wheel's names for migrations/ and sql/ (pyproject.toml's package-dir).
 
     python -m devkit.named_paths      # prints each stale pointer; exit 1 if any
 """
@@ -26,6 +27,7 @@ names for migrations/ and sql/ (pyproject.toml's package-dir).
 from __future__ import annotations
 
 import ast
+import importlib.util
 import io
 import re
 import sys
@@ -56,7 +58,7 @@ _ROOTED = re.compile(rf"(?<![\w./-])((?:{'|'.join(map(re.escape, TOP))})/{_CHARS
 _NAMED = re.compile(
     rf"(?<![\w./-])((?:{_CHARS}+/)*[\w<>*{{}}$-]+\.(?:{EXTENSIONS}))(?!\w|\.\w)"
 )
-_RUN_MODULE = re.compile(rf"-m\s+((?:{'|'.join(PACKAGES)})(?:\.\w+)*)\b")
+_RUN_MODULE = re.compile(rf"-m\s+((?:{'|'.join(PACKAGES)})[\w.<>]*)")
 _PATTERN_MARKS = ("<", ">", "*", "{", "}", "$", "NNNN", "...", "…")
 _SITE_PAGE = re.compile(r":\s*([\w/.-]+\.md)\s*$", re.MULTILINE)
 
@@ -92,6 +94,11 @@ def prose_of_python(text: str) -> Iterator[tuple[int, str]]:
 
 def _is_pattern(name: str) -> bool:
     return any(mark in name for mark in _PATTERN_MARKS)
+
+
+def _is_module(name: str) -> bool:
+    package = name.split(".")[0]
+    return package not in PACKAGES and importlib.util.find_spec(package) is not None
 
 
 def _trimmed(name: str) -> str:
@@ -141,7 +148,9 @@ class Checker:
 
     def modules(self, source: str, line: int, text: str) -> Iterator[Pointer]:
         for match in _RUN_MODULE.finditer(text):
-            module = match.group(1)
+            module = match.group(1).rstrip(".")
+            if _is_pattern(module):
+                continue
             base = self.repo / module.replace(".", "/")
             if not (base.with_suffix(".py").exists() or (base / "__main__.py").exists()):
                 yield Pointer(source, line, module, "module")
@@ -153,7 +162,8 @@ class Checker:
             if _is_pattern(name) or name.startswith((*TOP, "../", *self.skipped)):
                 continue
             if "/" not in name:
-                found = name in self.file_names
+                # psycopg.sql is a module of a package, not a file.
+                found = name in self.file_names or _is_module(name)
             else:
                 starts = (here, here.parent, *(self.repo / root for root in RELATIVE_ROOTS))
                 found = name in self.site_pages or any(self.exists(s / name) for s in starts)

@@ -63,6 +63,7 @@ def test_patterns_outputs_patches_site_pages_and_wheel_names_are_not_pointers(
     prose = (
         "# sql/functions/<name>/NNNN.sql, sql/guard/*.sql, sql/0019_.../,\n"
         "# bench/results/grid.json, sql/functions/ack_worker/0008.sql,\n"
-        "# reference/cli.md, ../shared/contract.md, provider/_sql\n"
+        "# reference/cli.md, ../shared/contract.md, provider/_sql, psycopg.sql,\n"
+        "# python -m bench.archive.<name>, python -m bench.grid.\n"
     )
     assert list(Checker(checkout).in_code("provider/deploy/x.py", prose)) == []

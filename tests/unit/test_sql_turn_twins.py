@@ -1,10 +1,10 @@
-"""bench/sql_turn.py assembles its twins from bench/sql_turn_twins/: the ack's
+"""bench/archive/sql_turn.py assembles its twins from bench/archive/sql_turn_twins/: the ack's
 SQL body is split into its statements, and PL/pgSQL runs each as written but
 for a SELECT whose rows go nowhere (a PERFORM there); no database."""
 
 from __future__ import annotations
 
-from bench import sql_turn
+from bench.archive import sql_turn
 
 
 def test_the_ack_splits_into_its_statements_in_order() -> None:

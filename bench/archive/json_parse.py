@@ -11,7 +11,7 @@ The three alternate in every round; medians of the rounds, per major, each
 on its own pinned binaries. This is where the hot fetch's ratio to 0.2.2
 moves between majors (docs/benchmarks.md, "On every major").
 
-    python -m bench.json_parse [--majors 14,15,16,17,18] [--rounds N]
+    python -m bench.archive.json_parse [--majors 14,15,16,17,18] [--rounds N]
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def main() -> None:
     parser.add_argument("--majors", default=",".join(str(m) for m in pgbinaries.MAJORS))
     parser.add_argument("--rounds", type=int, default=21, help="rounds (medians), default 21")
     args = parser.parse_args()
-    refuse_database_url("bench.json_parse")
+    refuse_database_url("bench.archive.json_parse")
     print(f"{'PostgreSQL':<12}" + "".join(f"{name:>20}" for name in READS) + "   (ms)")
     for major in (int(m) for m in args.majors.split(",") if m.strip()):
         use_bin_dir(pgbinaries.bin_dir(major))

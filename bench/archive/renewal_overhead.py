@@ -2,7 +2,7 @@
 throughput of the activity worker when every activity is renewed twice
 against the same workload renewed never.
 
-    python -m bench.renewal_overhead [DATABASE_URL]
+    python -m bench.archive.renewal_overhead [DATABASE_URL]
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ earlier majors planned its statements again at every call, which is one
 reason the hot path is PL/pgSQL (whose statements' plans were always kept).
 This measures it on each major asked, against the shipped procedures:
 twins of the fetch and the ack that do only what a light turn needs
-(bench/sql_turn_twins/, README there), created beside a fresh hub's
+(bench/archive/sql_turn_twins/, README there), created beside a fresh hub's
 procedures, in three bodies:
 
 * PL/pgSQL, step by step as the shipped procedures go;
@@ -21,7 +21,7 @@ is taken round by round (the four bodies of a round ran back to back) and
 set against the shipped light turn of that round. A version-specific body
 ships only if it moves the light turn by 10 % or more.
 
-    python -m bench.sql_turn [--majors 17,18] [--rounds N] [--turns N]
+    python -m bench.archive.sql_turn [--majors 17,18] [--rounds N] [--turns N]
 
 Results: a table per major and bench/results/sql_turn.json.
 """
@@ -46,7 +46,8 @@ from bench.sides import database_url, drop_schema, fresh_schema, median_metrics
 from devkit import pgbinaries
 from devkit.workloads.flavours import TASKHUB
 
-RESULTS = Path(__file__).resolve().parent / "results"
+# bench/results/, where every benchmark writes (.gitignore keeps it out of git).
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 TWINS = Path(__file__).resolve().parent / "sql_turn_twins"
 WARM_UP_TURNS = 20
 # As the shipped fetch and ack: a twin must pay what they pay to be entered.
@@ -230,7 +231,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9, help="rounds (medians), default 9")
     parser.add_argument("--turns", type=int, default=500, help="light turns per body and round")
     args = parser.parse_args()
-    refuse_database_url("bench.sql_turn")
+    refuse_database_url("bench.archive.sql_turn")
     majors = [int(m) for m in args.majors.split(",") if m.strip()]
     unknown = sorted(set(majors) - set(pgbinaries.MAJORS))
     if unknown:

@@ -12,7 +12,7 @@ alternating, medians. The bound on the saving is the calls per turn times
 the difference, set against the light turn's server time; a version-specific
 body ships only if it moves the light turn by 10 % or more.
 
-    python -m bench.sql_bodies [--major N | --pg-bin DIR] [--rounds N]
+    python -m bench.archive.sql_bodies [--major N | --pg-bin DIR] [--rounds N]
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ instance, a candidate read that locks nothing across shards, and message
 order from a per-instance counter instead of a global sequence. It is not
 the contract's schema: a bench of the idea, not a product.
 
-    python -m bench.citus_row_prototype --plain URL --citus COORDINATOR_URL
+    python -m bench.archive.citus_row_prototype --plain URL --citus COORDINATOR_URL
 """
 
 from __future__ import annotations
