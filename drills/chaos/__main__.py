@@ -13,9 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from dataclasses import replace
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -24,7 +22,7 @@ from devkit.workloads.flavours import DUROXIDE_0_2_2, TASKHUB
 from drills.chaos.report import format_report
 from drills.chaos.runner import run_chaos
 from drills.chaos.settings import ChaosSettings, from_environment
-from provider.testing.embedded_pg import EmbeddedPostgres
+from drills.harness import log_folder, server
 
 CHAOS_DATABASE = "taskhub_chaos"
 
@@ -65,18 +63,11 @@ def fresh_database(server_url: str) -> str:
 
 def main(argv: list[str]) -> int:
     settings = parse_settings(argv)
-    logs = Path(tempfile.mkdtemp(prefix="taskhub-chaos-"))  # kept: the runtime's own logs
-    cluster: EmbeddedPostgres | None = None
-    if url := os.environ.get("DATABASE_URL"):
-        admin_url = url.replace("postgresql+psycopg://", "postgresql://")
-    else:
-        cluster = EmbeddedPostgres.create()
-        admin_url = fresh_database(cluster.start())
-    try:
-        report = run_chaos(admin_url, cluster, settings, logs)
-    finally:
-        if cluster is not None:
-            cluster.stop()
+    logs = log_folder("taskhub-chaos-")  # kept: the runtime's own logs
+    with server(os.environ.get("DATABASE_URL"), fresh_database) as found:
+        # Only a cluster of the drill's own is restarted (found.cluster).
+        admin_url = found.url.replace("postgresql+psycopg://", "postgresql://")
+        report = run_chaos(admin_url, found.cluster, settings, logs)
     print(format_report(report))
     print(f"runtime worker logs: {logs}")
     ours = report.side(TASKHUB.name).outcome.problems()

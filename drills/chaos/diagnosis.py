@@ -10,8 +10,9 @@ from typing import Any
 
 import psycopg
 
+from drills.harness import ANSI
+
 TOP_WARNINGS = 6
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _TIMESTAMP = re.compile(r"^\S*\d{4}-\d\d-\d\dT\S+\s*")
 _NUMBERS = re.compile(r"\d+")
 _WARNING_CHARS = 200
@@ -27,7 +28,7 @@ def warning_kinds(log: str) -> list[tuple[str, int]]:
     counts folded, so that one kind of failure is one line."""
     kinds: Counter[str] = Counter()
     for raw in log.splitlines():
-        line = _TIMESTAMP.sub("", _ANSI.sub("", raw)).strip()
+        line = _TIMESTAMP.sub("", ANSI.sub("", raw)).strip()
         if not line.startswith(("WARN", "ERROR")) and "connect failed" not in line:
             continue
         kinds[_NUMBERS.sub("N", _BOILERPLATE.sub("", line))[:_WARNING_CHARS]] += 1

@@ -13,12 +13,12 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 
 from devkit.roles import LoginRole, login_role
 from devkit.workloads.flavours import TASKHUB, Flavour
+from drills.harness import with_application_name
 from provider.deploy import migrate
 
 RUNTIME_APPLICATION = "chaos-runtime"
@@ -39,14 +39,6 @@ class Side:
     @property
     def harness_url(self) -> str:
         return with_application_name(self.admin_url, HARNESS_APPLICATION)
-
-
-def with_application_name(url: str, name: str) -> str:
-    """The URL with application_name set (both libpq and duroxide's sqlx read it)."""
-    parts = urlsplit(url)
-    query = [(k, v) for k, v in parse_qsl(parts.query) if k != "application_name"]
-    query.append(("application_name", name))
-    return urlunsplit(parts._replace(query=urlencode(query)))
 
 
 @contextmanager

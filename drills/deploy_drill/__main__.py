@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import psycopg
 
 from devkit.workloads.measure import Latencies
 from drills.deploy_drill.runner import CONTROL, DrillSettings, PhaseReport, run_round
+from drills.harness import Verdict, exit_status, log_folder, server
 from provider.testing.embedded_pg import EmbeddedPostgres
 
 WAIT_TARGET_MS = 250.0
@@ -38,7 +38,8 @@ def _line(round_number: int, phase: PhaseReport) -> str:
     )
 
 
-def report(every_phase: list[PhaseReport]) -> bool:
+def report(every_phase: list[PhaseReport]) -> int:
+    """Prints the totals and a verdict per target; the exit status."""
     controls = [p for p in every_phase if p.name == CONTROL]
     phases = [p for p in every_phase if p.name != CONTROL]
     if controls:
@@ -56,38 +57,41 @@ def report(every_phase: list[PhaseReport]) -> bool:
     runtime_errors = sum(len(p.runtime_log_problems) for p in phases)
     released = sum(len(p.released_procedure_problems) for p in phases)
     p99 = max(runtime.quantile(0.99), application.quantile(0.99))
-    targets = [
-        (
-            f"migration runs succeeded: {sum(m.ok for m in runs)} of {len(runs)}",
+    verdicts = [
+        Verdict(
+            "migration runs succeeded",
             all(m.ok for m in runs),
+            f"{sum(m.ok for m in runs)} of {len(runs)}",
         ),
-        (
-            f"orchestrations failed or wrong: {failed}, unfinished: {unfinished}"
-            f" (of {sum(p.orchestrations for p in phases)})",
+        Verdict(
+            "orchestrations failed or wrong",
             failed == unfinished == 0,
+            f"{failed}, unfinished: {unfinished} (of {sum(p.orchestrations for p in phases)})",
         ),
-        (
-            f"errors the application saw: {app_errors}"
-            f" (of {sum(p.application_calls for p in phases)} calls)",
+        Verdict(
+            "errors the application saw",
             app_errors == 0,
+            f"{app_errors} (of {sum(p.application_calls for p in phases)} calls)",
         ),
-        (
-            f"runtime log lines at WARN or above while a deploy could cause them: {runtime_errors}"
-            f" (and {released} while the hub ran duroxide 0.2.2's own procedures, before"
-            " the adoption or after it was given back: its fetch deadlock, not a deploy's)",
+        Verdict(
+            "runtime log lines at WARN or above while a deploy could cause them",
             runtime_errors == 0,
+            f"{runtime_errors} (and {released} while the hub ran duroxide 0.2.2's own"
+            " procedures, before the adoption or after it was given back: its fetch deadlock,"
+            " not a deploy's)",
         ),
-        (
-            f"longest wait on a migration: runtime p99 {runtime.quantile(0.99):.0f} ms,"
+        Verdict(
+            "longest wait on a migration",
+            p99 <= WAIT_TARGET_MS,
+            f"runtime p99 {runtime.quantile(0.99):.0f} ms,"
             f" max {runtime.maximum:.0f} ms ({len(runtime.samples_ms)} calls blocked);"
             f" application p99 {application.quantile(0.99):.0f} ms,"
             f" max {application.maximum:.0f} ms"
             f" (target p99 <= {WAIT_TARGET_MS:.0f} ms)",
-            p99 <= WAIT_TARGET_MS,
         ),
     ]
-    for text, met in targets:
-        print(f"  {'MET    ' if met else 'NOT MET'}  {text}")
+    for verdict in verdicts:
+        print(verdict.met_line())
     for phase in phases:
         for m in phase.migrations:
             if not m.ok:
@@ -101,12 +105,11 @@ def report(every_phase: list[PhaseReport]) -> bool:
                 print(f"    run {m.label}: {m.detail[:160]}")
         for line in phase.released_procedure_problems[:2]:
             print(f"  runtime on 0.2.2's procedures ({phase.schema}): {line[:300]}")
-    return all(met for _, met in targets)
+    return exit_status(verdicts)
 
 
-def _started(cluster: EmbeddedPostgres) -> str:
+def _logging_waits(url: str) -> str:
     """Our own cluster, logging who waits on whom and each line's application."""
-    url = cluster.start()
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("ALTER SYSTEM SET log_line_prefix = '%m [%p] %a: '")
         conn.execute("ALTER SYSTEM SET log_lock_waits = on")
@@ -152,25 +155,20 @@ def main(argv: list[str]) -> int:
         adoption=not args.no_adoption,
         control_runs=2 if args.control else 0,
     )
-    cluster = None if args.url else EmbeddedPostgres.create()
     phases: list[PhaseReport] = []
-    try:
-        url = args.url if cluster is None else _started(cluster)
-        logs = Path(tempfile.mkdtemp(prefix="deploy-drill-"))
+    with server(args.url, _logging_waits) as found:
+        logs = log_folder("deploy-drill-")
         print(
             f"deploy drill: {settings.rounds} rounds at {settings.rate_per_s:.0f}"
             " orchestrations/s; the released duroxide 0.2.2 runtime, 2 worker processes;"
             f" runtime logs in {logs}"
         )
         for number in range(1, settings.rounds + 1):
-            for phase in run_round(url, logs, settings):
+            for phase in run_round(found.url, logs, settings):
                 phases.append(phase)
                 print(_line(number, phase), flush=True)
-        _deadlocks(cluster, logs)
-    finally:
-        if cluster is not None:
-            cluster.stop()
-    return 0 if report(phases) else 1
+        _deadlocks(found.cluster, logs)
+    return report(phases)
 
 
 if __name__ == "__main__":

@@ -4,8 +4,6 @@ TaskHub, with no retry, so that every error a deploy causes is seen."""
 
 from __future__ import annotations
 
-import heapq
-import json
 import threading
 import time
 from collections import Counter
@@ -17,12 +15,12 @@ import duroxide
 
 from drills.chaos.workload import PIPELINE
 from drills.deploy_drill.worker import EVENT, WAITER, WAITING
+from drills.harness import DueEvents, error_line, paced, waits_for_event
 from provider import TaskHub
 
 EVENT_AFTER_S = 0.5  # then every RECHECK_S until the waiter says it subscribed
 RECHECK_S = 0.25
 EVERY_NTH_WAITS = 4
-MESSAGE_CHARS = 160
 
 
 @dataclass
@@ -41,9 +39,11 @@ class Application(threading.Thread):
         )
         self._hub = TaskHub.connect(url, schema, application_name="drill-app")
         self._prefix = prefix
-        self._interval_s = 1.0 / rate_per_s
+        self._rate_per_s = rate_per_s
         self._stopping = threading.Event()
-        self._events: list[tuple[float, str]] = []  # (due, instance): heap
+        self._events = DueEvents(
+            self._subscribed, lambda i: self._call(self._raise, i), EVENT_AFTER_S, RECHECK_S
+        )
         self.calls = ApplicationCalls()
 
     def stop(self, timeout_s: float = 30.0) -> None:
@@ -52,41 +52,25 @@ class Application(threading.Thread):
         self.join()
         deadline = time.monotonic() + timeout_s
         while self._events and time.monotonic() < deadline:
-            self._raise_due_events()
+            self._events.raise_due()
             time.sleep(RECHECK_S / 5)
         self._hub.close()
 
     def run(self) -> None:
-        n = 0
-        next_at = time.monotonic()
-        while not self._stopping.is_set():
-            self._raise_due_events()
-            n += 1
+        for n in paced(self._rate_per_s, self._stopping):
+            self._events.raise_due()
             instance = f"{self._prefix}-{n}"
             waits = n % EVERY_NTH_WAITS == 0
             # A start that failed is an error counted, with nothing to wait for.
             if self._call(self._start, instance, WAITER if waits else PIPELINE, n):
                 (self.calls.waiters if waits else self.calls.pipelines)[instance] = n
                 if waits:
-                    heapq.heappush(self._events, (time.monotonic() + EVENT_AFTER_S, instance))
-            next_at += self._interval_s
-            self._stopping.wait(max(0.0, next_at - time.monotonic()))
-
-    def _raise_due_events(self) -> None:
-        due: list[str] = []
-        while self._events and self._events[0][0] <= time.monotonic():
-            due.append(heapq.heappop(self._events)[1])
-        for instance in due:
-            if self._subscribed(instance):
-                self._call(self._raise, instance)
-            else:
-                heapq.heappush(self._events, (time.monotonic() + RECHECK_S, instance))
+                    self._events.add(instance)
 
     def _subscribed(self, instance: str) -> bool:
         status: list[Any] = []
         self._call(lambda: status.append(self._hub.get_custom_status(instance)))
-        found = status[0].status if status and status[0] is not None else None
-        return found in (WAITING, json.dumps(WAITING))  # as the runtime stored it
+        return bool(status) and waits_for_event(status[0], WAITING)
 
     def _start(self, instance: str, name: str, n: int) -> None:
         if n % 2:
@@ -107,5 +91,5 @@ class Application(threading.Thread):
             call(*args)
             return True
         except Exception as error:
-            self.calls.errors[f"{type(error).__name__}: {error}"[:MESSAGE_CHARS]] += 1
+            self.calls.errors[error_line(error)] += 1
             return False

@@ -25,20 +25,17 @@ from devkit.workloads.flavours import DUROXIDE_0_2_2
 from devkit.workloads.measure import Latencies
 from drills.chaos.client import HarnessClient
 from drills.chaos.progress import progress
-from drills.chaos.side import with_application_name
 from drills.chaos.verify import check_outcome
 from drills.chaos.workers import WorkerPool
 from drills.deploy_drill.application import Application
 from drills.deploy_drill.lock_waits import LockWaitSampler
+from drills.harness import ANSI, RUNTIME_PROBLEM, with_application_name
 from provider.deploy import migrate
 from provider.deploy.run_report import MigrationRun
 
 RUNTIME_APPLICATION = "drill-runtime"
 CONTROL = "0.2.2, no deploy"  # the phase with no deploy at all
 APPLICATION = "drill-app"
-# What the runtime logs when something went wrong (duroxide's tracing lines).
-RUNTIME_PROBLEM = re.compile(r"\b(WARN|ERROR)\b")
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # sqlx's slow statement lines say how long the statement ran: "elapsed=1.0027s".
 ELAPSED = re.compile(r"\belapsed=([0-9.]+)(s|ms|µs|us|ns)\b")
 SAME_STATEMENT_S = 0.005

@@ -18,13 +18,13 @@ import argparse
 import logging
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from drills.failover import defects
 from drills.failover.events import NAMES
 from drills.failover.report import event_lines, verdicts
 from drills.failover.runner import DrillSettings, run_drill
+from drills.harness import exit_status, log_folder
 
 
 def parse(argv: list[str]) -> tuple[DrillSettings, Path]:
@@ -51,7 +51,7 @@ def parse(argv: list[str]) -> tuple[DrillSettings, Path]:
         drain_s=args.drain,
         defect=args.defect,
     )
-    return settings, args.logs or Path(tempfile.mkdtemp(prefix="failover-drill-"))
+    return settings, args.logs or log_folder("failover-drill-")
 
 
 def main(argv: list[str]) -> int:
@@ -67,7 +67,7 @@ def main(argv: list[str]) -> int:
     found = [verdict for outcome in outcomes for verdict in verdicts(outcome)]
     for verdict in found:
         print(f"  {verdict.line()}")
-    return 0 if all(verdict.passed for verdict in found) else 1
+    return exit_status(found)
 
 
 if __name__ == "__main__":

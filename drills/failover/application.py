@@ -22,6 +22,7 @@ import psycopg
 
 from drills.failover import workload
 from drills.failover.wal import lsn
+from drills.harness import error_line, paced
 from provider import RetryableError, TaskHub, TaskHubError
 
 APPLICATION_NAME = "failover-app"
@@ -60,7 +61,7 @@ class Application:
             url, schema, application_name=APPLICATION_NAME, pool_max_size=THREADS
         )
         self._prefix = prefix
-        self._interval_s = 1.0 / rate_per_s
+        self._rate_per_s = rate_per_s
         self._stopping = threading.Event()
         self._scheduler = threading.Thread(target=self._schedule, name=f"app-{prefix}", daemon=True)
         self._executor = ThreadPoolExecutor(THREADS, thread_name_prefix=f"app-{prefix}")
@@ -82,15 +83,10 @@ class Application:
             conn.close()
 
     def _schedule(self) -> None:
-        n = 0
-        next_at = time.monotonic()
-        while not self._stopping.is_set():
-            n += 1
+        for n in paced(self._rate_per_s, self._stopping):
             record = StartRecord(f"{self._prefix}-{n}", time.time())
             self.records[record.instance] = record
             self._executor.submit(self._start, record)
-            next_at += self._interval_s
-            self._stopping.wait(max(0.0, next_at - time.monotonic()))
 
     def _start(self, record: StartRecord) -> None:
         pause = FIRST_PAUSE_S
@@ -111,7 +107,7 @@ class Application:
                 pause = min(pause * 2, MAX_PAUSE_S)
                 continue
             except TaskHubError as error:
-                record.last_error = f"{type(error).__name__}: {error}"[:MESSAGE_CHARS]
+                record.last_error = error_line(error)
                 record.given_up = True
                 return
             record.acknowledged_at = time.time()

@@ -6,9 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from drills.deploy_drill.runner import ANSI, RUNTIME_PROBLEM
-
-PYTHON_PROBLEM = re.compile(r"\b(WARNING|ERROR|CRITICAL)\b")
+from drills.harness import ANSI, PYTHON_PROBLEM, RUNTIME_PROBLEM
 
 
 class LogTail:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from drills.failover.events import CRASH, LAGGING, SWITCHOVER
 from drills.failover.outcome import EventOutcome
-from drills.soak.verdicts import Verdict
+from drills.harness import Verdict
 
 SHOWN = 5  # examples printed of each kind
 

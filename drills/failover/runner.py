@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from devkit.waiting import wait_until
-from drills.chaos.side import with_application_name
 from drills.chaos.workers import WorkerPool
 from drills.failover import defects, workload
 from drills.failover.application import Application
@@ -29,6 +28,7 @@ from drills.failover.logs import LogTail, python_tail, runtime_tail
 from drills.failover.outcome import EventOutcome, WorkerDelta, read_outcome, settle
 from drills.failover.proxy import TcpProxy
 from drills.failover.servers import Node, ServerPair
+from drills.harness import with_application_name
 from provider.deploy import migrate
 from provider.testing.embedded_pg import free_port
 

@@ -11,13 +11,12 @@ import logging
 import signal
 import subprocess
 import sys
-import tempfile
 from dataclasses import replace
-from pathlib import Path
 
 import psycopg
 
 from devkit.pgbouncer import PGBOUNCER, pgbouncer
+from drills.harness import exit_status, log_folder, server
 from drills.pooler_drill.report import mode_lines, verdicts
 from drills.pooler_drill.runner import (
     Bouncers,
@@ -27,7 +26,6 @@ from drills.pooler_drill.runner import (
     evidence_modes,
     run_mode,
 )
-from provider.testing.embedded_pg import EmbeddedPostgres
 
 TRANSACTION_POOL = 4  # server connections shared by every client of a login
 # Session pooling pins a server connection to each client: room for every
@@ -63,14 +61,13 @@ def main(argv: list[str]) -> int:
         orchestrations=args.orchestrations,
         latency_samples=args.latency_samples,
     )
-    logs = Path(tempfile.mkdtemp(prefix="pooler-drill-"))
+    logs = log_folder("pooler-drill-")
     # The provider's and psycopg's own log lines go to a file; the drill
     # counts the provider's WARNING+ lines itself.
     logging.basicConfig(filename=logs / "drill.log", level=logging.WARNING)
-    cluster = None if args.url else EmbeddedPostgres.create()
     reports: list[ModeReport] = []
-    try:
-        url = args.url or cluster.start()  # type: ignore[union-attr]  # one of the two is set
+    with server(args.url) as found:
+        url = found.url
         with (
             pgbouncer(url, "transaction", TRANSACTION_POOL) as transaction,
             pgbouncer(url, "session", SESSION_POOL) as session,
@@ -85,14 +82,11 @@ def main(argv: list[str]) -> int:
                 report = run_mode(mode, bouncers, url, sizes, logs)
                 reports.append(report)
                 print("\n".join(mode_lines(report, sizes)), flush=True)
-    finally:
-        if cluster is not None:
-            cluster.stop()
     print("verdicts (the documented settings):")
-    found = verdicts(reports)
-    for text, met in found:
-        print(f"  {'MET    ' if met else 'NOT MET'}  {text}")
-    return 0 if all(met for _, met in found) else 1
+    judged = verdicts(reports)
+    for verdict in judged:
+        print(verdict.met_line())
+    return exit_status(judged)
 
 
 if __name__ == "__main__":

@@ -6,12 +6,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from drills.harness import Verdict
 from drills.pooler_drill.latency import TARGET_RATIO
 from drills.pooler_drill.runner import LATENCY, RUNTIME, ModeReport, Sizes
 from drills.pooler_drill.worker import LEASE_MS, SLOW_S
 
 SHOWN_LINES = 12  # of one kind of list (errors, log lines) per mode
 SAID_CHARS = 300  # of what the migration printed
+# The documented modes, whose results are targets: each verdict's name.
+TRANSACTION, SESSION = "transaction pooling", "session pooling"
 
 
 def _settings(report: ModeReport) -> str:
@@ -228,45 +231,48 @@ def _calls(report: ModeReport) -> int:
     return total
 
 
-def verdicts(reports: list[ModeReport]) -> list[tuple[str, bool]]:
-    """(text, met) per target."""
-    found: list[tuple[str, bool]] = []
+def verdicts(reports: list[ModeReport]) -> list[Verdict]:
+    """A verdict per target, named by its pool mode."""
+    found: list[Verdict] = []
     transaction = _find(reports, "transaction")
     if transaction is not None:
         errors = sum(errors_of(transaction).values())
         worker = transaction.worker
         found.append(
-            (
-                f"transaction pooling: errors from the provider, the outbox, the worker and the"
-                f" CLI: {errors} (of {_calls(transaction):,} calls)",
+            Verdict(
+                TRANSACTION,
                 errors == 0 and not transaction.warnings,
+                f"errors from the provider, the outbox, the worker and the CLI: {errors}"
+                f" (of {_calls(transaction):,} calls)",
             )
         )
         renewed = worker is not None and worker.stats.renewals >= 2 * worker.slow
         found.append(
-            (
-                "transaction pooling: slow activities kept their leases: "
+            Verdict(
+                TRANSACTION,
+                renewed and worker is not None and worker.stats.lost == 0,
+                "slow activities kept their leases: "
                 + (
                     f"{worker.stats.renewals} renewals, {worker.stats.lost} lost"
                     if worker
                     else "did not run"
                 ),
-                renewed and worker is not None and worker.stats.lost == 0,
             )
         )
-        found.append(_wakeups_registered("transaction pooling (listen_url)", transaction))
+        found.append(_wakeups_registered(f"{TRANSACTION} (listen_url)", transaction))
         found.append(_migration_refused(transaction))
     session = _find(reports, "session")
     if session is not None:
         errors = sum(errors_of(session).values())
         found.append(
-            (
-                f"session pooling: errors from the provider, the outbox, the worker and the CLI:"
-                f" {errors} (of {_calls(session):,} calls)",
+            Verdict(
+                SESSION,
                 errors == 0 and not session.warnings,
+                f"errors from the provider, the outbox, the worker and the CLI: {errors}"
+                f" (of {_calls(session):,} calls)",
             )
         )
-        found.append(_wakeups_registered("session pooling", session))
+        found.append(_wakeups_registered(SESSION, session))
         found.append(_migration_works(session))
         if LATENCY in session.mode.parts:
             found.append(_latency_within(session))
@@ -275,30 +281,31 @@ def verdicts(reports: list[ModeReport]) -> list[tuple[str, bool]]:
     return found
 
 
-def _wakeups_registered(label: str, report: ModeReport) -> tuple[str, bool]:
+def _wakeups_registered(label: str, report: ModeReport) -> Verdict:
     listeners = report.worker.listeners if report.worker else []
     ok = bool(listeners) and all(backend for _, backend in listeners)
-    return f"{label}: the wakeup listener registered a server backend's pid: {listeners}", ok
+    return Verdict(label, ok, f"the wakeup listener registered a server backend's pid: {listeners}")
 
 
-def _migration_refused(report: ModeReport) -> tuple[str, bool]:
+def _migration_refused(report: ModeReport) -> Verdict:
     found = report.migration
     if found is None:
-        return "transaction pooling: migration did not run", False
+        return Verdict(TRANSACTION, False, "migration did not run")
     nothing_left = found.revision is None and not found.advisory_locks and not found.left_behind
-    return (
-        "transaction pooling: taskhub-pg upgrade refused in one line before any revision"
+    return Verdict(
+        TRANSACTION,
+        found.refused_in_one_line and nothing_left,
+        "taskhub-pg upgrade refused in one line before any revision"
         f" (exit {found.exit_code}, {len(found.output)} line(s)), nothing left behind"
         f" (revision {found.revision}, advisory locks {len(found.advisory_locks)},"
         f" settings left on {len(found.left_behind)} of {len(found.visits)} server connections)",
-        found.refused_in_one_line and nothing_left,
     )
 
 
-def _migration_works(report: ModeReport) -> tuple[str, bool]:
+def _migration_works(report: ModeReport) -> Verdict:
     found = report.migration
     if found is None:
-        return "session pooling: migration did not run", False
+        return Verdict(SESSION, False, "migration did not run")
     ok = (
         found.exit_code == 0
         and found.check_exit_code == 0
@@ -306,34 +313,37 @@ def _migration_works(report: ModeReport) -> tuple[str, bool]:
         and not found.advisory_locks
         and not found.left_behind
     )
-    return (
-        f"session pooling: taskhub-pg upgrade exit {found.exit_code}, revision {found.revision},"
+    return Verdict(
+        SESSION,
+        ok,
+        f"taskhub-pg upgrade exit {found.exit_code}, revision {found.revision},"
         f" check exit {found.check_exit_code}, advisory locks {len(found.advisory_locks)},"
         f" settings left behind {len(found.left_behind)}",
-        ok,
     )
 
 
-def _latency_within(report: ModeReport) -> tuple[str, bool]:
+def _latency_within(report: ModeReport) -> Verdict:
     found = report.latency
     if found is None:
-        return "session pooling: push wakeup latency not measured", False
+        return Verdict(SESSION, False, "push wakeup latency not measured")
     ratio = found.ratio("session", "direct")
-    return (
-        f"session pooling: push wakeup p50 {found.p50('session'):.1f} ms against"
-        f" {found.p50('direct'):.1f} ms direct: {ratio:.2f}x (target <= {TARGET_RATIO:g}x)",
+    return Verdict(
+        SESSION,
         ratio <= TARGET_RATIO,
+        f"push wakeup p50 {found.p50('session'):.1f} ms against"
+        f" {found.p50('direct'):.1f} ms direct: {ratio:.2f}x (target <= {TARGET_RATIO:g}x)",
     )
 
 
-def _runtime_correct(report: ModeReport) -> tuple[str, bool]:
+def _runtime_correct(report: ModeReport) -> Verdict:
     found = report.runtime
     outcome = found.outcome if found else None
     if found is None or outcome is None:
-        return "session pooling: the released runtime did not run", False
-    return (
-        f"session pooling: the released runtime's mix: {outcome.completed} of"
+        return Verdict(SESSION, False, "the released runtime did not run")
+    return Verdict(
+        SESSION,
+        found.correct,
+        f"the released runtime's mix: {outcome.completed} of"
         f" {outcome.orchestrations} completed correctly ({found.started.error_count} starts"
         f" refused, {sum(found.runtime_log.values())} runtime WARN+ lines)",
-        found.correct,
     )

@@ -25,11 +25,11 @@ from devkit.pgbouncer import PgBouncer, advisory_locks
 from devkit.workloads.flavours import TASKHUB
 from drills.chaos.client import HarnessClient
 from drills.chaos.progress import SettleWatch, progress
-from drills.chaos.side import prepared_side, with_application_name
+from drills.chaos.side import prepared_side
 from drills.chaos.verify import SideOutcome, check_outcome
 from drills.chaos.workers import WorkerPool, WorkerStartError
 from drills.chaos.workload import PIPELINE
-from drills.deploy_drill.runner import ANSI, RUNTIME_PROBLEM
+from drills.harness import ANSI, RUNTIME_PROBLEM, with_application_name
 from drills.pooler_drill.tally import NUMBER, Tally
 from provider import TaskHub
 

@@ -16,8 +16,8 @@ import os
 import sys
 from pathlib import Path
 
+from drills.harness import exit_status, server
 from drills.soak.runner import SoakSettings, run_soak
-from provider.testing.embedded_pg import EmbeddedPostgres
 
 
 def parse(argv: list[str]) -> tuple[SoakSettings, Path]:
@@ -62,16 +62,10 @@ def parse(argv: list[str]) -> tuple[SoakSettings, Path]:
 
 def main(argv: list[str]) -> int:
     settings, out_dir = parse(argv)
-    explicit = os.environ.get("DATABASE_URL")
-    cluster = None if explicit else EmbeddedPostgres.create()
-    try:
-        url = explicit or (cluster.start() if cluster else "")
-        result = run_soak(url, settings, out_dir)
-    finally:
-        if cluster is not None:
-            cluster.stop()
+    with server(os.environ.get("DATABASE_URL")) as found:
+        result = run_soak(found.url, settings, out_dir)
     print(f"\ntable, verdicts and plot: {out_dir}/soak.txt, {out_dir}/soak.png")
-    return 0 if result.passed else 1
+    return exit_status(result.verdicts)
 
 
 if __name__ == "__main__":

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from drills.chaos.side import with_application_name
 from drills.chaos.workers import WorkerPool
+from drills.harness import PYTHON_PROBLEM, RUNTIME_PROBLEM, Verdict, with_application_name
 from drills.soak import backlog, report, verdicts
 from drills.soak.application import APPLICATION_NAME as APPLICATION_APP
 from drills.soak.application import Application
@@ -40,7 +40,6 @@ CONNECTIONS = {report.PYTHON_WORKER: PYTHON_WORKER_APP, report.RUNTIME: RUNTIME_
 SAMPLE_LAG_S = 2.0
 # An instance started this long before the end and not ended is stuck.
 STUCK_AFTER_S = 120.0
-LOG_PROBLEM = re.compile(r"\b(WARN|WARNING|ERROR|CRITICAL)\b")
 # What the runtime says about the workload's deliberate failures and retries.
 EXPECTED_LOG_LINE = re.compile(r"failed \(application error\)")
 
@@ -65,7 +64,7 @@ class SoakResult:
     settings: SoakSettings
     minutes: list[Minute] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
-    verdicts: list[verdicts.Verdict] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
 
     @property
@@ -160,7 +159,8 @@ def _python_worker_stats(log_dir: Path) -> dict[str, int]:
 def _log_problems(paths: list[Path]) -> int:
     return sum(
         1 for path in paths for line in path.read_text(errors="replace").splitlines()
-        if LOG_PROBLEM.search(line) and not EXPECTED_LOG_LINE.search(line)
+        if (RUNTIME_PROBLEM.search(line) or PYTHON_PROBLEM.search(line))
+        and not EXPECTED_LOG_LINE.search(line)
     )  # fmt: skip
 
 

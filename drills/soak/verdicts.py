@@ -10,6 +10,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from drills.harness import Verdict
 from drills.soak.sampler import QUEUE_AND_LEASE_TABLES, Minute
 from drills.soak.workload import MIX, SHIPMENT
 
@@ -26,16 +27,6 @@ RSS_AT_MOST = 1.10
 # The hub holds what ended inside the retention window, plus up to one cron
 # interval more, plus what runs: this much headroom over start rate x time.
 RETAINED_HEADROOM = 1.2
-
-
-@dataclass(frozen=True)
-class Verdict:
-    name: str
-    passed: bool
-    detail: str
-
-    def line(self) -> str:
-        return f"{'PASS' if self.passed else 'FAIL'}  {self.name}: {self.detail}"
 
 
 @dataclass(frozen=True)
