@@ -15,7 +15,8 @@
 #               released runtime's scenario groups on duroxide 0.2.2 and 0.2.1 (a
 #               pinned virtualenv of its own, cached there too), one summary
 #               (MATRIX_MAJORS, MATRIX_WORKERS)
-#   make test-fast  the unit tier (tests/unit): no database, seconds
+#   make test-fast  the tiers without a database: tests/unit (the package) and
+#               tests/devkit (the devkit, bench, drills and docs tooling)
 #   make test-quick the parallel part without the tests marked slow or timing (a minute)
 #   make revision NAME=x  start revision NNNN_x from what changed in sql/head/
 #   make docs   the documentation site into site/ (mkdocs.yml; strict: any warning fails)
@@ -163,7 +164,7 @@ test-matrix: venv
 	$(PY) -m devkit.matrix $(MATRIX_MAJORS)
 
 test-fast: venv
-	$(PY) -m pytest tests/unit -q
+	$(PY) -m pytest tests/unit tests/devkit -q
 
 test-quick: venv
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not slow and not timing and not alone" -q
