@@ -1,36 +1,20 @@
-"""Millisecond renewal of a single session lease, for the provider's lease keeper.
+"""Lease keeper.
 
-Revision ID: 0003
-Revises: 0002
-Create Date: 2026-11-30
+Revision 0003, after 0002. What it runs is data:
+sql/revisions/<this file's name>/revision.toml (provider/deploy/revision_data.py),
+which `make revision` writes with this file.
 """
 
-from __future__ import annotations
+from provider.deploy.revision_data import load_for
 
-from provider.deploy.migration_steps import (
-    apply_sql_files,
-    drop_and_restore_functions,
-    set_aside_functions,
-)
+_data = load_for(__file__)
 
-revision = "0003"
-down_revision = "0002"
+revision = _data.id
+down_revision = _data.down
 branch_labels = None
 depends_on = None
-
-# The tables this revision alters, drops or indexes, each way: every run that
-# applies it locks them up front, in the hot path's order
-# (provider/deploy/table_locks.py).
-LOCKS_ON_UPGRADE: list[str] = []
-LOCKS_ON_DOWNGRADE: list[str] = []
-
-FUNCTIONS = ["taskhub_renew_session_lease"]
-
-
-def upgrade() -> None:
-    set_aside_functions(FUNCTIONS)
-    apply_sql_files(["0003_lease_keeper/renew_session_lease.sql"])
-
-
-def downgrade() -> None:
-    drop_and_restore_functions(FUNCTIONS)
+LOCKS_ON_UPGRADE = _data.locks_on_upgrade
+LOCKS_ON_DOWNGRADE = _data.locks_on_downgrade
+CHANGES_RESULT_TYPE_ON_DOWNGRADE = _data.changes_result_type_on_downgrade
+upgrade = _data.upgrade
+downgrade = _data.downgrade

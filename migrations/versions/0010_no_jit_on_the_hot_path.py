@@ -1,54 +1,20 @@
-"""No JIT on the hot path: the four procedures that plan with enable_seqscan
-off (fetch and ack on both queues) also set jit = off. Their plan costs
-passed jit_above_cost, so every fetch compiled its candidate scan: 12-19 ms
-per fetch on a queue of 200,000 messages, 0.8 ms before revision 0006.
+"""No jit on the hot path.
 
-Revision ID: 0010
-Revises: 0009
-Create Date: 2026-12-01
+Revision 0010, after 0009. What it runs is data:
+sql/revisions/<this file's name>/revision.toml (provider/deploy/revision_data.py),
+which `make revision` writes with this file.
 """
 
-from __future__ import annotations
+from provider.deploy.revision_data import load_for
 
-from provider.deploy.migration_steps import apply_sql_files, drop_functions, replace_with_released
+_data = load_for(__file__)
 
-revision = "0010"
-down_revision = "0009"
+revision = _data.id
+down_revision = _data.down
 branch_labels = None
 depends_on = None
-
-# The tables this revision alters, drops or indexes, each way: every run that
-# applies it locks them up front, in the hot path's order
-# (provider/deploy/table_locks.py).
-LOCKS_ON_UPGRADE: list[str] = []
-LOCKS_ON_DOWNGRADE: list[str] = []
-
-# This revision's files, applied in order: its functions' versions
-# (sql/functions/<name>/0010.sql, whole or a patch on the version before).
-FILES: list[str] = [
-    "functions/ack_orchestration_item/0010.sql",
-    "functions/ack_worker/0010.sql",
-    "functions/fetch_orchestration_item/0010.sql",
-    "functions/fetch_work_item/0010.sql",
-]
-# Replaced in place (CREATE OR REPLACE keeps their grants); the downgrade puts
-# back these functions of the released files.
-REPLACED: dict[str, list[str]] = {
-    "functions/ack_orchestration_item/0009.sql": ["ack_orchestration_item"],
-    "functions/ack_worker/0009.sql": ["ack_worker"],
-    "functions/fetch_orchestration_item/0008.sql": ["fetch_orchestration_item"],
-    "functions/fetch_work_item/0006.sql": ["fetch_work_item"],
-}
-# New in this revision: dropped by the downgrade.
-NEW_FUNCTIONS: list[str] = []
-
-
-def upgrade() -> None:
-    # Last: like every function of the schema, the new ones are not
-    # executable by PUBLIC.
-    apply_sql_files([*FILES, "0006_hot_path/no_public_execute.sql"])
-
-
-def downgrade() -> None:
-    replace_with_released(list(REPLACED), REPLACED)
-    drop_functions(NEW_FUNCTIONS)
+LOCKS_ON_UPGRADE = _data.locks_on_upgrade
+LOCKS_ON_DOWNGRADE = _data.locks_on_downgrade
+CHANGES_RESULT_TYPE_ON_DOWNGRADE = _data.changes_result_type_on_downgrade
+upgrade = _data.upgrade
+downgrade = _data.downgrade

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from alembic import context, op
 from sqlalchemy import text
 
 from provider.deploy import migration_options, turn_form
-from provider.deploy.sql_files import render_sql
+from provider.deploy.sql_files import read_sql, render_text
 from provider.schema_name import quote_schema
 
 # SQLAlchemy's text() treats ":name" as a bind parameter, even inside a $$ body
@@ -29,10 +30,28 @@ def execute_sql(sql: str) -> None:
     _execute(sql)
 
 
-def apply_sql_files(relative_paths: list[str]) -> None:
-    """Execute each file, in order, against the schema this run targets."""
-    for relative_path in relative_paths:
-        _execute(render_sql(relative_path, _schema()))
+# A file under sql/, or files sent as one statement: a file a released
+# revision shipped whole, now kept as the versions of its functions
+# (sql/functions/<name>/), whose texts joined are that file's, byte for byte.
+Source = str | Sequence[str]
+
+
+def source_text(source: Source) -> str:
+    if isinstance(source, str):
+        return read_sql(source)
+    return "".join(read_sql(path) for path in source)
+
+
+def source_key(source: Source) -> str:
+    """How a source is named where it is a key (replace_with_released's)."""
+    return source if isinstance(source, str) else " + ".join(source)
+
+
+def apply_sql_files(sources: Sequence[Source]) -> None:
+    """Execute each file (or files as one), in order, against the schema this
+    run targets."""
+    for source in sources:
+        _execute(render_text(source_text(source), _schema()))
 
 
 def _name_array(names: list[str]) -> str:
@@ -80,21 +99,21 @@ _CREATE_FUNCTION = re.compile(
 )
 
 
-def _released_functions(relative_path: str, names: list[str] | None) -> str:
+def _released_functions(source: Source, names: list[str] | None) -> str:
     """The CREATE FUNCTION statements of a released file (all, or those named),
     as CREATE OR REPLACE."""
-    sql = render_sql(relative_path, _schema())
+    sql = render_text(source_text(source), _schema())
     if names is not None:
         found = {m.group(1): m.group(0) for m in _CREATE_FUNCTION.finditer(sql)}
         missing = sorted(set(names) - set(found))
         if missing:
-            raise ValueError(f"{relative_path} defines no function {', '.join(missing)}")
+            raise ValueError(f"{source_key(source)} defines no function {', '.join(missing)}")
         sql = "\n\n".join(found[name] for name in names)
     return re.sub(r"^CREATE FUNCTION ", "CREATE OR REPLACE FUNCTION ", sql, flags=re.M)
 
 
 def replace_with_released(
-    relative_paths: list[str], functions: dict[str, list[str]] | None = None
+    relative_paths: Sequence[Source], functions: dict[str, list[str]] | None = None
 ) -> None:
     """Put back the functions of released files in place (CREATE OR REPLACE),
     so that their grants and dependants survive; a downgrade's way back.
@@ -108,8 +127,8 @@ def replace_with_released(
         f" SELECT p.oid FROM pg_proc AS p WHERE p.pronamespace = '{schema}'::regnamespace"
         " AND p.prosecdef"
     )
-    for relative_path in relative_paths:
-        _execute(_released_functions(relative_path, (functions or {}).get(relative_path)))
+    for source in relative_paths:
+        _execute(_released_functions(source, (functions or {}).get(source_key(source))))
     _execute(
         """DO $definer$
 DECLARE

@@ -6,7 +6,8 @@ whole text, or `NNNN.patch` for a unified diff against the version before it
 (what changed, and nothing that merely repeats the earlier copy). A revision
 names a version by its whole text's path, `functions/<name>/NNNN.sql`,
 whichever way it is kept; `read_sql` gives the text. A revision's other
-files (tables, indexes, steps) stay in its own folder, `sql/NNNN_name/`.
+files (tables, indexes, grants) and its data stay in its own folder,
+`sql/revisions/NNNN_name/` (provider/deploy/revision_data.py).
 
 The files name the schema with two tokens: `__SCHEMA__` where an identifier is
 expected (replaced by the quoted schema) and `__SCHEMA_NAME__` inside string
@@ -25,7 +26,8 @@ from provider.deploy.sql_checks import expand_checks
 from provider.resources import sql_dir
 from provider.schema_name import quote_schema, validate_schema_name
 
-# A released revision's folder: sql/NNNN_name/ (sql/head/ is not one).
+# A revision's folder: sql/revisions/NNNN_name/.
+REVISIONS = "revisions"
 RELEASED_FOLDER = re.compile(r"^(\d{4})_\w+$")
 FUNCTIONS = "functions"
 _VERSION = re.compile(r"^(\d{4})\.(sql|patch)$")
@@ -36,7 +38,7 @@ def released_folders(up_to: str | None = None) -> list[Path]:
     """The released revisions' folders, oldest first; with up_to, only those
     of revisions at or below it ("0012")."""
     found = []
-    for folder in sql_dir().iterdir():
+    for folder in (sql_dir() / REVISIONS).iterdir():
         number = RELEASED_FOLDER.match(folder.name)
         if number and folder.is_dir() and (up_to is None or number.group(1) <= up_to):
             found.append(folder)
@@ -57,7 +59,7 @@ def released_files(up_to: str | None = None) -> list[tuple[str, str]]:
     """(revision, path relative to sql/) of every released file, in the
     order the revisions shipped them: by revision, then by file name."""
     found = [
-        (folder.name[:4], f"{folder.name}/{path.name}")
+        (folder.name[:4], f"{REVISIONS}/{folder.name}/{path.name}")
         for folder in released_folders(up_to)
         for path in folder.glob("*.sql")
     ]
@@ -74,7 +76,7 @@ def released_files(up_to: str | None = None) -> list[tuple[str, str]]:
 
 def shipped_name(relative_path: str) -> str:
     """A released file's name as its revision shipped it: a function
-    version functions/<name>/NNNN.sql was <name>.sql in sql/NNNN_*/."""
+    version functions/<name>/NNNN.sql is named after its function."""
     parts = Path(relative_path).parts
     return f"{parts[1]}.sql" if parts[0] == FUNCTIONS else parts[-1]
 
@@ -83,14 +85,6 @@ def is_downgrade_file(relative_path: str) -> bool:
     """A revision's downgrade step (down.sql, down_<what>.sql, downgrade_...):
     it puts earlier definitions back, so it never says what a revision runs."""
     return Path(relative_path).parts[0] != FUNCTIONS and Path(relative_path).name.startswith("down")
-
-
-def shipped_file(folder: str, name: str) -> str:
-    """The path of the file revision `folder` shipped as `name`: in its own
-    folder, or in the history of the function it is named after."""
-    if (sql_dir() / folder / name).is_file():
-        return f"{folder}/{name}"
-    return f"{FUNCTIONS}/{Path(name).stem}/{folder[:4]}.sql"
 
 
 def _lines(text: str) -> list[str]:

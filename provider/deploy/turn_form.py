@@ -24,8 +24,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from provider.deploy import privileged_session
-from provider.deploy.sql_files import TURN_FORMS, function_versions, render_sql
+from provider.deploy import function_history, privileged_session
+from provider.deploy.sql_files import TURN_FORMS, render_sql
 from provider.deploy.table_locks import call_gate_statement
 from provider.deploy.version_table import installed_revision
 from provider.schema_name import quote_schema
@@ -36,8 +36,8 @@ ARGUMENTS = "(bigint, bigint, bigint, bigint)"
 # when the run began, so that no runtime can have the fetch prepared.
 NEW_HUB_SETTING = "taskhub.new_hub"
 # The revision whose fetch first took __TURN_FORM__ (json or jsonb) and made
-# json the head form. Every later version is read from the fetch's history,
-# sql/functions/fetch_orchestration_item/: never listed here.
+# json the head form. Every later version is read from the fetch's history
+# (sql/functions/fetch_orchestration_item/): never listed here.
 FIRST_FORM_AWARE = "0017"
 
 _RESULT_FORM = re.compile(r"\bout_history (jsonb|json)\b")
@@ -99,12 +99,13 @@ $turn_form$"""
 
 
 def fetch_file(revision: int) -> str:
-    """The fetch a hub at `revision` (17 or later) runs: the newest version in
-    the function's folder at or below it."""
-    shipped = [v for v in function_versions(FUNCTION) if FIRST_FORM_AWARE <= v <= f"{revision:04d}"]
-    if not shipped:
-        raise ValueError(f"revision {revision:04d} runs no fetch that takes a turn form")
-    return f"functions/{FUNCTION}/{shipped[-1]}.sql"
+    """The fetch a hub at `revision` (17 or later) runs, from the function's
+    history (provider/deploy/function_history.py)."""
+    number = f"{revision:04d}"
+    version = function_history.version_at(FUNCTION, number)
+    if number < FIRST_FORM_AWARE or version is None or not version.takes_turn_form():
+        raise ValueError(f"revision {number} runs no fetch that takes a turn form")
+    return version.path
 
 
 def keeping_its_form(schema: str, relative_path: str) -> str:

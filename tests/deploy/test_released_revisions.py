@@ -33,9 +33,9 @@ def test_the_digest_changes_when_a_statement_a_revision_runs_changes(
 ) -> None:
     """A step that renders one statement more is a changed release, though
     no revision file or SQL file changed."""
-    render = sql_files.render_sql
+    render = sql_files.render_text
     monkeypatch.setattr(
-        migration_steps, "render_sql", lambda path, schema: render(path, schema) + "\nSELECT 1"
+        migration_steps, "render_text", lambda text, schema: render(text, schema) + "\nSELECT 1"
     )
     assert revision_digest.revision_digest("0018") != RELEASED["0018_lean_acks"]
 

@@ -1,21 +1,24 @@
-"""One revision skeleton, migrations/script.py.mako: `alembic revision`
-writes it for a revision made by hand, and `make revision`
-(devkit/schema/revision_maker.py) writes it with the files that changed in
-sql/head/. Either way it passes `make lint` as written and declares what
-every revision must (its locks, files and downgrade)."""
+"""One revision skeleton, migrations/script.py.mako: the same few lines for
+every revision, naming its data folder (sql/revisions/NNNN_name/revision.toml,
+provider/deploy/revision_data.py). `make revision`
+(devkit/schema/revision_maker.py) writes it with the data; `alembic
+revision` writes it alone, and Alembic then says in one line that the data
+is missing. Either way it passes `make lint` as written."""
 
 from __future__ import annotations
 
 import ast
-import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 
+from devkit.schema import revision_maker
+from provider.deploy import revision_data
 from provider.resources import migrations_dir
 from tests.support.paths import REPO
 
@@ -24,36 +27,15 @@ from tests.support.paths import REPO
 def scripts(tmp_path: Path) -> ScriptDirectory:
     """Our migrations, copied, so that a new revision is written beside them."""
     copy = tmp_path / "migrations"
-    shutil.copytree(migrations_dir(), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    copy.mkdir()
+    (copy / "versions").mkdir()
+    for name in ("env.py", "script.py.mako"):
+        (copy / name).write_text((migrations_dir() / name).read_text())
+    for module in (migrations_dir() / "versions").glob("[0-9]*.py"):
+        (copy / "versions" / module.name).write_text(module.read_text())
     config = Config()
     config.set_main_option("script_location", str(copy))
     return ScriptDirectory.from_config(config)
-
-
-def new_revision(
-    scripts: ScriptDirectory,
-    *,
-    files: list[str] | None = None,
-    replaced: dict[str, list[str]] | None = None,
-    added: list[str] | None = None,
-) -> Path:
-    """A new revision as `make revision` writes it (files, replaced, added)
-    or, with none of them, as `alembic revision` does."""
-    head = scripts.get_current_head()
-    number = f"{int(head or 0) + 1:04d}"
-    if files is None and replaced is None and added is None:
-        written = scripts.generate_revision(number, "Next step.", head=head)
-    else:
-        written = scripts.generate_revision(
-            number,
-            "Next step.",
-            head=head,
-            files=files or [],
-            replaced=replaced or {},
-            added=added or [],
-        )
-    assert written is not None
-    return Path(written.path)
 
 
 def lint(path: Path) -> str:
@@ -68,52 +50,49 @@ def lint(path: Path) -> str:
     )
 
 
-def assigned(path: Path) -> dict[str, object]:
-    tree = ast.parse(path.read_text())
-    values: dict[str, object] = {}
-    for node in tree.body:
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
-            values[node.target.id] = ast.literal_eval(node.value)
-        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            values[node.targets[0].id] = ast.literal_eval(node.value)
-    return values
+def test_every_revision_module_is_the_skeleton_and_lists_nothing() -> None:
+    """No list of files, functions or versions in a module of the migration
+    path: each revision's module names its data folder, and nothing else."""
+    modules = sorted((migrations_dir() / "versions").glob("[0-9]*.py"))
+    assert len(modules) == len(revision_data.revision_folders())
+    for module in modules:
+        tree = ast.parse(module.read_text())
+        literals = [
+            node for node in ast.walk(tree) if isinstance(node, ast.List | ast.Dict | ast.Set)
+        ]
+        assert literals == [], module.name
+        assert "load_for(__file__)" in module.read_text(), module.name
+        assert revision_data.data_path(module.stem).is_file(), module.name
 
 
-def test_alembic_revision_writes_a_lint_clean_revision_to_fill_in(
+def test_alembic_revision_writes_a_lint_clean_module_that_asks_for_its_data(
     scripts: ScriptDirectory,
 ) -> None:
+    """Alembic loads the module it wrote at once: without its data, it says
+    so in one line (and the module is there, lint-clean, for make revision's
+    data to follow)."""
     head = scripts.get_current_head()
-    path = new_revision(scripts)
+    number = f"{int(head or 0) + 1:04d}"
+    with pytest.raises(revision_data.RevisionDataError, match="does not exist"):
+        scripts.generate_revision(number, "Next step.", head=head)
+    (path,) = Path(scripts.versions).glob(f"{number}_*.py")
     assert lint(path) == ""
-    values = assigned(path)
-    assert values["revision"] == f"{int(head or 0) + 1:04d}"
-    assert values["down_revision"] == head
-    for declared in ("LOCKS_ON_UPGRADE", "LOCKS_ON_DOWNGRADE", "FILES", "NEW_FUNCTIONS"):
-        assert values[declared] == []
-    assert values["REPLACED"] == {}
-    assert "from provider.deploy.migration_steps import" in path.read_text()
 
 
-def test_make_revision_fills_the_same_skeleton_with_what_changed(
-    scripts: ScriptDirectory,
-) -> None:
-    files = ["0019_next_step/ack_worker.sql", "0019_next_step/taskhub_new_helper.sql"]
-    replaced = {"functions/ack_worker/0018.sql": ["ack_worker"]}
-    path = new_revision(scripts, files=files, replaced=replaced, added=["taskhub_new_helper"])
-    assert lint(path) == ""
-    values = assigned(path)
-    assert values["FILES"] == files
-    assert values["REPLACED"] == replaced
-    assert values["NEW_FUNCTIONS"] == ["taskhub_new_helper"]
+def test_make_revisions_data_ships_what_the_histories_name() -> None:
+    """The data `make revision` writes: the function versions its number
+    names, shipped and taken back by the runner from the histories."""
+    text = revision_maker.DATA_TEMPLATE.format(number="0099", down="0098", title="Next step.")
+
+    data = tomllib.loads(text)
+    assert data["id"] == "0099" and data["down"] == "0098"
+    assert {"ship_functions": True} in data["upgrade"]
+    assert data["downgrade"] == [{"unship_functions": True}]
+    assert data["locks_on_upgrade"] == data["locks_on_downgrade"] == []
 
 
-def test_the_new_revision_is_the_head_alembic_sees(scripts: ScriptDirectory) -> None:
-    before = scripts.get_current_head()
-    path = new_revision(scripts)
-    config = Config()
-    config.set_main_option("script_location", str(path.parent.parent))
-    reread = ScriptDirectory.from_config(config)
-    head = reread.get_current_head()
-    assert head is not None and head != before
-    revision = reread.get_revision(head)
-    assert revision is not None and revision.down_revision == before
+def test_a_step_the_runner_does_not_know_is_refused_in_one_line() -> None:
+    with pytest.raises(revision_data.RevisionDataError, match="no step 'apply_everything'"):
+        revision_data.run_steps("0099", [{"apply_everything": True}], upgrade=True)
+    with pytest.raises(revision_data.RevisionDataError, match="one kind a step"):
+        revision_data.run_steps("0099", [{"apply": [], "drop_functions": []}], upgrade=True)

@@ -1,0 +1,34 @@
+-- Operator actions.
+
+-- Put a dead letter back on its queue as a fresh message (attempt count 0)
+-- and remove it from dead_letters. Returns the message's new queue id.
+CREATE FUNCTION __SCHEMA__.taskhub_requeue_dead_letter(p_dead_letter_id bigint)
+RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_letter __SCHEMA__.dead_letters;
+    v_new_id bigint;
+BEGIN
+    DELETE FROM __SCHEMA__.dead_letters AS d WHERE d.id = p_dead_letter_id
+    RETURNING * INTO v_letter;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'dead letter % not found', p_dead_letter_id USING ERRCODE = 'P0002';
+    END IF;
+    IF v_letter.source_queue = 'orchestrator' THEN
+        INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, created_at)
+        VALUES (v_letter.instance_id, v_letter.work_item, clock_timestamp(), clock_timestamp())
+        RETURNING id INTO v_new_id;
+    ELSE
+        INSERT INTO __SCHEMA__.worker_queue
+               (work_item, visible_at, created_at, instance_id, execution_id, activity_id,
+                session_id, tag)
+        VALUES (v_letter.work_item, clock_timestamp(), clock_timestamp(), v_letter.instance_id,
+                v_letter.execution_id, v_letter.activity_id, v_letter.session_id, v_letter.tag)
+        RETURNING id INTO v_new_id;
+    END IF;
+    RETURN v_new_id;
+END;
+$$;
+
