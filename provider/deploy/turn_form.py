@@ -35,10 +35,6 @@ ARGUMENTS = "(bigint, bigint, bigint, bigint)"
 # A migration run sets it for its session: on when the schema held no hub
 # when the run began, so that no runtime can have the fetch prepared.
 NEW_HUB_SETTING = "taskhub.new_hub"
-# The revision whose fetch first took __TURN_FORM__ (json or jsonb) and made
-# json the head form. Every later version is read from the fetch's history
-# (sql/functions/fetch_orchestration_item/): never listed here.
-FIRST_FORM_AWARE = "0017"
 
 _RESULT_FORM = re.compile(r"\bout_history (jsonb|json)\b")
 
@@ -79,7 +75,7 @@ def chooser(schema: str) -> str:
     """Revision 0017's DO block: it creates the fetch as json when the run
     marked a new hub, else as jsonb: decided where it runs, so a --sql script
     decides too."""
-    relative_path = fetch_file(int(FIRST_FORM_AWARE))
+    relative_path = first_form_aware().path
     parts = []
     for form in ("json", "jsonb"):
         drop, create = _create(schema, relative_path, form)
@@ -98,12 +94,18 @@ END
 $turn_form$"""
 
 
+def first_form_aware() -> function_history.Version:
+    """The first fetch that took __TURN_FORM__ (json or jsonb) and made json
+    the head form (0017's), from the fetch's history."""
+    return next(v for v in function_history.versions(FUNCTION) if v.takes_turn_form())
+
+
 def fetch_file(revision: int) -> str:
     """The fetch a hub at `revision` (17 or later) runs, from the function's
     history (provider/deploy/function_history.py)."""
     number = f"{revision:04d}"
     version = function_history.version_at(FUNCTION, number)
-    if number < FIRST_FORM_AWARE or version is None or not version.takes_turn_form():
+    if version is None or not version.takes_turn_form():
         raise ValueError(f"revision {number} runs no fetch that takes a turn form")
     return version.path
 
