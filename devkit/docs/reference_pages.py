@@ -30,7 +30,9 @@ if str(CHECKOUT) not in sys.path:
 
 from devkit.docs.errors_page import errors_page  # noqa: E402
 from devkit.docs.settings_page import settings_page  # noqa: E402
+from devkit.schema.releases import open_revisions  # noqa: E402
 from provider.cli import app  # noqa: E402
+from provider.deploy import function_history  # noqa: E402
 
 HEAD = CHECKOUT / "sql" / "head"
 PROG = "taskhub-pg"
@@ -177,7 +179,20 @@ def _function_section(path: Path) -> list[str]:
     comment = _opening_comment(text)
     if comment:
         lines += [comment, ""]
+    shipped = [v.revision for v in function_history.versions(name) if not v.dropped]
+    if shipped:
+        lines += [
+            f"Versions (`sql/functions/{name}/`): revisions {', '.join(shipped)}"
+            + (" (the newest not released yet)" if shipped[-1] in open_numbers() else "")
+            + ".",
+            "",
+        ]
     return lines
+
+
+def open_numbers() -> set[str]:
+    """The numbers of the revisions not released yet."""
+    return {name[:4] for name in open_revisions()}
 
 
 def _opening_comment(text: str) -> str:
