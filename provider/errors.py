@@ -139,6 +139,16 @@ class ScheduleNotFound(PermanentError):
     """No schedule of this name (SQLSTATE P0002 from a schedule's call)."""
 
 
+class DeadLetterNotFound(PermanentError):
+    """No dead letter with this id (SQLSTATE P0002 from a requeue, as
+    `taskhub-pg requeue` exits 3)."""
+
+
+class NoLeaseHeld(PermanentError):
+    """The instance holds no lease of the kind to release (as `taskhub-pg
+    release-lease` exits 3)."""
+
+
 class StartConflict(PermanentError):
     """A start repeated an instance id that exists with another orchestration,
     input or version: nothing was written (SQLSTATE 23505)."""

@@ -10,7 +10,8 @@ from typing import Annotated
 
 import typer
 
-from provider.cli.hubs import hub_connection
+from provider.cli.failures import end_on_refusal
+from provider.cli.hubs import hub_session
 from provider.cli.options import (
     NOT_FOUND,
     PROBLEMS,
@@ -32,7 +33,6 @@ from provider.client.retention import MAX_PRUNE_BATCH, PacedPrune, PrunePacing
 from provider.client.task_hub import TaskHub
 from provider.errors import TaskHubError
 from provider.moments import EXAMPLE, parse_moment
-from provider.operations import runbook
 from provider.types import PrunedBatch
 
 
@@ -91,11 +91,12 @@ def register(app: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """Put a dead letter back on its queue as a fresh message (attempt 0)."""
-        with hub_connection(database_url(url), schema) as conn:
+        with hub_session(database_url(url), schema) as hub:
             try:
-                new_id = runbook.requeue_dead_letter(conn, schema, dead_letter_id)
-            except runbook.RunbookError as error:
-                fail(error.code, str(error))
+                new_id = hub.run(hub.plans.requeue_dead_letter(dead_letter_id))
+            except TaskHubError as error:
+                end_on_refusal(error)
+                raise
         if as_json:
             print_json({"dead_letter_id": dead_letter_id, "queued_as": new_id})
         else:
@@ -118,14 +119,15 @@ def register(app: typer.Typer) -> None:
         ready again at once, the holder's late ack is refused. With
         --activities, the leases of the instance's activities whose worker is
         gone: each item is ready again at once."""
-        with hub_connection(database_url(url), schema) as conn:
+        with hub_session(database_url(url), schema) as hub:
             try:
                 if activities:
-                    released = runbook.release_activity_leases(conn, schema, instance_id)
+                    released = hub.run(hub.plans.release_activity_leases(instance_id))
                 else:
-                    runbook.release_lease(conn, schema, instance_id)
-            except runbook.RunbookError as error:
-                fail(error.code, str(error))
+                    hub.run(hub.plans.release_lease(instance_id))
+            except TaskHubError as error:
+                end_on_refusal(error)
+                raise
         if activities:
             if as_json:
                 print_json({"instance_id": instance_id, "activity_leases_released": released})
@@ -191,8 +193,8 @@ def register(app: typer.Typer) -> None:
         says on stderr how far it has got."""
         before_ms, target = cutoff_ms(completed_before), database_url(url)
         counted = limit if limit is not None else COUNT_AT_MOST
-        with hub_connection(target, schema) as conn:
-            candidates = runbook.count_prune_candidates(conn, schema, before_ms, counted)
+        with hub_session(target, schema) as operator:
+            candidates = operator.run(operator.plans.count_prune_candidates(before_ms, counted))
         if candidates == 0:
             print_counts({"instances_deleted": 0}, as_json)
             return
@@ -219,8 +221,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Delete a root instance, its sub-orchestrations, history and messages."""
         target = database_url(url)
-        with hub_connection(target, schema) as conn:
-            if not runbook.instance_exists(conn, schema, instance_id):
+        with hub_session(target, schema) as operator:
+            if not operator.run(operator.plans.instance_exists(instance_id)):
                 fail(NOT_FOUND, f"instance {instance_id} not found")
         confirm(f"Delete instance {instance_id} and everything it has?", yes)
         with TaskHub.connect(target, schema, pool_min_size=1, pooler=ONE_SHOT_POOLER) as hub:

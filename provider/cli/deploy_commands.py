@@ -19,7 +19,7 @@ import psycopg
 import typer
 
 from provider.cli.failures import database_failure, report
-from provider.cli.hubs import no_hub, require_hub, too_privileged
+from provider.cli.hubs import no_hub, require_hub, the_servers_own_errors, too_privileged
 from provider.cli.options import (
     OK,
     PROBLEMS,
@@ -36,6 +36,7 @@ from provider.cli.options import (
 )
 from provider.cli.plain import plain, visible, visible_lines
 from provider.cli.turn_form_command import downgrade_warning
+from provider.client.on_connection import OnConnection
 from provider.deploy import privileged_session
 from provider.deploy.migration_options import InvalidMigrationOption, MigrationOptions
 from provider.deploy.privileged_session import PINNED_SEARCH_PATH
@@ -158,13 +159,12 @@ def print_problems(problems: list[Problem], empty: str) -> None:
         print(visible(f"  {problem.kind:<17} {problem.object}: {problem.detail}"))
 
 
-def _status_note(target: str, schema: str) -> str | None:
+def _status_note(conn: psycopg.Connection[Any], schema: str) -> str | None:
     """Why a schema holds no hub, and where the hubs are; exit 3 when the
     schema does not exist at all (an empty schema is "not migrated")."""
-    with privileged_session.connect(target, autocommit=True, prepare_threshold=None) as conn:
-        missing = no_hub(conn, schema)
-        if missing is not None and not schema_exists(conn, schema):
-            raise missing
+    missing = no_hub(conn, schema)
+    if missing is not None and not schema_exists(conn, schema):
+        raise missing
     return None if missing is None else "; ".join(filter(None, [missing.message, missing.hint]))
 
 
@@ -176,7 +176,17 @@ def _status_json(found: HubStatus, head: str, note: str | None) -> dict[str, Any
         "current": found.revision,
         "head": head,
         "pending": found.revision != head,
-        "queues": [asdict(queue) for queue in found.queues],
+        "queues": [
+            {
+                "queue": queue.queue,
+                "ready": queue.ready,
+                "scheduled": queue.scheduled,
+                "leased": queue.leased,
+                "max_attempt_count": queue.max_attempt_count,
+                "dead_letters": queue.dead_letters,
+            }
+            for queue in found.queues
+        ],
         "runtime_roles": None
         if roles is None
         else [{"role": name, "runtime_ddl": mode} for name, mode in roles],
@@ -303,10 +313,12 @@ def register(app: typer.Typer) -> None:
             one_transaction_behind_a_pooler(conn, [PINNED_SEARCH_PATH]),
         ):
             refused = too_privileged(conn, schema)  # it reads the hub's views
-        if refused is not None:
-            raise refused
-        note = _status_note(target, schema)
-        found = read_hub_status(target, schema)
+            if refused is not None:
+                raise refused
+            note = _status_note(conn, schema)
+            hub = OnConnection(conn, schema)
+            with the_servers_own_errors():
+                found = read_hub_status(conn, schema, lambda: hub.run(hub.plans.queue_health()))
         from provider.deploy import migrate
 
         head = migrate.head_revision()
@@ -325,7 +337,8 @@ def register(app: typer.Typer) -> None:
         target = database_url(url)
         from provider.operations import drift_check
 
-        found = drift_check.check(target, schema)
+        with privileged_session.one_session(target) as conn:
+            found = drift_check.check(conn, schema)
         if as_json:
             print_json(found.as_json())
         else:
@@ -350,7 +363,8 @@ def register(app: typer.Typer) -> None:
         target = database_url(url)
         from provider.operations import drift_check
 
-        done = drift_check.repair(target, schema)
+        with privileged_session.one_session(target) as conn:
+            done = drift_check.repair(conn, schema)
         if as_json:
             print_json(done.as_json())
         else:

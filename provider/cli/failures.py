@@ -26,7 +26,14 @@ from provider.cli.options import (
 )
 from provider.cli.plain import visible
 from provider.deploy.refusals import MigrationMisused, MigrationRefused
-from provider.errors import ConfigurationError, TaskHubError
+from provider.errors import (
+    ConfigurationError,
+    DeadLetterNotFound,
+    InstanceEnded,
+    InstanceNotFound,
+    NoLeaseHeld,
+    TaskHubError,
+)
 from provider.masking import masked, passwords_of
 
 # undefined_table, undefined_function, invalid_schema_name: the hub (or the
@@ -114,6 +121,23 @@ def _hub_failure(error: TaskHubError) -> Failure:
         return _missing(error, error.message, None)
     hint = "a passing failure: try again" if error.retryable else None
     return Failure(PROBLEMS, f"refused, nothing changed: {error.message}", hint)
+
+
+# What the runbook's plans refuse as "nothing of that id" (exit 3).
+_NONE_SUCH = (InstanceNotFound, DeadLetterNotFound, NoLeaseHeld)
+BAD_INPUT = "22023"
+
+
+def end_on_refusal(error: TaskHubError) -> None:
+    """End the verb on a refusal of the runbook's plans, in their words:
+    nothing of that id (3), an instance that has ended (1), an argument the
+    hub refuses (2). Any other error is the caller's to raise."""
+    if isinstance(error, _NONE_SUCH):
+        raise Failure(NOT_FOUND, error.message) from None
+    if isinstance(error, InstanceEnded):
+        raise Failure(PROBLEMS, error.message) from None
+    if error.sqlstate == BAD_INPUT:
+        raise Failure(USAGE, error.message) from None
 
 
 def failure_of(error: BaseException) -> Failure | None:

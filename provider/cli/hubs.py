@@ -12,9 +12,11 @@ import psycopg
 
 from provider.cli.options import NOT_FOUND, PROBLEMS, Failure
 from provider.cli.urls import InvalidUrl, libpq_url
+from provider.client.on_connection import OnConnection
 from provider.deploy import privileged_session
 from provider.deploy.privileged_session import PINNED_SEARCH_PATH
 from provider.deploy.session_pinning import one_transaction_behind_a_pooler
+from provider.errors import TaskHubError
 from provider.operations.hub_status import HubSchema, hub_schemas, schema_exists
 from provider.standing import untrusted
 
@@ -119,6 +121,29 @@ def hub_connection(
         if failure is not None:
             raise failure
         yield conn
+
+
+@contextmanager
+def hub_session(url: str, schema: str) -> Iterator[OnConnection]:
+    """The runbook's plans (provider/client/operator_plans.py), run on
+    hub_connection's session once it has made its checks. A verb ends on
+    their refusals itself (failures.end_on_refusal); any other error the
+    server raised leaves as the server's own, which failures.failure_of
+    words with its hint, as these verbs always have."""
+    with hub_connection(url, schema) as conn, the_servers_own_errors():
+        yield OnConnection(conn, schema)
+
+
+@contextmanager
+def the_servers_own_errors() -> Iterator[None]:
+    """A plan's TaskHubError that the server raised, as the server's own
+    error: failures.failure_of words it with its SQLSTATE's hint."""
+    try:
+        yield
+    except TaskHubError as error:
+        if isinstance(error.__cause__, psycopg.Error):
+            raise error.__cause__ from None
+        raise
 
 
 def require_hub(url: str, schema: str, *, privileged_ok: bool = False) -> None:

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from provider.cli.hubs import hub_connection
+from provider.cli.failures import end_on_refusal
+from provider.cli.hubs import hub_session
 from provider.cli.options import (
-    NOT_FOUND,
     AsJson,
     Schema,
     Url,
     database_url,
-    fail,
     print_json,
     print_rows,
     say,
 )
-from provider.operations import runbook
+from provider.errors import TaskHubError
+from provider.hub_rows import InstanceFailure, plain
 
 Limit = Annotated[int, typer.Option(min=1, help="at most this many rows")]
 
@@ -40,8 +39,8 @@ def _view_verb(view: str, title: str, text: str) -> None:
     def show(
         url: Url = None, schema: Schema = "public", limit: Limit = 100, as_json: AsJson = False
     ) -> None:
-        with hub_connection(database_url(url), schema) as conn:
-            rows = runbook.read_view(conn, schema, view, limit)
+        with hub_session(database_url(url), schema) as hub:
+            rows = plain(hub.run(hub.plans.read_view(view, limit)))
         if as_json:
             print_json(rows)
         else:
@@ -65,13 +64,13 @@ def error_message(details: object) -> str:
     return str(details)
 
 
-def print_failure(failure: dict[str, Any]) -> None:
+def print_failure(failure: InstanceFailure) -> None:
     """Why the instance failed, in full (never cut to a cell's width)."""
-    say(f"\nfailure (execution {failure['execution_id']})")
-    say(f"  error: {failure['error']}")
-    for step in failure["failed_steps"]:
-        scheduled = f"scheduled {step['attempts']} time{'s' if step['attempts'] != 1 else ''}"
-        say(f"  {step['kind']} {step['name']} ({scheduled}): {error_message(step['details'])}")
+    say(f"\nfailure (execution {failure.execution_id})")
+    say(f"  error: {failure.error}")
+    for step in failure.failed_steps:
+        scheduled = f"scheduled {step.attempts} time{'s' if step.attempts != 1 else ''}"
+        say(f"  {step.kind} {step.name} ({scheduled}): {error_message(step.details)}")
 
 
 @inspect_app.command()
@@ -82,18 +81,20 @@ def instance(
     as_json: AsJson = False,
 ) -> None:
     """One instance: its executions, queued messages, leases and dead letters."""
-    with hub_connection(database_url(url), schema) as conn:
+    with hub_session(database_url(url), schema) as hub:
         try:
-            report = runbook.read_instance(conn, schema, instance_id)
-        except runbook.RunbookError as error:
-            fail(NOT_FOUND, str(error))
+            report = hub.run(hub.plans.read_instance(instance_id))
+        except TaskHubError as error:
+            end_on_refusal(error)
+            raise
+    shown = plain(report)
     if as_json:
-        print_json(asdict(report))
+        print_json(shown)
         return
-    print_rows(f"instance {instance_id}", [report.instance])
-    print_rows("executions", report.executions)
-    print_rows("queued messages", report.queued)
-    print_rows("leases", report.leases)
-    print_rows("dead letters", report.dead_letters)
+    print_rows(f"instance {instance_id}", [shown["instance"]])
+    print_rows("executions", shown["executions"])
+    print_rows("queued messages", shown["queued"])
+    print_rows("leases", shown["leases"])
+    print_rows("dead letters", shown["dead_letters"])
     if report.failure is not None:
         print_failure(report.failure)

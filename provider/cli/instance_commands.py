@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Annotated, Any
 
-import psycopg
 import typer
 
 from provider.cli.action_commands import cutoff_ms
-from provider.cli.hubs import hub_connection, require_hub
+from provider.cli.failures import end_on_refusal
+from provider.cli.hubs import hub_session, require_hub
 from provider.cli.inspect_commands import inspect_app
 from provider.cli.options import (
     NOT_FOUND,
@@ -28,9 +28,10 @@ from provider.cli.options import (
     print_rows,
     say,
 )
+from provider.client.on_connection import OnConnection
 from provider.client.pooling import ONE_SHOT_POOLER
 from provider.client.task_hub import TaskHub
-from provider.operations import runbook
+from provider.errors import TaskHubError
 from provider.types import INSTANCE_STATUSES, InstanceSummary
 
 Status = Enum("Status", {status: status for status in INSTANCE_STATUSES}, type=str)  # type: ignore[misc]
@@ -121,12 +122,10 @@ def instances(
         say(f"more: --after {next_after}")
 
 
-def _status_unless_ended(
-    conn: psycopg.Connection[Any], schema: str, instance_id: str, if_ended: str
-) -> str:
+def _status_unless_ended(hub: OnConnection, instance_id: str, if_ended: str) -> str:
     """The instance's status (Pending: known only by its messages); exit 3 if
     there is no such instance, exit 1 (saying `if_ended`) if it has ended."""
-    status = runbook.instance_status(conn, schema, instance_id)
+    status = hub.run(hub.plans.instance_status(instance_id))
     if status is None:
         fail(NOT_FOUND, f"instance {instance_id} not found")
     if status in ENDED:
@@ -151,13 +150,14 @@ def register(app: typer.Typer) -> None:
         sub-orchestrations with it."""
         # The hub builds the CancelInstance and refuses an instance that ended
         # meanwhile (taskhub_cancel_instance): the operator writes no message.
-        with hub_connection(database_url(url), schema) as conn:
-            status = _status_unless_ended(conn, schema, instance_id, "nothing to cancel")
+        with hub_session(database_url(url), schema) as hub:
+            status = _status_unless_ended(hub, instance_id, "nothing to cancel")
             confirm(f"Cancel instance {instance_id} ({status})?", yes)
             try:
-                status = runbook.cancel_instance(conn, schema, instance_id, reason)
-            except runbook.RunbookError as error:
-                fail(error.code, str(error))
+                status = hub.run(hub.plans.cancel(instance_id, reason))
+            except TaskHubError as error:
+                end_on_refusal(error)
+                raise
         if as_json:
             print_json({"instance_id": instance_id, "cancel_requested": True, "status": status})
         else:
@@ -182,11 +182,12 @@ def register(app: typer.Typer) -> None:
             fail(USAGE, f"DATA must be JSON (a text is quoted: '\"{data}\"')")
         # The hub builds the ExternalRaised, and refuses an instance that does
         # not exist or has ended (taskhub_raise_event).
-        with hub_connection(database_url(url), schema) as conn:
+        with hub_session(database_url(url), schema) as hub:
             try:
-                runbook.raise_event(conn, schema, instance_id, name, value)
-            except runbook.RunbookError as error:
-                fail(error.code, str(error))
+                hub.run(hub.plans.raise_event(instance_id, name, value))
+            except TaskHubError as error:
+                end_on_refusal(error)
+                raise
         if as_json:
             print_json({"instance_id": instance_id, "event": name, "raised": True})
         else:

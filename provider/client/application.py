@@ -1,7 +1,8 @@
 """What an application does with a hub, as plans (provider/client/plans.py):
 start orchestrations once, read where they stand, cancel them and raise
-events, each refused by the hub as the CLI's verbs are. Client and
-AsyncClient (app_client.py) run them."""
+events (the plans the CLI's verbs run: instance_requests.py), each refused
+by the hub as the CLI's verbs are. Client and AsyncClient (app_client.py)
+run them."""
 
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ from provider.client.arguments import (
     check_work_item_size,
 )
 from provider.client.instance_control import InstanceControl
+from provider.client.instance_requests import InstanceRequests
 from provider.client.orchestration_queue import visible_after
 from provider.client.plans import Plan
 from provider.client.schedules import SchedulePlans
 from provider.config import TaskHubConfig
 from provider.errors import InvalidInput
-from provider.shapes import json_dumps, runtime_work_item_text, start_orchestration_item
+from provider.shapes import runtime_work_item_text, start_orchestration_item
 from provider.tracing import current_trace_context
 from provider.types import (
     InstanceStatus,
@@ -36,7 +38,7 @@ from provider.types import (
 MAX_STARTS_PER_CALL = 100_000
 
 
-class ApplicationPlans(SchedulePlans):
+class ApplicationPlans(SchedulePlans, InstanceRequests):
     def __init__(self, config: TaskHubConfig) -> None:
         super().__init__(config)
         self._instances = InstanceControl(config)
@@ -127,40 +129,6 @@ class ApplicationPlans(SchedulePlans):
             created_at=summary.created_at,
             updated_at=summary.updated_at,
         )
-
-    def cancel(self, instance_id: str, reason: str = "") -> Plan[str]:
-        """Ask the instance to end as cancelled (taskhub_cancel_instance): the
-        status it had. Refused when it does not exist or has ended."""
-        check_instance_id("cancel", instance_id)
-        if not isinstance(reason, str):
-            raise InvalidInput("cancel", "reason must be a text")
-        context = current_trace_context()
-        status = yield from self._scalar(
-            "taskhub_cancel_instance",
-            p_instance_id=instance_id,
-            p_reason=reason,
-            p_traceparent=context.traceparent if context else None,
-            p_tracestate=context.tracestate if context else None,
-        )
-        return str(status)
-
-    def raise_event(self, instance_id: str, name: str, data: Any = None) -> Plan[str]:
-        """Raise an external event (taskhub_raise_event): the status the
-        instance had. Refused when it does not exist or has ended."""
-        check_instance_id("raise_event", instance_id)
-        check_text("raise_event", "name", name)
-        data_text = json_dumps("raise_event", "data", data)
-        check_work_item_size("raise_event", "the data", data_text)
-        context = current_trace_context()
-        status = yield from self._scalar(
-            "taskhub_raise_event",
-            p_instance_id=instance_id,
-            p_name=name,
-            p_data=data_text,
-            p_traceparent=context.traceparent if context else None,
-            p_tracestate=context.tracestate if context else None,
-        )
-        return str(status)
 
 
 def _start_item(operation: str, start: object) -> str:

@@ -1,11 +1,18 @@
 """Each provider operation is written once, as a plan: a generator that yields
-the procedure calls it needs and receives their rows back. `TaskHub` runs a
-plan on a blocking pool, `AsyncTaskHub` on an asyncio pool; neither knows what
-the operation does, and the operation does not know which face runs it.
+the steps it needs and receives their rows back. A step is a procedure call
+(`Call`) or a read of a view or table (`Read`, provider/client/reads.py).
+`TaskHub` runs a plan on a blocking pool, `AsyncTaskHub` on an asyncio pool,
+`OnConnection` on a connection its caller holds; none knows what the
+operation does, and the operation does not know which runs it.
 
     def get_parent_id(self, instance_id: str) -> Plan[str | None]:
         parent = yield from self._scalar("get_parent_id", p_instance_id=instance_id)
         return None if parent is None else str(parent)
+
+A step that fails is raised in the plan, at its `yield`, as the TaskHubError
+the runner made of it: a plan may turn a refusal it knows into its own
+error (provider/client/operator_actions.py); whatever it lets through ends
+the operation.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import psycopg
 
+from provider.client.reads import Read
 from provider.config import TaskHubConfig
 
 Rows = list[dict[str, Any]]
@@ -35,7 +43,8 @@ class Call:
     timeout_s: float | None = None
 
 
-Plan = Generator[Call, Rows, T]
+Step = Call | Read
+Plan = Generator[Step, Rows, T]
 
 
 class Plans:
@@ -53,6 +62,11 @@ class Plans:
         """The value a procedure returns (a function of one result)."""
         rows = yield from self._call(function, timeout_s=timeout_s, **args)
         return next(iter(rows[0].values())) if rows else None
+
+    def _read(self, read: Read) -> Plan[Rows]:
+        """The rows of one read, every row by column name."""
+        rows = yield read
+        return rows
 
 
 class Runner:

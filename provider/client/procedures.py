@@ -2,7 +2,8 @@
 
 `ProcedureClient` (blocking) and `AsyncProcedureClient` (asyncio) run the
 plans of `provider.client.plans`: each call a plan yields is one procedure
-call, and so one transaction, exactly as the duroxide runtime calls them.
+call, and so one transaction, exactly as the duroxide runtime calls them (a
+read, one statement; provider/client/steps.py makes each).
 Errors come out as LockLost, RetryableError or PermanentError on both, named
 after the operation the caller called (the plan), not the procedures it made.
 Opening a pool makes its first connection at once (provider/client/connecting.py).
@@ -10,17 +11,13 @@ Opening a pool makes its first connection at once (provider/client/connecting.py
 
 from __future__ import annotations
 
-import logging
 import time
 from contextlib import nullcontext
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import psycopg
-from psycopg import sql
-from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
-from provider.client.call_observers import observe_call
 from provider.client.connecting import (
     check_url,
     direct_url,
@@ -28,88 +25,35 @@ from provider.client.connecting import (
     probe,
     probe_async,
 )
-from provider.client.plans import AsyncRunner, Call, Plan, Rows, SyncRunner
+from provider.client.plans import AsyncRunner, Call, Plan, Rows, Step, SyncRunner
 from provider.client.pooling import Pooling, after_looking
 from provider.client.session_standing import (
     refuse_a_privileged_session,
     refuse_a_privileged_session_async,
 )
+from provider.client.steps import (
+    drive,
+    drive_async,
+    failed,
+    operation_of,
+    rows_of,
+    rows_of_async,
+    statement_of,
+    succeeded,
+    timeout_of,
+)
 from provider.config import TaskHubConfig
-from provider.errors import REPLACE_CONNECTION_STATES, LockLost, TaskHubError, translate
-from provider.logs import fields
+from provider.errors import REPLACE_CONNECTION_STATES
 from provider.shapes import activity_body
 from provider.tracing import CallSpan, call_span
 from provider.types import OrchestrationItem, WorkItemLease
 
-log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
 def now_ms() -> int:
     """This host's clock in Unix epoch milliseconds (the procedures' p_now_ms)."""
     return time.time_ns() // 1_000_000
-
-
-def procedure_query(schema: str, call: Call) -> sql.Composed:
-    """SELECT * FROM <schema>.<function>(p_x => %(p_x)s, ...): the arguments
-    by name, as the procedure declares them."""
-    return sql.SQL("SELECT * FROM {}.{}({})").format(
-        sql.Identifier(schema),
-        sql.Identifier(call.function),
-        sql.SQL(", ").join(
-            sql.SQL("{} => {}").format(sql.Identifier(name), sql.Placeholder(name))
-            for name in call.args
-        ),
-    )
-
-
-def _bounded(query: sql.Composed, timeout_ms: int) -> sql.Composed:
-    """The call after SET LOCAL statement_timeout, as one simple-protocol
-    message: the server runs the two as one implicit transaction, so the
-    setting bounds the call and ends with it (nothing stays on a session a
-    transaction pooler hands on), in one round trip. Measured against a
-    pipelined BEGIN / SET LOCAL / call / COMMIT (4 statements, 2 syncs): 0.11
-    ms against 0.43 ms a call, the call alone 0.09 ms (bench.pooler_modes)."""
-    return sql.SQL("SET LOCAL statement_timeout = {}; ").format(sql.Literal(timeout_ms)) + query
-
-
-def _run_sync(
-    conn: psycopg.Connection[Any], query: sql.Composed, args: dict[str, Any], timeout_ms: int | None
-) -> Rows:
-    """The call's rows; with `timeout_ms`, bounded as `_bounded` says (its
-    arguments then quoted by psycopg's client-side cursor, as the simple
-    protocol takes no parameters)."""
-    if timeout_ms is None:
-        with conn.cursor(row_factory=dict_row) as cur:
-            cur.execute(query, args)
-            return cur.fetchall() if cur.description else []
-    with psycopg.ClientCursor(conn, row_factory=dict_row) as client_side:
-        client_side.execute(_bounded(query, timeout_ms), args)
-        client_side.nextset()  # past the SET's empty result
-        return client_side.fetchall() if client_side.description else []
-
-
-async def _run_async(
-    conn: psycopg.AsyncConnection[Any],
-    query: sql.Composed,
-    args: dict[str, Any],
-    timeout_ms: int | None,
-) -> Rows:
-    """As `_run_sync`, on the running event loop."""
-    if timeout_ms is None:
-        async with conn.cursor(row_factory=dict_row) as cur:
-            await cur.execute(query, args)
-            return await cur.fetchall() if cur.description else []
-    async with psycopg.AsyncClientCursor(conn, row_factory=dict_row) as client_side:
-        await client_side.execute(_bounded(query, timeout_ms), args)
-        client_side.nextset()  # past the SET's empty result
-        return await client_side.fetchall() if client_side.description else []
-
-
-def operation_of(plan: Plan[Any]) -> str | None:
-    """The public operation a plan is: its generator function's name."""
-    name = getattr(plan, "__name__", None)
-    return name if isinstance(name, str) and not name.startswith("_") else None
 
 
 def instance_of(result: object) -> str | None:
@@ -121,37 +65,6 @@ def instance_of(result: object) -> str | None:
         instance = body.get("instance") if body is not None else None
         return instance if isinstance(instance, str) else None
     return None
-
-
-def _named(error: TaskHubError, operation: str | None) -> TaskHubError:
-    """An error raised inside a plan (by a call of an inner plan, or by a
-    check in Python), as the operation the caller called."""
-    if operation is None or error.operation == operation:
-        return error
-    return error.renamed(operation)
-
-
-def _log_call(
-    config: TaskHubConfig, operation: str, started: float, failure: TaskHubError | None
-) -> None:
-    """A lost lease is the caller's business (DEBUG); a refused call is
-    INFO; a database in trouble (retryable) is a WARNING."""
-    record = fields(
-        "procedure.failed" if failure else "procedure.called",
-        schema=config.schema,
-        operation=operation,
-        duration_ms=round((time.monotonic() - started) * 1000, 2),
-        sqlstate=failure.sqlstate if failure else None,
-        error_class=type(failure).__name__ if failure else None,
-    )
-    if failure is None:
-        log.debug("%s returned", operation, extra=record)
-    elif isinstance(failure, LockLost):
-        log.debug("%s", failure, extra=record)
-    elif failure.retryable:
-        log.warning("%s", failure, extra=record)
-    else:
-        log.info("%s", failure, extra=record)
 
 
 class ProcedureClient(SyncRunner):
@@ -232,36 +145,27 @@ class ProcedureClient(SyncRunner):
         operation: str | None,
         span: CallSpan | None,
     ) -> T:
-        try:
-            call = next(plan)
-            while True:
-                call = plan.send(self._execute(call, conn, operation, span))
-        except StopIteration as done:
-            return cast(T, done.value)
-        except TaskHubError as error:
-            named = _named(error, operation)
-            if named is error:
-                raise
-            raise named from error
+        return drive(plan, lambda step: self._execute(step, conn, operation, span), operation)
 
     def _execute(
         self,
-        call: Call,
+        step: Step,
         own: psycopg.Connection[Any] | None,
         operation: str | None,
         span: CallSpan | None,
     ) -> Rows:
         started = time.monotonic()
+        query, args = statement_of(self.config.schema, step)
         if span is not None:
-            span.saw_arguments(call.args)
-        query = procedure_query(self.config.schema, call)
+            span.saw_arguments(args)
+        timeout_s = step.timeout_s if isinstance(step, Call) else None
         try:
-            with (
-                nullcontext(own) if own is not None else self._pool.connection(call.timeout_s)
-            ) as conn:
+            with nullcontext(own) if own is not None else self._pool.connection(timeout_s) as conn:
                 try:
-                    timeout_ms = None if own is not None else self._per_call_timeout_ms
-                    rows = _run_sync(conn, query, call.args, timeout_ms)
+                    timeout_ms = timeout_of(
+                        step, None if own is not None else self._per_call_timeout_ms
+                    )
+                    rows = rows_of(conn, query, args, timeout_ms)
                 except psycopg.Error as error:
                     if own is None and error.sqlstate in REPLACE_CONNECTION_STATES:
                         conn.close()  # the pool drops it on return
@@ -272,13 +176,8 @@ class ProcedureClient(SyncRunner):
                 # terminated backends): replace the other dead ones now, so the
                 # caller's retry does not meet them one by one.
                 self._pool.check()
-            failure = translate(operation or call.function, error)
-            _log_call(self.config, call.function, started, failure)
-            observe_call(self.config.schema, call.function, time.monotonic() - started, failure)
-            raise failure from error
-        if log.isEnabledFor(logging.DEBUG):
-            _log_call(self.config, call.function, started, None)
-        observe_call(self.config.schema, call.function, time.monotonic() - started, None)
+            raise failed(self.config, step, operation, started, error) from error
+        succeeded(self.config, step, started)
         return rows
 
 
@@ -355,36 +254,32 @@ class AsyncProcedureClient(AsyncRunner):
         operation: str | None,
         span: CallSpan | None,
     ) -> T:
-        try:
-            call = next(plan)
-            while True:
-                call = plan.send(await self._execute(call, conn, operation, span))
-        except StopIteration as done:
-            return cast(T, done.value)
-        except TaskHubError as error:
-            named = _named(error, operation)
-            if named is error:
-                raise
-            raise named from error
+        async def perform(step: Step) -> Rows:
+            return await self._execute(step, conn, operation, span)
+
+        return await drive_async(plan, perform, operation)
 
     async def _execute(
         self,
-        call: Call,
+        step: Step,
         own: psycopg.AsyncConnection[Any] | None,
         operation: str | None,
         span: CallSpan | None,
     ) -> Rows:
         started = time.monotonic()
+        query, args = statement_of(self.config.schema, step)
         if span is not None:
-            span.saw_arguments(call.args)
-        query = procedure_query(self.config.schema, call)
+            span.saw_arguments(args)
+        timeout_s = step.timeout_s if isinstance(step, Call) else None
         try:
             async with (
-                nullcontext(own) if own is not None else self._pool.connection(call.timeout_s)
+                nullcontext(own) if own is not None else self._pool.connection(timeout_s)
             ) as conn:
                 try:
-                    timeout_ms = None if own is not None else self._per_call_timeout_ms
-                    rows = await _run_async(conn, query, call.args, timeout_ms)
+                    timeout_ms = timeout_of(
+                        step, None if own is not None else self._per_call_timeout_ms
+                    )
+                    rows = await rows_of_async(conn, query, args, timeout_ms)
                 except psycopg.Error as error:
                     if own is None and error.sqlstate in REPLACE_CONNECTION_STATES:
                         await conn.close()  # the pool drops it on return
@@ -392,11 +287,6 @@ class AsyncProcedureClient(AsyncRunner):
         except (psycopg.Error, PoolTimeout) as error:
             if isinstance(error, psycopg.OperationalError) and own is None:
                 await self._pool.check()
-            failure = translate(operation or call.function, error)
-            _log_call(self.config, call.function, started, failure)
-            observe_call(self.config.schema, call.function, time.monotonic() - started, failure)
-            raise failure from error
-        if log.isEnabledFor(logging.DEBUG):
-            _log_call(self.config, call.function, started, None)
-        observe_call(self.config.schema, call.function, time.monotonic() - started, None)
+            raise failed(self.config, step, operation, started, error) from error
+        succeeded(self.config, step, started)
         return rows

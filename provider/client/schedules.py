@@ -19,9 +19,11 @@ from provider.client.arguments import (
     check_work_item_size,
     utf8_size,
 )
-from provider.client.plans import Plan, Plans
+from provider.client.catalogue import Catalogue
+from provider.client.plans import Plan
 from provider.client.schedule_ticks import check_cron, zone_info
 from provider.errors import InvalidInput, PermanentError
+from provider.hub_rows import ScheduleListing
 from provider.shapes import json_dumps, runtime_work_item_text, start_orchestration_item
 from provider.tracing import current_trace_context
 from provider.types import MissedPolicy, Schedule, TickOutcome
@@ -64,7 +66,7 @@ def _aware(operation: str, moment: datetime | None) -> datetime:
     return moment
 
 
-class SchedulePlans(Plans):
+class SchedulePlans(Catalogue):
     def set_schedule(
         self,
         name: str,
@@ -150,6 +152,20 @@ class SchedulePlans(Plans):
         rows = yield from self._call("taskhub_read_schedules")
         return [_schedule(row) for row in rows]
 
+    def schedule_listing(self) -> Plan[ScheduleListing | None]:
+        """Every schedule, by name, on a hub of any revision: with its failed
+        fires from revision 0029 (taskhub_read_schedules), without them on
+        0027 and 0028 (taskhub_list_schedules); None before 0027, which has
+        no schedules (the dashboard's page)."""
+        for function, counts_failures in (
+            ("taskhub_read_schedules", True),
+            ("taskhub_list_schedules", False),
+        ):
+            if (yield from self.has_function(f"{function}()")):
+                rows = yield from self._call(function)
+                return ScheduleListing([_schedule(row) for row in rows], counts_failures)
+        return None
+
     def fire_schedule(self, name: str, tick: datetime, start: bool) -> Plan[bool]:
         """Take one tick: start it (or, with start=False, record it as
         skipped). False: another scheduler took it, it is not due, or its
@@ -205,7 +221,8 @@ def _schedule(row: dict[str, Any]) -> Schedule:
         last_tick_at=row["last_tick_at"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
-        failures=row["failures"],
-        last_error=row["last_error"],
-        paused_reason=row["paused_reason"],
+        # Revision 0029's columns; a hub before it counts no failures.
+        failures=row.get("failures", 0),
+        last_error=row.get("last_error"),
+        paused_reason=row.get("paused_reason"),
     )

@@ -15,18 +15,28 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
+from provider.client.plans import Plan
 from provider.client.retention import PacedPrune
 from provider.dashboard.hub import Hub
-from provider.operations import runbook
+from provider.errors import (
+    DeadLetterNotFound,
+    InstanceEnded,
+    InstanceNotFound,
+    NoLeaseHeld,
+    TaskHubError,
+)
 from provider.types import PrunedBatch
 
 CSRF_COOKIE = "taskhub_csrf"
 CSRF_FIELD = "csrf_token"
 CONFIRMATION_FIELD = "confirmation"
 CONTROL_FIELDS = (CSRF_FIELD, CONFIRMATION_FIELD)
+BAD_INPUT = "22023"
 
 Form = Mapping[str, str]
+T = TypeVar("T")
 
 
 class ActionRefused(Exception):
@@ -70,42 +80,51 @@ def _required(form: Form, name: str) -> str:
     return value
 
 
+def _refused(error: TaskHubError) -> ActionRefused | None:
+    """The hub's refusal of an action, with the HTTP status to answer: nothing
+    of that id (404), an instance that ended (409), bad input (400)."""
+    if isinstance(error, InstanceNotFound | DeadLetterNotFound | NoLeaseHeld):
+        return ActionRefused(error.message, status=404)
+    if isinstance(error, InstanceEnded):
+        return ActionRefused(error.message, status=409)
+    if error.sqlstate == BAD_INPUT:
+        return ActionRefused(error.message, status=400)
+    return None
+
+
+def _run(hub: Hub, plan: Plan[T]) -> T:
+    """The plan's result; the hub's refusal of it as ActionRefused."""
+    try:
+        return hub.run(plan)
+    except TaskHubError as error:
+        refused = _refused(error)
+        if refused is None:
+            raise
+        raise refused from None
+
+
 def _requeue(hub: Hub, form: Form) -> str:
     dead_letter = _number(form, "dead_letter_id", DEAD_LETTER_ID)
-    with hub.connection() as conn:
-        try:
-            new_id = runbook.requeue_dead_letter(conn, hub.schema, dead_letter)
-        except runbook.RunbookError as error:
-            raise ActionRefused(str(error), status=404) from None
+    new_id = _run(hub, hub.plans.requeue_dead_letter(dead_letter))
     return f"dead letter {dead_letter} is back on its queue as message {new_id}"
 
 
 def _release(hub: Hub, form: Form) -> str:
     instance_id = _required(form, "instance_id")
-    with hub.connection() as conn:
-        try:
-            runbook.release_lease(conn, hub.schema, instance_id)
-        except runbook.RunbookError as error:
-            raise ActionRefused(str(error), status=404) from None
+    _run(hub, hub.plans.release_lease(instance_id))
     return f"the orchestration lease of {instance_id} is released"
 
 
 def _existing(hub: Hub, instance_id: str) -> None:
-    with hub.connection() as conn:
-        if not runbook.instance_exists(conn, hub.schema, instance_id):
-            raise ActionRefused(f"instance {instance_id} not found", status=404)
+    if not hub.run(hub.plans.instance_exists(instance_id)):
+        raise ActionRefused(f"instance {instance_id} not found", status=404)
 
 
 def _cancel(hub: Hub, form: Form) -> str:
     instance_id = _required(form, "instance_id")
     reason = form.get("reason") or "cancelled from the dashboard"
     # The hub builds the CancelInstance (taskhub_cancel_instance): no raw message.
-    with hub.connection() as conn:
-        try:
-            runbook.cancel_instance(conn, hub.schema, instance_id, reason)
-        except runbook.RunbookError as error:
-            status = {3: 404, 2: 400}.get(error.code, 409)
-            raise ActionRefused(str(error), status=status) from None
+    _run(hub, hub.plans.cancel(instance_id, reason))
     return f"instance {instance_id} is asked to cancel (its runtime ends it at its next turn)"
 
 
@@ -219,6 +238,5 @@ def permitted(hub: Hub) -> set[str]:
     """The actions the dashboard's role may take: those whose every function
     it may execute."""
     needed = sorted({function for action in ACTIONS.values() for function in action.needs})
-    with hub.connection() as conn:
-        allowed = runbook.executable(conn, hub.schema, needed)
+    allowed = hub.run(hub.plans.executable(needed))
     return {name for name, action in ACTIONS.items() if set(action.needs) <= allowed}

@@ -20,7 +20,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -47,8 +46,8 @@ from provider.dashboard.hub import STATEMENT_TIMEOUT_MS, Hub
 from provider.dashboard.paths import checked_root_path
 from provider.dashboard.sign_in import Authenticator
 from provider.dashboard.tokens import Confirmations, CsrfTokens, TokenRefused, hub_secret
-from provider.errors import TaskHubError
-from provider.operations import runbook
+from provider.errors import InstanceNotFound, TaskHubError
+from provider.hub_rows import plain
 from provider.types import INSTANCE_STATUSES
 
 HERE = Path(__file__).parent
@@ -239,41 +238,37 @@ def dashboard_app(
 
     def listing(request: Request) -> HTMLResponse:
         """One of the overview's lists (leases, poison candidates, stuck
-        instances), as the runbook reads it: where each count leads."""
+        instances), as `taskhub-pg inspect` reads it: where each count leads."""
         name = request.path_params["name"]
         if name not in pages.LISTS:
             return render(request, "not_found.html", 404, message=f"no list {name[:40]!r}")
-        with hub.connection() as conn:
-            rows = runbook.read_view(conn, schema, name, PAGE_SIZE)
+        rows = plain(hub.run(hub.plans.read_view(name, PAGE_SIZE)))
         return render(request, "listing.html", name=name, title=pages.LISTS[name], rows=rows)
 
     def instance(request: Request) -> Response:
         instance_id = request.path_params["instance_id"]
-        with hub.connection() as conn:
-            try:
-                report = runbook.read_instance(conn, schema, instance_id)
-            except runbook.RunbookError as error:
-                return render(request, "not_found.html", message=str(error))
-            values = pages.instance_values(report, runbook.history_of(conn, schema, instance_id))
-            values["kv"] = runbook.kv_of(conn, schema, instance_id)
-            values["children"] = runbook.children_of(conn, schema, instance_id)
-            values["trace_id"] = runbook.trace_id_of(conn, schema, instance_id)
+        try:
+            report = hub.run(hub.plans.read_instance(instance_id))
+        except InstanceNotFound as error:
+            return render(request, "not_found.html", message=error.message)
+        values = pages.instance_values(report, hub.run(hub.plans.history_of(instance_id)))
+        values["kv"] = plain(hub.run(hub.plans.kv_of(instance_id)))
+        values["children"] = plain(hub.run(hub.plans.children_of(instance_id)))
+        values["trace_id"] = hub.run(hub.plans.trace_id_of(instance_id))
         return render(request, "instance.html", instance_id=instance_id, **values)
 
     def dead_letters(request: Request) -> HTMLResponse:
-        with hub.connection() as conn:
-            letters = runbook.read_view(conn, schema, "dead-letters", 200)
-            shielded = runbook.read_view(conn, schema, "shielded", 200)
+        letters = plain(hub.run(hub.plans.read_view("dead-letters", 200)))
+        shielded = plain(hub.run(hub.plans.read_view("shielded", 200)))
         return render(request, "dead_letters.html", letters=letters, shielded=shielded)
 
     def schedules(request: Request) -> HTMLResponse:
-        with hub.connection() as conn:
-            found = runbook.schedules(conn, schema)
+        found = pages.schedule_values(hub.run(hub.plans.schedule_listing()))
         return render(request, "schedules.html", schedules=found)
 
     def timed_out(request: Request, error: Exception) -> Response:
         """A statement cut off by the timeout: a 503 saying so, not a 500."""
-        if isinstance(error, TaskHubError) and error.sqlstate != QUERY_CANCELED:
+        if not (isinstance(error, TaskHubError) and error.sqlstate == QUERY_CANCELED):
             raise error
         message = TIMED_OUT.format(statement_timeout_ms / 1000)
         return render(request, "timed_out.html", 503, message=message)
@@ -304,7 +299,7 @@ def dashboard_app(
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={psycopg.errors.QueryCanceled: timed_out, TaskHubError: timed_out},
+        exception_handlers={TaskHubError: timed_out},
     )
     # No redirects: Starlette's "add the slash" one is built on the request's Host.
     app.router.redirect_slashes = False
@@ -321,22 +316,16 @@ def user_of(request: Request) -> Identity:
 def _instance_page(hub: Hub, after: str | None, **filters: Any) -> list[Any]:
     """One page of instances after `after`; when `after` names no instance (a
     stale next-page link: it was deleted or pruned), the list has ended."""
-    if after is not None:
-        with hub.connection() as conn:
-            if not runbook.instance_exists(conn, hub.schema, after):
-                return []
+    if after is not None and not hub.run(hub.plans.instance_exists(after)):
+        return []
     try:
         return list(hub.calls.find_instances(after=after, limit=PAGE_SIZE, **filters))
     except TaskHubError:
-        if after is None:
+        # Deleted since the check above: the list has ended.
+        if after is None or hub.run(hub.plans.instance_exists(after)):
             raise
-        with hub.connection() as conn:  # deleted since the check above
-            if runbook.instance_exists(conn, hub.schema, after):
-                raise
         return []
 
 
 def _overview(hub: Hub) -> dict[str, Any]:
-    with hub.connection() as conn:
-        found = runbook.overview(conn, hub.schema)
-    return pages.overview_values(found, hub.status_counts())
+    return pages.overview_values(hub.run(hub.plans.overview()), hub.status_counts())

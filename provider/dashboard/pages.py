@@ -1,5 +1,6 @@
-"""What each page shows, as plain values for its template: the reads of
-provider.operations.runbook and TaskHub.find_instances, shaped for a person."""
+"""What each page shows, as plain values for its template: the runbook's
+plans (provider/client/operator_plans.py) and TaskHub.find_instances,
+shaped for a person."""
 
 from __future__ import annotations
 
@@ -8,10 +9,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from provider.hub_rows import (
+    HistoryRow,
+    InstanceReport,
+    Overview,
+    PendingInstance,
+    ScheduleListing,
+    plain,
+)
 from provider.moments import EXAMPLE, parse_moment
-from provider.operations import runbook
-from provider.operations.runbook import Overview, Row
 from provider.types import INSTANCE_STATUSES
+
+Row = dict[str, Any]
 
 # The sparkline's box, in SVG user units.
 SPARK_WIDTH, SPARK_HEIGHT = 240, 40
@@ -185,26 +194,44 @@ def moment(name: str, value: str | None, now: datetime | None = None) -> datetim
         raise ValueError(f"{name}: {error} ({EXAMPLE})") from None
 
 
-def instance_status(report: runbook.InstanceReport) -> str:
+def instance_status(report: InstanceReport) -> str:
     """Pending (known only by its messages), else its current execution's status."""
-    if report.instance.get("status"):
-        return str(report.instance["status"])
-    current = report.instance.get("current_execution_id")
-    statuses = {row["execution_id"]: row["status"] for row in report.executions}
-    status = statuses.get(current) or (
-        report.executions[-1]["status"] if report.executions else None
+    instance = report.instance
+    if isinstance(instance, PendingInstance):
+        return instance.status
+    statuses = {row.execution_id: row.status for row in report.executions}
+    status = statuses.get(instance.current_execution_id) or (
+        report.executions[-1].status if report.executions else None
     )
     return str(status or "Running")
 
 
-def instance_values(report: runbook.InstanceReport, history: list[Row]) -> dict[str, Any]:
+def instance_values(report: InstanceReport, history: list[HistoryRow]) -> dict[str, Any]:
+    shown = plain(report)
     return {
         "status": instance_status(report),
-        "instance": report.instance,
-        "executions": report.executions,
-        "queued": report.queued,
-        "leases": report.leases,
-        "dead_letters": report.dead_letters,
-        "failure": report.failure,
-        "timeline": timeline(history),
+        "instance": shown["instance"],
+        "executions": shown["executions"],
+        "queued": shown["queued"],
+        "leases": shown["leases"],
+        "dead_letters": shown["dead_letters"],
+        "failure": shown["failure"],
+        "timeline": timeline(plain(history)),
     }
+
+
+# A schedule's failed fires, which a hub before revision 0029 does not count:
+# its page shows them blank there.
+FAILURE_FIELDS = ("failures", "last_error", "paused_reason")
+
+
+def schedule_values(listing: ScheduleListing | None) -> list[Row] | None:
+    """Each schedule as its page shows it; None on a hub without schedules."""
+    if listing is None:
+        return None
+    rows = [plain(schedule) for schedule in listing.schedules]
+    if not listing.counts_failures:
+        for row in rows:
+            for name in FAILURE_FIELDS:
+                del row[name]
+    return rows

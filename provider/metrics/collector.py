@@ -1,6 +1,7 @@
-"""HubCollector: the runbook's views, read at each scrape; and `serve`, the
-server of `taskhub-pg metrics`: /metrics, and /healthz that reads the hub
-as a scrape would (503 while it cannot; the reason goes to the log).
+"""HubCollector: the runbook's views (provider/client/hub_views.py), read at
+each scrape on a connection of its own; and `serve`, the server of
+`taskhub-pg metrics`: /metrics, and /healthz that reads the hub as a scrape
+would (503 while it cannot; the reason goes to the log).
 
 A read is bounded (a connect timeout and a statement timeout) and one at a
 time: requests that come while one runs share its result, so a burst of
@@ -29,18 +30,18 @@ from prometheus_client.registry import Collector
 from psycopg.conninfo import conninfo_to_dict
 
 from provider.client.connecting import check_url
+from provider.client.on_connection import OnConnection
 from provider.client.pooling import (
     behind_a_pooler,
     bounded_transaction,
     refused_startup_option,
 )
 from provider.client.session_standing import refuse_a_privileged_session
-from provider.errors import ConfigurationError, InvalidInput
+from provider.errors import InvalidInput, TaskHubError
 from provider.logs import fields
 from provider.masking import passwords_of
 from provider.metrics.health import HubHealth, HubState, log
 from provider.metrics.single_flight import SingleFlight
-from provider.operations import runbook
 
 QUEUE_GAUGES = (
     # (view column, metric name, help)
@@ -124,8 +125,8 @@ class HubCollector(Collector):
                     refuse_a_privileged_session(conn, schema, "taskhub-pg metrics")
                     with self._bounded(conn):
                         _read(conn, schema, families)
-                except (psycopg.Error, ConfigurationError) as error:
-                    self.health.record(schema, error)
+                except (psycopg.Error, TaskHubError) as error:
+                    self.health.record(schema, _server_error(error))
                     families.up.add_metric([schema], 0)
                     if conn is not None and conn.broken:
                         conn.close()
@@ -180,18 +181,27 @@ def bounded_settings(url: str, timeout_s: float) -> dict[str, Any]:
     return settings
 
 
+def _server_error(error: BaseException) -> BaseException:
+    """What the log names as the reason: the server's own error behind a
+    read's TaskHubError (its class and words), else the error itself."""
+    cause = error.__cause__
+    return cause if isinstance(error, TaskHubError) and isinstance(cause, psycopg.Error) else error
+
+
 def _read(conn: psycopg.Connection[Any], schema: str, families: HubFamilies) -> None:
-    for row in runbook.queue_health(conn, schema):
+    hub = OnConnection(conn, schema)
+    for row in hub.run(hub.plans.queue_health()):
         for column, name, _ in QUEUE_GAUGES:
-            families.queues[name].add_metric([schema, row["queue"]], float(row[column] or 0))
-        age_s = (row["oldest_ready_age_ms"] or 0) / 1000
-        families.age.add_metric([schema, row["queue"]], age_s)
-    counted = runbook.lease_counts(conn, schema)
+            value = getattr(row, column)
+            families.queues[name].add_metric([schema, row.queue], float(value or 0))
+        age_s = (row.oldest_ready_age_ms or 0) / 1000
+        families.age.add_metric([schema, row.queue], age_s)
+    counted = hub.run(hub.plans.lease_counts())
     for kind in ("orchestration", "activity"):
         for live, state in ((True, "live"), (False, "expired")):
             families.leases.add_metric([schema, kind, state], float(counted.get((kind, live), 0)))
-    families.poison.add_metric([schema], float(runbook.count_rows(conn, schema, "poison")))
-    families.stuck.add_metric([schema], float(runbook.count_rows(conn, schema, "stuck")))
+    families.poison.add_metric([schema], float(hub.run(hub.plans.count_rows("poison"))))
+    families.stuck.add_metric([schema], float(hub.run(hub.plans.count_rows("stuck"))))
 
 
 def healthz(collector: HubCollector, start_response: StartResponse) -> list[bytes]:

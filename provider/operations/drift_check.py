@@ -1,7 +1,11 @@
 """The drift check: does the live schema still hold what its revision shipped?
 
-    report = check(url, schema)          # report.problems == [] when nothing drifted
-    repaired = repair(url, schema)       # puts definitions, grants and the ledger back
+    with privileged_session.one_session(url) as conn:
+        report = check(conn, schema)     # report.problems == [] when nothing drifted
+        repaired = repair(conn, schema)  # puts definitions, grants and the ledger back
+
+Each runs on the caller's connection, a deploy verb's one session
+(search_path pinned at startup, one server session: `one_session`).
 
 `check` adds the revisions still pending to what the schema's own
 taskhub_check_drift() names (sql/head/drift_check/): functions and views
@@ -245,32 +249,31 @@ def _unpackaged(conn: psycopg.Connection[Any], schema: str) -> list[Problem]:
     return problems
 
 
-def check(url: str, schema: str) -> CheckReport:
+def check(conn: psycopg.Connection[Any], schema: str) -> CheckReport:
     """Everything that differs from what the installed revision shipped."""
-    with privileged_session.one_session(url) as conn:
-        found = privileged_session.standing(conn, schema)
-        privileged_session.require_clean(found)
-        if not found.hub_exists:
-            return CheckReport(
-                schema,
-                None,
-                migrate.head_revision(),
-                [Problem("not_migrated", schema, "no taskhub-pg revision applied")],
-            )
-        if not untrusted(found):
-            return _check_on(conn, schema)
-        # The catalogue alone: the hub's tables, views and functions are the
-        # owner's, and would run with this session's rights.
-        report = CheckReport(
-            schema, None, migrate.head_revision(), _unpackaged(conn, schema), catalogue_only=True
+    found = privileged_session.standing(conn, schema)
+    privileged_session.require_clean(found)
+    if not found.hub_exists:
+        return CheckReport(
+            schema,
+            None,
+            migrate.head_revision(),
+            [Problem("not_migrated", schema, "no taskhub-pg revision applied")],
         )
-        owner = found.owner or "its owner"
-        report.warnings.append(
-            f"this session can do more than {owner}, the hub's owner, so it read the"
-            " catalogue alone (the code of the hub's functions); the recorded definitions,"
-            f" grants and ledger are checked by {owner} or an operator role"
-        )
-        return report
+    if not untrusted(found):
+        return _check_on(conn, schema)
+    # The catalogue alone: the hub's tables, views and functions are the
+    # owner's, and would run with this session's rights.
+    report = CheckReport(
+        schema, None, migrate.head_revision(), _unpackaged(conn, schema), catalogue_only=True
+    )
+    owner = found.owner or "its owner"
+    report.warnings.append(
+        f"this session can do more than {owner}, the hub's owner, so it read the"
+        " catalogue alone (the code of the hub's functions); the recorded definitions,"
+        f" grants and ledger are checked by {owner} or an operator role"
+    )
+    return report
 
 
 def released_statements(kind: str, name: str, revision: str) -> list[str]:
@@ -294,9 +297,9 @@ def render(statement: str, schema: str, turn_form: str = "json") -> str:
     return re.sub(r"^CREATE (FUNCTION|VIEW) ", r"CREATE OR REPLACE \1 ", text)
 
 
-def repair(url: str, schema: str) -> RepairReport:
+def repair(conn: psycopg.Connection[Any], schema: str) -> RepairReport:
     """Put back what check found, in one transaction (see the module's doc)."""
-    with privileged_session.one_session(url) as conn, conn.transaction():
+    with conn.transaction():
         found = privileged_session.standing(conn, schema)
         privileged_session.require_clean(found)
         privileged_session.refuse_privileged(found, "repair")

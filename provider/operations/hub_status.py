@@ -1,21 +1,23 @@
-"""What `python -m provider status` reports, read from a task hub's schema.
+"""What `python -m provider status` reports, read from a task hub's schema
+on its caller's connection (the command line's, search_path pinned).
 
 Each part is read only when the schema has it (a schema at an early revision,
 or not migrated at all, has fewer tables and views), so the status of any
-schema can be read.
+schema can be read. The queues are the runbook's view, read by the caller's
+plan (provider/client/hub_views.py `queue_health`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
-from provider.deploy import privileged_session
 from provider.deploy.version_table import installed_revision
-from provider.operations import runbook
+from provider.hub_rows import QueueHealth
 
 # Which schemas hold a hub, from the catalogue alone (no privilege on the
 # schemas needed): revision 0001 creates taskhub_settings and a downgrade to
@@ -31,16 +33,6 @@ HAVING bool_or(c.relname = 'taskhub_settings')
     OR count(DISTINCT c.relname) = 2
  ORDER BY 1
 """
-
-
-@dataclass(frozen=True)
-class QueueHealth:
-    queue: str
-    ready: int
-    scheduled: int
-    leased: int
-    max_attempt_count: int
-    dead_letters: int
 
 
 @dataclass(frozen=True)
@@ -78,36 +70,22 @@ def schema_exists(conn: psycopg.Connection[Any], schema: str) -> bool:
     return bool(row and row[0])
 
 
-def read_hub_status(url: str, schema: str) -> HubStatus:
-    with privileged_session.connect(url, autocommit=True, prepare_threshold=None) as conn:
-        return HubStatus(
-            schema=schema,
-            revision=installed_revision(conn, schema),
-            queues=_queues(conn, schema),
-            runtime_roles=_runtime_roles(conn, schema),
-            shielded_failures=_shielded_failures(conn, schema),
-        )
+def read_hub_status(
+    conn: psycopg.Connection[Any], schema: str, queues: Callable[[], list[QueueHealth]]
+) -> HubStatus:
+    """The schema's status; `queues` reads its queues where it has the view."""
+    return HubStatus(
+        schema=schema,
+        revision=installed_revision(conn, schema),
+        queues=queues() if _has(conn, schema, "taskhub_queue_health") else [],
+        runtime_roles=_runtime_roles(conn, schema),
+        shielded_failures=_shielded_failures(conn, schema),
+    )
 
 
 def _has(conn: psycopg.Connection[Any], schema: str, relation: str) -> bool:
     row = conn.execute("SELECT to_regclass(%s)", [f'"{schema}".{relation}']).fetchone()
     return bool(row and row[0])
-
-
-def _queues(conn: psycopg.Connection[Any], schema: str) -> list[QueueHealth]:
-    if not _has(conn, schema, "taskhub_queue_health"):
-        return []
-    return [
-        QueueHealth(
-            queue=row["queue"],
-            ready=row["ready"],
-            scheduled=row["scheduled"],
-            leased=row["leased"],
-            max_attempt_count=row["max_attempt_count"],
-            dead_letters=row["dead_letters"],
-        )
-        for row in runbook.queue_health(conn, schema)
-    ]
 
 
 def _runtime_roles(conn: psycopg.Connection[Any], schema: str) -> list[tuple[str, str]] | None:

@@ -9,10 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import psycopg
-
+from provider.client.instance_report import InstanceReports
 from provider.client.task_hub import TaskHub
-from provider.operations.runbook import orchestrator_messages
 from provider.types import JsonObject
 from provider.worker.activity_worker import ActivityWorker
 from provider.worker.core import Handler
@@ -73,9 +71,10 @@ def run_activity(
     worker.register(name, handler)
     hub.enqueue_worker_work(_activity_item(instance, name, value))
     deadline = time.monotonic() + timeout_s
-    with worker, psycopg.connect(hub.config.url, autocommit=True) as conn:
+    reports = InstanceReports(hub.config)
+    with worker:
         while time.monotonic() < deadline:
-            for item in orchestrator_messages(conn, hub.config.schema, instance):
+            for item in hub.run(reports.orchestrator_messages(instance)):
                 if "ActivityCompleted" in item or "ActivityFailed" in item:
                     return _outcome(item)
             time.sleep(POLL_S)

@@ -27,9 +27,9 @@ from provider import TagFilter, TaskHub
 from provider.client.call_observers import add_call_observer, remove_call_observer
 from provider.deploy import migrate
 from provider.errors import TaskHubError
-from provider.operations import drift_check
 from tests.citus.conftest import placement, workers
 from tests.runtime import test_duroxide_runtime as scenarios
+from tests.support import drift as drift_check
 from tests.support.alembic_cli import alembic
 from tests.support.contract import CONTRACT_FUNCTIONS
 from tests.support.db import new_schema_name

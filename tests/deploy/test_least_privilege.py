@@ -26,7 +26,7 @@ from provider import now_ms
 from provider.deploy import migrate, runtime_role
 from provider.deploy.runtime_role import grant_statement
 from provider.deploy.version_table import installed_revision
-from provider.operations import drift_check
+from tests.support import drift
 from tests.support.alembic_cli import alembic
 from tests.support.db import new_schema_name
 from tests.support.flavours import DUROXIDE_0_2_2, Flavour
@@ -642,7 +642,7 @@ def test_a_runtime_role_without_ddl_loses_its_create_on_public_and_check_warns_o
             [role.name],
         ).fetchone()
         assert own == (0,)
-    report = drift_check.check(fresh_database, "orders")
+    report = drift.check(fresh_database, "orders")
     assert report.ok, report.problems
     assert [w for w in report.warnings if role.name in w] == [
         f"runtime role {role.name} has runtime_ddl none but may CREATE in schema public,"
@@ -651,4 +651,4 @@ def test_a_runtime_role_without_ddl_loses_its_create_on_public_and_check_warns_o
     ]
     with psycopg.connect(fresh_database, autocommit=True) as admin:
         admin.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
-    assert not [w for w in drift_check.check(fresh_database, "orders").warnings if role.name in w]
+    assert not [w for w in drift.check(fresh_database, "orders").warnings if role.name in w]

@@ -12,8 +12,8 @@ import pytest
 from devkit.roles import LoginRole
 from devkit.schema.catalogue import snapshot
 from provider.deploy import migrate
-from provider.operations.drift_check import check
 from tests.support.db import new_schema_name
+from tests.support.drift import check
 from tests.support.templates import SchemaTemplates
 
 

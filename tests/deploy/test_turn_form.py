@@ -15,7 +15,7 @@ from devkit.schema.catalogue import snapshot
 from devkit.workloads.work_items import start_orchestration
 from provider.cli import main
 from provider.deploy import migrate, turn_form
-from provider.operations import drift_check
+from tests.support import drift
 from tests.support.db import new_schema_name
 from tests.support.flavours import DUROXIDE_0_2_2, TASKHUB_JSONB
 from tests.support.paths import REPO
@@ -39,7 +39,7 @@ def test_a_new_hub_is_json_and_an_existing_one_stays_jsonb(database_url: str) ->
     migrate.upgrade(database_url, adopted)
     assert form(database_url, adopted) == "jsonb"
     for schema in (new, adopted):
-        assert drift_check.check(database_url, schema).problems == []
+        assert drift.check(database_url, schema).problems == []
 
 
 def test_a_sql_script_decides_where_it_runs(database_url: str) -> None:
@@ -89,7 +89,7 @@ def test_the_switch_refuses_while_a_runtime_seems_connected(
         # The name before 0.2.0 still works (a hidden alias).
         assert main(["history-format", "json", "--force", *target]) == 0
     assert form(database_url, schema) == "json"
-    assert drift_check.check(database_url, schema).problems == []
+    assert drift.check(database_url, schema).problems == []
     assert main(["turn-form", "jsonb", *target]) == 0
     assert form(database_url, schema) == "jsonb"
     capsys.readouterr()
@@ -104,7 +104,7 @@ def test_a_downgrade_goes_back_to_jsonb_and_an_upgrade_keeps_it(database_url: st
     assert form(database_url, schema) == "jsonb"
     migrate.upgrade(database_url, schema)
     assert form(database_url, schema) == "jsonb"  # it existed: its runtimes may run
-    assert drift_check.check(database_url, schema).problems == []
+    assert drift.check(database_url, schema).problems == []
 
 
 def fetch_definition(url: str, schema: str) -> tuple[str, ...]:
@@ -141,4 +141,4 @@ def test_the_switch_installs_heads_fetch_in_the_new_form(database_url: str) -> N
     assert fetch_definition(database_url, jsonb_at_head) == expected["json"]
     assert fetch_definition(database_url, json_at_head) == expected["jsonb"]
     for schema in (jsonb_at_head, json_at_head):
-        assert drift_check.check(database_url, schema).problems == []
+        assert drift.check(database_url, schema).problems == []

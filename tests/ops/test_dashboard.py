@@ -15,9 +15,10 @@ from starlette.testclient import TestClient
 
 from devkit.roles import LoginRole, operator_of
 from provider import Client, TaskHub
+from provider.client.hub_views import UPKEEP_TABLES
+from provider.client.on_connection import OnConnection
 from provider.dashboard.app import dashboard_app
 from provider.deploy import migrate
-from provider.operations import runbook
 from tests.support.dashboard import LOCAL, act, ask, confirm, token_of
 from tests.support.db import new_schema_name
 from tests.support.failed_instance import DECLINED, failed_order
@@ -79,7 +80,7 @@ def test_the_overview_shows_the_upkeep_of_the_tables_that_churn_and_grow(
     share, for the queue and lease tables and for what retention bounds."""
     html = dashboard.get("/").text
     shown = re.findall(r'<tr data-table="(\w+)">(.*?)</tr>', html, re.S)
-    assert [name for name, _ in shown] == list(runbook.UPKEEP_TABLES)
+    assert [name for name, _ in shown] == list(UPKEEP_TABLES)
     sizes = dict(
         sql.execute(
             "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class AS c"
@@ -354,7 +355,8 @@ def test_completions_are_counted_in_the_minute_they_ended(
             "         date_trunc('minute', now()) + interval '30 s' - %s::interval)",
             [instance, ended_ago],
         )
-    counts = runbook.completions_per_minute(sql, busy_hub, 30)
+    reader = OnConnection(sql, busy_hub)
+    counts = reader.run(reader.plans.completions_per_minute(30))
     assert len(counts) == 30
     assert counts[-1] == 2  # this minute (its 30th second, or a second before)
     assert counts[-6] == 1  # five minutes ago
@@ -395,7 +397,8 @@ def test_a_hub_older_than_the_trace_contexts_has_no_trace_to_show(
 ) -> None:
     schema = new_schema_name("old")
     migrate.upgrade(database_url, schema, "0018")
-    assert runbook.trace_id_of(sql, schema, "anything") is None
+    reader = OnConnection(sql, schema)
+    assert reader.run(reader.plans.trace_id_of("anything")) is None
 
 
 def test_a_failed_instance_shows_its_whole_error_and_what_failed_on_the_way(

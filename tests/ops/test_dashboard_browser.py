@@ -30,10 +30,10 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from devkit.waiting import wait_until
+from provider.client.on_connection import OnConnection
 from provider.dashboard.access import AccessPolicy
 from provider.dashboard.app import dashboard_app
 from provider.dashboard.passwords import hash_line, read_accounts
-from provider.operations import runbook
 from provider.testing.embedded_pg import free_port
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -236,10 +236,11 @@ def test_under_a_sub_path_search_a_preset_and_a_failure_then_every_page_at_400_p
 
         browser.find_element(By.LINK_TEXT, "refund-1").click()
         wait_until(lambda: browser.current_url.endswith("/taskhub/instances/refund-1"), 10)
-        failure = runbook.read_failure(sql, live_hub, "refund-1")
-        assert failure is not None and "was closed" in failure["error"]
+        reader = OnConnection(sql, live_hub)
+        failure = reader.run(reader.plans.read_failure("refund-1"))
+        assert failure is not None and failure.error and "was closed" in failure.error
         shown = browser.find_element(By.CSS_SELECTOR, "#failure pre.error")
-        assert str(shown.text).strip() == failure["error"].strip()  # whole, not cut
+        assert str(shown.text).strip() == failure.error.strip()  # whole, not cut
         section = browser.find_element(By.ID, "failure")
         browser.execute_script("arguments[0].scrollIntoView();", section)
         browser.save_screenshot(str(screenshots / "failed-instance.png"))

@@ -17,11 +17,12 @@ from starlette.testclient import TestClient
 
 from devkit.workloads.work_items import start_orchestration
 from provider import TaskHub
+from provider.client.hub_views import VIEWS
+from provider.client.on_connection import OnConnection
 from provider.dashboard.app import dashboard_app
 from provider.dashboard.hub import STATUS_COUNTS_FOR_S, Hub
 from provider.dashboard.paths import checked_root_path
 from provider.deploy import migrate
-from provider.operations import runbook
 from tests.support.busy_hub import make_busy
 from tests.support.dashboard import LOCAL
 from tests.support.db import new_schema_name
@@ -129,9 +130,10 @@ def test_counting_that_would_wait_gives_up_instead_of_holding_the_page(
         psycopg.connect(database_url, autocommit=True) as reader,
     ):
         holder.execute(f'LOCK TABLE "{orders}".executions IN ACCESS EXCLUSIVE MODE')
-        assert runbook.status_counts(reader, orders, timeout_ms=200) is None
+        hub = OnConnection(reader, orders)
+        assert hub.run(hub.plans.status_counts(timeout_ms=200)) is None
         holder.rollback()
-        counts = runbook.status_counts(reader, orders, timeout_ms=200)
+        counts = hub.run(hub.plans.status_counts(timeout_ms=200))
         assert counts is not None and counts["Failed"] == 1
         # The timeout was the transaction's own: the connection keeps none.
         assert reader.execute("SHOW statement_timeout").fetchone() == ("0",)
@@ -146,7 +148,7 @@ def test_every_overview_count_links_to_the_list_it_counts(
         page = dashboard.get(f"/lists/{name}")
         assert page.status_code == 200
         rows = page.text.count("<tr data-row>")
-        view = runbook.VIEWS[name].relation
+        view = VIEWS[name].relation
         total = sql.execute(f'SELECT count(*) FROM "{orders}".{view}').fetchone()
         assert total is not None and rows == total[0], name
         if instance is not None:

@@ -17,8 +17,8 @@ from devkit import released_runtimes
 from devkit.roles import LoginRole, login_role
 from provider.cli import main
 from provider.deploy import migrate
-from provider.operations import drift_check
 from provider.operations.runtime_ledger import RELEASES, judge
+from tests.support import drift
 from tests.support.db import new_schema_name
 
 HEAD_LEDGER = [*range(1, 22), 23, 25]
@@ -126,7 +126,7 @@ def test_check_prints_the_releases_as_information_and_exits_as_the_drift_says(
         assert code == 0 and "runtimes: duroxide 0.2.1 and 0.2.2 serve this hub" in out
     code, out, err = _check(capsys, database_url, schema)
     assert code == 0 and "runtimes:" not in out and "read the catalogue alone" in err
-    privileged = drift_check.check(database_url, schema)
+    privileged = drift.check(database_url, schema)
     assert privileged.catalogue_only and privileged.as_json()["runtimes"] is None
 
     # A version no release knows is not drift: the exit code stays 0.

@@ -24,9 +24,9 @@ from psycopg import sql
 
 from devkit import released_runtimes
 from devkit.roles import LoginRole
-from provider.operations import drift_check
 from tests.runtime import provider_writes, scenarios, test_duroxide_runtime
 from tests.runtime.login_modes import MODES, RuntimeLogin, hub_for
+from tests.support import drift
 from tests.support.paths import REPO
 
 # Each group waits at most scenarios.WAIT_MS; together they take a few seconds.
@@ -110,7 +110,7 @@ def test_scenario_groups_on_another_release(
         # Connecting found nothing to migrate: the ledger is as it was, and
         # every function is still the code the package ships.
         assert _ledger(database_url, login.schema) == ledger
-        assert drift_check.check(database_url, login.schema).problems == []
+        assert drift.check(database_url, login.schema).problems == []
         record_property("scenario group test_connecting_finds_nothing_to_migrate", "passed")
 
 

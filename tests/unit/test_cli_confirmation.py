@@ -18,6 +18,10 @@ import pytest
 
 from provider.cli import action_commands
 from provider.cli.options import DECLINED, OK, Failure, confirm
+from provider.client.operator_plans import OperatorPlans
+from provider.client.plans import Plan
+from provider.client.steps import operation_of
+from provider.config import TaskHubConfig
 from provider.types import PrunedBatch
 from tests.unit.cli_runs import only_line, run
 
@@ -86,14 +90,24 @@ def test_ctrl_d_at_the_question_is_a_no(monkeypatch: pytest.MonkeyPatch) -> None
 @dataclass
 class FakeOperatorHub:
     """What prune and delete-instance call, in place of the database: the
-    runbook's reads, and TaskHub.connect(...) with its deletes."""
+    runbook's plans on the verb's session, and TaskHub.connect(...) with its
+    deletes."""
 
     candidates: int = 2
     deletes: list[tuple[str, Any]] = field(default_factory=list)
+    plans: OperatorPlans = field(
+        default_factory=lambda: OperatorPlans(TaskHubConfig(url=URL, schema="public"))
+    )
 
     @contextmanager
-    def hub_connection(self, url: str, schema: str) -> Iterator[object]:
-        yield object()
+    def hub_session(self, url: str, schema: str) -> Iterator[FakeOperatorHub]:
+        yield self
+
+    def run(self, plan: Plan[Any]) -> Any:
+        """The plans' answers, by the plan's name: none of them runs."""
+        answers = {"count_prune_candidates": self.candidates, "instance_exists": True}
+        plan.close()
+        return answers[operation_of(plan) or ""]
 
     def connect(self, url: str, schema: str, **settings: Any) -> FakeOperatorHub:
         return self
@@ -123,12 +137,7 @@ class FakeOperatorHub:
 @pytest.fixture
 def operator_hub(monkeypatch: pytest.MonkeyPatch) -> FakeOperatorHub:
     fake = FakeOperatorHub()
-    runbook = SimpleNamespace(
-        count_prune_candidates=lambda conn, schema, before_ms, limit: fake.candidates,
-        instance_exists=lambda conn, schema, instance_id: True,
-    )
-    monkeypatch.setattr(action_commands, "hub_connection", fake.hub_connection)
-    monkeypatch.setattr(action_commands, "runbook", runbook)
+    monkeypatch.setattr(action_commands, "hub_session", fake.hub_session)
     monkeypatch.setattr(action_commands, "TaskHub", fake)
     monkeypatch.setattr("sys.stdin", Stdin(terminal=False))
     return fake

@@ -45,6 +45,7 @@ LEAVES = (
     "moments",
     "resources",
     "standing",
+    "hub_rows",
 )
 # Calls that send SQL to a server. Opening a connection to hand to a reader
 # of `deploy/` (the CLI, the metrics, the test kit) is not one.
