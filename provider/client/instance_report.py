@@ -6,25 +6,23 @@ dead letters, why it failed, its history, KV, children and trace
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from psycopg import sql
 
 from provider.client.catalogue import Catalogue
-from provider.client.hub_views import CURRENT_EXECUTION
 from provider.client.instance_control import InstanceControl
+from provider.client.instance_failure import InstanceFailures
 from provider.client.instance_state import InstanceState
-from provider.client.plans import Plan, Rows
+from provider.client.pending_instance import PendingInstances
+from provider.client.plans import Plan
 from provider.client.reads import Column, Order, Read, Where, columns_of
 from provider.config import TaskHubConfig
 from provider.errors import InstanceNotFound
 from provider.hub_rows import (
     ChildInstance,
     ExecutionRow,
-    FailedStep,
     HistoryRow,
     InstanceDeadLetter,
-    InstanceFailure,
     InstanceLease,
     InstanceReport,
     InstanceRow,
@@ -33,23 +31,6 @@ from provider.hub_rows import (
     QueuedMessage,
 )
 from provider.types import JsonObject
-
-# The history events that say what went wrong, and those that scheduled
-# what failed (a failure names its scheduling event by source_event_id):
-# only these are parsed, the kind read from the event itself (the
-# event_type column is the writer's to name).
-_FAILURE_KINDS = (
-    r'"type"\s*:\s*"(Activity|SubOrchestration|Orchestration)Failed"'
-    r'|"type"\s*:\s*"(ActivityScheduled|SubOrchestrationScheduled)"'
-)
-_FAILED = ("ActivityFailed", "SubOrchestrationFailed", "OrchestrationFailed")
-_START = sql.Literal('{"StartOrchestration":')
-
-
-def _event(operator: str, field: str) -> sql.Composed:
-    """A field of the event a history row holds, as the event's JSON says it
-    (->> as text, -> as JSON)."""
-    return sql.SQL("(event_data::jsonb {} {})").format(sql.SQL(operator), sql.Literal(field))
 
 
 def _of(instance_id: str) -> tuple[Where, ...]:
@@ -70,7 +51,7 @@ def _queued(queue: str, instance_id: str) -> Read:
     )
 
 
-class InstanceReports(Catalogue):
+class InstanceReports(Catalogue, PendingInstances, InstanceFailures):
     def __init__(self, config: TaskHubConfig) -> None:
         super().__init__(config)
         self._instances = InstanceControl(config)
@@ -114,106 +95,6 @@ class InstanceReports(Catalogue):
             leases=[InstanceLease(**row) for row in leases],
             dead_letters=[InstanceDeadLetter(**row) for row in letters],
             failure=failure,
-        )
-
-    def pending_instance(self, instance_id: str) -> Plan[PendingInstance | None]:
-        """An instance known only by its messages (queued, or moved to the
-        dead letters): what they say of it, and why it may not have started.
-        None: no trace of it at all."""
-        start = Column(
-            "start",
-            sql.SQL("max(work_item) FILTER (WHERE left(work_item, 22) = {})").format(_START),
-        )
-        queued = yield from self._read(
-            Read(
-                "orchestrator_queue",
-                (
-                    Column("messages", sql.SQL("count(*)")),
-                    Column("max_attempt_count", sql.SQL("max(attempt_count)")),
-                    Column("first_at", sql.SQL("min(created_at)")),
-                    start,
-                ),
-                _of(instance_id),
-            )
-        )
-        dead = yield from self._read(
-            Read(
-                "dead_letters",
-                (
-                    Column("messages", sql.SQL("count(*)")),
-                    Column("first_at", sql.SQL("min(original_created_at)")),
-                    start,
-                ),
-                (*_of(instance_id), Where("source_queue", "=", "orchestrator")),
-            )
-        )
-        in_queue, in_letters = queued[0], dead[0]
-        if not in_queue["messages"] and not in_letters["messages"]:
-            return None
-        first = [at for at in (in_queue["first_at"], in_letters["first_at"]) if at is not None]
-        starts = [item for item in (in_queue["start"], in_letters["start"]) if item is not None]
-        begun = _start_of(max(starts) if starts else None)
-        name = begun.get("orchestration")
-        return PendingInstance(
-            instance_id=instance_id,
-            status="Pending",
-            orchestration_name=name,
-            orchestration_version=begun.get("version"),
-            queued_messages=int(in_queue["messages"]),
-            dead_letters=int(in_letters["messages"]),
-            max_attempt_count=in_queue["max_attempt_count"],
-            first_message_at=min(first) if first else None,
-            note=_why_not_started(name, int(in_queue["messages"]), in_queue["max_attempt_count"]),
-        )
-
-    def read_failure(self, instance_id: str) -> Plan[InstanceFailure | None]:
-        """Why an instance failed, in full: the error its current execution
-        ended with, and each activity or sub-orchestration that failed on
-        the way (its name, how often it was scheduled, its error's details).
-        None unless the current execution is Failed."""
-        ended = yield from self._read(
-            Read(
-                "instances",
-                (
-                    Column("execution_id", sql.SQL("e.execution_id")),
-                    Column("output", sql.SQL("e.output")),
-                ),
-                alias="i",
-                joins=(CURRENT_EXECUTION,),
-                where=(Where("i.instance_id", "=", instance_id), Where("e.status", "=", "Failed")),
-            )
-        )
-        if not ended:
-            return None
-        execution_id = int(ended[0]["execution_id"])
-        events = yield from self._read(
-            Read(
-                "history",
-                (
-                    Column("event_id"),
-                    Column("kind", _event("->>", "type")),
-                    Column("name", _event("->>", "name")),
-                    Column(
-                        "source_event_id",
-                        sql.SQL("{}::bigint").format(_event("->>", "source_event_id")),
-                    ),
-                    Column("details", _event("->", "details")),
-                ),
-                where=(
-                    *_of(instance_id),
-                    Where("execution_id", "=", execution_id),
-                    Where(sql.SQL("event_data::text"), "~", _FAILURE_KINDS),
-                ),
-                order=(Order("event_id"),),
-            )
-        )
-        steps = _failed_steps(events)
-        ending = [step for step in steps if step.kind == "OrchestrationFailed"]
-        return InstanceFailure(
-            execution_id=execution_id,
-            error=ended[0]["output"],
-            details=ending[-1].details if ending else None,
-            failed_steps=[step for step in steps if step.kind != "OrchestrationFailed"],
         )
 
     def history_of(self, instance_id: str, limit: int = 1_000) -> Plan[list[HistoryRow]]:
@@ -294,55 +175,3 @@ class InstanceReports(Catalogue):
             )
         )
         return [json.loads(row["work_item"]) for row in rows]
-
-
-def _failed_steps(events: Rows) -> list[FailedStep]:
-    """Each failure among the events, named after the event that scheduled
-    it, with how often that name was scheduled (in the execution)."""
-    by_id = {row["event_id"]: row for row in events}
-
-    def attempts(scheduled: dict[str, Any] | None) -> int:
-        if scheduled is None or scheduled["kind"] is None or scheduled["name"] is None:
-            return 0
-        return sum(
-            1
-            for row in events
-            if row["kind"] == scheduled["kind"] and row["name"] == scheduled["name"]
-        )
-
-    steps = []
-    for row in events:
-        if row["kind"] not in _FAILED:
-            continue
-        scheduled = by_id.get(row["source_event_id"])
-        steps.append(
-            FailedStep(
-                event_id=int(row["event_id"]),
-                kind=str(row["kind"]),
-                name=scheduled["name"] if scheduled is not None else None,
-                attempts=attempts(scheduled),
-                details=row["details"],
-            )
-        )
-    return steps
-
-
-def _start_of(work_item: str | None) -> dict[str, Any]:
-    try:
-        start = json.loads(work_item)["StartOrchestration"] if work_item else {}
-    except (ValueError, KeyError, TypeError):
-        return {}
-    return start if isinstance(start, dict) else {}
-
-
-def _why_not_started(name: str | None, queued_messages: int, deliveries: int | None) -> str:
-    if queued_messages == 0:
-        return "not started: its messages are in the dead letters (taskhub-pg requeue them)"
-    if name is None:
-        return "not started: messages wait for it, but none of them starts it"
-    if not deliveries:
-        return "not started yet: no runtime has taken its start"
-    return (
-        f"not started: its start was handed out {deliveries} times and given back;"
-        f" is orchestration {name!r} registered with a runtime on this hub?"
-    )
