@@ -42,6 +42,7 @@ from provider.logs import fields
 from provider.masking import passwords_of
 from provider.metrics.health import HubHealth, HubState, log
 from provider.metrics.single_flight import SingleFlight
+from provider.schema_name import InvalidSchemaName, validate_schema_name
 
 QUEUE_GAUGES = (
     # (view column, metric name, help)
@@ -94,6 +95,11 @@ class HubCollector(Collector):
         check_url("HubCollector", url)  # a URL libpq would misread quotes its password
         if not (timeout_s > 0 and math.isfinite(timeout_s)):
             raise InvalidInput("HubCollector", "timeout_s must be a positive number of seconds")
+        for schema in schemas:  # as the hub's plans take it: at once, not at each scrape
+            try:
+                validate_schema_name(schema)
+            except InvalidSchemaName as error:
+                raise InvalidInput("HubCollector", str(error)) from None
         self.url = url
         self.schemas = list(schemas)
         self.timeout_s = timeout_s

@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from devkit.waiting import wait_until
 from devkit.workloads.work_items import activity_execute
-from provider import ActivityContext, ActivityWorker, LockLost, TaskHub
+from provider import ActivityContext, ActivityWorker, InvalidInput, LockLost, TaskHub
 from provider.metrics import HubCollector, ProviderMetrics, WorkerCollector
 from tests.support.metrics_server import metrics_server
 
@@ -90,6 +90,11 @@ def test_an_unreachable_hub_scrapes_as_down() -> None:
     registry.register(HubCollector("postgresql://x@127.0.0.1:1/x", ["orders"], timeout_s=1))
     samples = parse(generate_latest(registry).decode())
     assert value(samples, "taskhub_up", schema="orders") == 0
+
+
+def test_a_schema_the_hub_would_refuse_is_refused_before_any_scrape() -> None:
+    with pytest.raises(InvalidInput, match="invalid schema name 'Orders'"):
+        HubCollector("postgresql://x@127.0.0.1:1/x", ["Orders"], timeout_s=1)
 
 
 def test_call_metrics_and_worker_counters_count_what_happened(hub: TaskHub) -> None:
