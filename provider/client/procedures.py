@@ -12,6 +12,7 @@ Opening a pool makes its first connection at once (provider/client/connecting.py
 from __future__ import annotations
 
 import time
+import weakref
 from contextlib import nullcontext
 from typing import Any, TypeVar
 
@@ -80,6 +81,7 @@ class ProcedureClient(SyncRunner):
         self.config = config
         self.pooling = Pooling.configured(config)
         self.start_once = True  # until the hub looks at its schema (connecting.Look)
+        self._looked: weakref.WeakSet[Any] = weakref.WeakSet()  # _look_once
         self._pool = ConnectionPool(
             config.url,
             min_size=config.pool_min_size,
@@ -113,8 +115,18 @@ class ProcedureClient(SyncRunner):
             self._pool.open()
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
-        refuse_a_privileged_session(conn, self.config.schema, f"{type(self).__name__}.connect")
         self.pooling.set_up(conn, self.config)
+
+    def _look_once(self, conn: psycopg.Connection[Any]) -> None:
+        """Each connection, at its first call: refused where the session can
+        do more than a role that controls the hub (session_standing.py). At
+        its first call, not as the pool opens it: a connection lost there
+        fails that one call as a RetryableError, and the pool replaces it at
+        once, where a failure in the pool's own set-up holds the pool back
+        a second or more."""
+        if conn not in self._looked:
+            refuse_a_privileged_session(conn, self.config.schema, f"{type(self).__name__}.connect")
+            self._looked.add(conn)
 
     def close(self) -> None:
         self._pool.close()
@@ -162,6 +174,7 @@ class ProcedureClient(SyncRunner):
         try:
             with nullcontext(own) if own is not None else self._pool.connection(timeout_s) as conn:
                 try:
+                    self._look_once(conn)
                     timeout_ms = timeout_of(
                         step, None if own is not None else self._per_call_timeout_ms
                     )
@@ -194,6 +207,7 @@ class AsyncProcedureClient(AsyncRunner):
         self.config = config
         self.pooling = Pooling.configured(config)
         self.start_once = True  # until the hub looks at its schema (connecting.Look)
+        self._looked: weakref.WeakSet[Any] = weakref.WeakSet()  # _look_once
         self._pool = AsyncConnectionPool(
             config.url,
             min_size=config.pool_min_size,
@@ -221,9 +235,14 @@ class AsyncProcedureClient(AsyncRunner):
             await self._pool.open()
 
     async def _configure(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        operation = f"{type(self).__name__}.connect"
-        await refuse_a_privileged_session_async(conn, self.config.schema, operation)
         await self.pooling.set_up_async(conn, self.config)
+
+    async def _look_once(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """As ProcedureClient._look_once."""
+        if conn not in self._looked:
+            operation = f"{type(self).__name__}.connect"
+            await refuse_a_privileged_session_async(conn, self.config.schema, operation)
+            self._looked.add(conn)
 
     @property
     def _per_call_timeout_ms(self) -> int | None:
@@ -276,6 +295,7 @@ class AsyncProcedureClient(AsyncRunner):
                 nullcontext(own) if own is not None else self._pool.connection(timeout_s)
             ) as conn:
                 try:
+                    await self._look_once(conn)
                     timeout_ms = timeout_of(
                         step, None if own is not None else self._per_call_timeout_ms
                     )

@@ -1,8 +1,8 @@
 """The hub's client refuses a session that can do more than a role that
 controls the hub (provider/standing.py): the hub's functions would run that
 role's code with the session's rights. Asked on each connection the client
-opens, first at connect (a one-line ConfigurationError) and then as the pool
-opens each of its own (a connection refused is never handed out), since a
+uses, first at connect (a one-line ConfigurationError) and then at each
+pooled connection's first call (provider/client/procedures.py), since a
 look taken once proves nothing about a connection opened later."""
 
 from __future__ import annotations

@@ -39,7 +39,14 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from provider.deploy import migrate, packaged_code, privileged_session, turn_form, vouched_duroxide
+from provider.deploy import (
+    function_history,
+    migrate,
+    packaged_code,
+    privileged_session,
+    turn_form,
+    vouched_duroxide,
+)
 from provider.deploy.sql_files import is_downgrade_file, read_sql, released_files, render_text
 from provider.deploy.version_table import VERSION_TABLE, installed_revision
 from provider.operations import runtime_ledger
@@ -277,10 +284,17 @@ def check(conn: psycopg.Connection[Any], schema: str) -> CheckReport:
 
 
 def released_statements(kind: str, name: str, revision: str) -> list[str]:
-    """Every CREATE statement of `kind` and `name` in the newest released file
-    at or below `revision` that defines one (__SCHEMA__ still in it). A
-    downgrade's file puts an older version back: it is never what a revision
-    runs."""
+    """Every CREATE statement of `kind` and `name` that a hub at `revision`
+    runs (__SCHEMA__ still in it): a function's from its history
+    (provider/deploy/function_history.py); a view's from the newest revision
+    file at or below `revision` that defines one (a downgrade's file puts an
+    older version back: it is never what a revision runs)."""
+    if kind == "function":
+        version = function_history.version_at(name, revision)
+        if version is None:
+            return []
+        text = read_sql(version.path)
+        return [m.group(0) for m in _STATEMENTS[kind].finditer(text) if m.group(1) == name]
     shipped = [file for file in released_files(up_to=revision) if not is_downgrade_file(file[1])]
     for number in sorted({number for number, _ in shipped}, reverse=True):
         for _, path in (file for file in shipped if file[0] == number):

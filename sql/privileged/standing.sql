@@ -37,70 +37,94 @@
 -- same on any search_path: a client may send it before it pins its own.
 WITH me AS (
     SELECT l.oid, l.rolname, l.rolsuper, l.rolcreaterole
-      FROM pg_catalog.pg_stat_activity AS a
+      FROM pg_catalog.pg_stat_get_activity(pg_catalog.pg_backend_pid()) AS a
       JOIN pg_catalog.pg_roles AS l ON l.oid OPERATOR(pg_catalog.=) a.usesysid
-     WHERE a.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()
 ), here AS (
     SELECT d.oid, d.datdba
       FROM pg_catalog.pg_database AS d
      WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
 ), hub AS (
-    SELECT n.oid, n.nspowner, n.nspacl
+    SELECT n.oid, n.nspacl,
+           -- pg_database_owner (schema public, from PostgreSQL 15): its one member.
+           CASE WHEN n.nspowner OPERATOR(pg_catalog.=) 'pg_database_owner'::pg_catalog.regrole
+                THEN (SELECT here.datdba FROM here) ELSE n.nspowner END AS owner
       FROM pg_catalog.pg_namespace AS n
      WHERE n.oid OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace('__SCHEMA__')
-), controllers AS (
-    -- Every role that owns the schema or something in it, and PUBLIC (0)
-    -- where every role may create in it (schema public before PostgreSQL
-    -- 15), pg_database_owner taken for the database's owner. A role granted
-    -- CREATE on the schema by name is not one until it owns something there
-    -- (a guarded runtime role holds CREATE, and the guard refuses its DDL).
-    SELECT CASE WHEN o.role OPERATOR(pg_catalog.=) 'pg_database_owner'::pg_catalog.regrole
-                THEN (SELECT here.datdba FROM here) ELSE o.role END AS role
-      FROM (SELECT hub.nspowner AS role FROM hub
-            UNION
-            SELECT c.relowner FROM pg_catalog.pg_class AS c, hub
-             WHERE c.relnamespace OPERATOR(pg_catalog.=) hub.oid
-            UNION
-            SELECT p.proowner FROM pg_catalog.pg_proc AS p, hub
-             WHERE p.pronamespace OPERATOR(pg_catalog.=) hub.oid
-            UNION
-            SELECT t.typowner FROM pg_catalog.pg_type AS t, hub
-             WHERE t.typnamespace OPERATOR(pg_catalog.=) hub.oid
-            UNION
-            SELECT o.oprowner FROM pg_catalog.pg_operator AS o, hub
-             WHERE o.oprnamespace OPERATOR(pg_catalog.=) hub.oid
-            UNION
-            SELECT f.opfowner FROM pg_catalog.pg_opfamily AS f, hub
-             WHERE f.opfnamespace OPERATOR(pg_catalog.=) hub.oid
-            UNION
-            SELECT k.opcowner FROM pg_catalog.pg_opclass AS k, hub
-             WHERE k.opcnamespace OPERATOR(pg_catalog.=) hub.oid
-            UNION
-            SELECT cl.collowner FROM pg_catalog.pg_collation AS cl, hub
-             WHERE cl.collnamespace OPERATOR(pg_catalog.=) hub.oid
-            UNION
-            SELECT cv.conowner FROM pg_catalog.pg_conversion AS cv, hub
-             WHERE cv.connamespace OPERATOR(pg_catalog.=) hub.oid
-            UNION
-            SELECT tc.cfgowner FROM pg_catalog.pg_ts_config AS tc, hub
-             WHERE tc.cfgnamespace OPERATOR(pg_catalog.=) hub.oid
-            UNION
-            SELECT td.dictowner FROM pg_catalog.pg_ts_dict AS td, hub
-             WHERE td.dictnamespace OPERATOR(pg_catalog.=) hub.oid
-            UNION
-            SELECT x.stxowner FROM pg_catalog.pg_statistic_ext AS x, hub
-             WHERE x.stxnamespace OPERATOR(pg_catalog.=) hub.oid
-            UNION
-            SELECT a.grantee FROM hub, pg_catalog.aclexplode(hub.nspacl) AS a
-             WHERE a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'
-               AND a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid) AS o
-), lesser AS (
-    -- The controllers that are no superuser, and not the login itself.
-    SELECT c.role, r.oid IS NULL AS public
-      FROM controllers AS c
-      LEFT JOIN pg_catalog.pg_roles AS r ON r.oid OPERATOR(pg_catalog.=) c.role
-     WHERE r.oid IS NULL
-        OR (NOT r.rolsuper AND r.oid OPERATOR(pg_catalog.<>) (SELECT me.oid FROM me))
+), covered AS (
+    -- The roles next to which this login would be privileged: each that is
+    -- no superuser and not the login, where the login is a superuser or a
+    -- member of it.
+    SELECT r.oid
+      FROM pg_catalog.pg_roles AS r, me
+     WHERE NOT r.rolsuper
+       AND r.oid OPERATOR(pg_catalog.<>) me.oid
+       AND (me.rolsuper OR pg_catalog.pg_has_role(me.oid, r.oid, 'MEMBER'))
+), controlled AS (
+    -- Whether such a role controls the hub: it owns the schema, or anything
+    -- in it (found through the owner's dependencies, pg_shdepend, by role:
+    -- an index scan, whatever the size of the catalogue), or PUBLIC may
+    -- create in it and the login is a superuser.
+    SELECT EXISTS (SELECT 1 FROM covered, hub WHERE covered.oid OPERATOR(pg_catalog.=) hub.owner)
+        OR EXISTS (
+            SELECT 1
+              FROM covered
+              JOIN pg_catalog.pg_shdepend AS d
+                ON d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_authid'::pg_catalog.regclass
+               AND d.refobjid OPERATOR(pg_catalog.=) covered.oid
+             CROSS JOIN hub
+             WHERE d.deptype OPERATOR(pg_catalog.=) 'o'
+               AND d.dbid OPERATOR(pg_catalog.=) (SELECT here.oid FROM here)
+               AND CASE d.classid
+                       WHEN 'pg_catalog.pg_class'::pg_catalog.regclass THEN EXISTS (
+                           SELECT 1 FROM pg_catalog.pg_class AS x
+                            WHERE x.oid OPERATOR(pg_catalog.=) d.objid
+                              AND x.relnamespace OPERATOR(pg_catalog.=) hub.oid)
+                       WHEN 'pg_catalog.pg_proc'::pg_catalog.regclass THEN EXISTS (
+                           SELECT 1 FROM pg_catalog.pg_proc AS x
+                            WHERE x.oid OPERATOR(pg_catalog.=) d.objid
+                              AND x.pronamespace OPERATOR(pg_catalog.=) hub.oid)
+                       WHEN 'pg_catalog.pg_type'::pg_catalog.regclass THEN EXISTS (
+                           SELECT 1 FROM pg_catalog.pg_type AS x
+                            WHERE x.oid OPERATOR(pg_catalog.=) d.objid
+                              AND x.typnamespace OPERATOR(pg_catalog.=) hub.oid)
+                       WHEN 'pg_catalog.pg_operator'::pg_catalog.regclass THEN EXISTS (
+                           SELECT 1 FROM pg_catalog.pg_operator AS x
+                            WHERE x.oid OPERATOR(pg_catalog.=) d.objid
+                              AND x.oprnamespace OPERATOR(pg_catalog.=) hub.oid)
+                       WHEN 'pg_catalog.pg_opfamily'::pg_catalog.regclass THEN EXISTS (
+                           SELECT 1 FROM pg_catalog.pg_opfamily AS x
+                            WHERE x.oid OPERATOR(pg_catalog.=) d.objid
+                              AND x.opfnamespace OPERATOR(pg_catalog.=) hub.oid)
+                       WHEN 'pg_catalog.pg_opclass'::pg_catalog.regclass THEN EXISTS (
+                           SELECT 1 FROM pg_catalog.pg_opclass AS x
+                            WHERE x.oid OPERATOR(pg_catalog.=) d.objid
+                              AND x.opcnamespace OPERATOR(pg_catalog.=) hub.oid)
+                       WHEN 'pg_catalog.pg_collation'::pg_catalog.regclass THEN EXISTS (
+                           SELECT 1 FROM pg_catalog.pg_collation AS x
+                            WHERE x.oid OPERATOR(pg_catalog.=) d.objid
+                              AND x.collnamespace OPERATOR(pg_catalog.=) hub.oid)
+                       WHEN 'pg_catalog.pg_conversion'::pg_catalog.regclass THEN EXISTS (
+                           SELECT 1 FROM pg_catalog.pg_conversion AS x
+                            WHERE x.oid OPERATOR(pg_catalog.=) d.objid
+                              AND x.connamespace OPERATOR(pg_catalog.=) hub.oid)
+                       WHEN 'pg_catalog.pg_ts_config'::pg_catalog.regclass THEN EXISTS (
+                           SELECT 1 FROM pg_catalog.pg_ts_config AS x
+                            WHERE x.oid OPERATOR(pg_catalog.=) d.objid
+                              AND x.cfgnamespace OPERATOR(pg_catalog.=) hub.oid)
+                       WHEN 'pg_catalog.pg_ts_dict'::pg_catalog.regclass THEN EXISTS (
+                           SELECT 1 FROM pg_catalog.pg_ts_dict AS x
+                            WHERE x.oid OPERATOR(pg_catalog.=) d.objid
+                              AND x.dictnamespace OPERATOR(pg_catalog.=) hub.oid)
+                       WHEN 'pg_catalog.pg_statistic_ext'::pg_catalog.regclass THEN EXISTS (
+                           SELECT 1 FROM pg_catalog.pg_statistic_ext AS x
+                            WHERE x.oid OPERATOR(pg_catalog.=) d.objid
+                              AND x.stxnamespace OPERATOR(pg_catalog.=) hub.oid)
+                       ELSE false
+                   END)
+        OR EXISTS (SELECT 1 FROM hub, me, pg_catalog.aclexplode(hub.nspacl) AS a
+                    WHERE me.rolsuper
+                      AND a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'
+                      AND a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid) AS any
 ), owner AS (
     SELECT CASE WHEN x.role OPERATOR(pg_catalog.=) 'pg_database_owner'::pg_catalog.regrole
                 THEN (SELECT here.datdba FROM here) ELSE x.role END AS oid
@@ -111,7 +135,7 @@ WITH me AS (
                        (SELECT c.relowner FROM pg_catalog.pg_class AS c
                          WHERE c.oid OPERATOR(pg_catalog.=)
                                pg_catalog.to_regclass('__SCHEMA__.instances')),
-                       (SELECT hub.nspowner FROM hub)) AS role) AS x
+                       (SELECT hub.owner FROM hub)) AS role) AS x
 ), applying AS (
     -- What PostgreSQL applied at login: the database's settings, the login's
     -- in this database, and the login's everywhere.
@@ -146,11 +170,7 @@ SELECT me.rolname::pg_catalog.text AS login,
        me.rolsuper OR me.rolcreaterole
            OR EXISTS (SELECT 1 FROM pg_catalog.pg_auth_members AS m
                        WHERE m.member OPERATOR(pg_catalog.=) me.oid) AS may_gain,
-       EXISTS (SELECT 1
-                 FROM lesser AS l
-                WHERE me.rolsuper
-                   OR (NOT l.public AND pg_catalog.pg_has_role(me.oid, l.role, 'MEMBER')))
-           AS privileged,
+       EXISTS (SELECT 1 FROM hub) AND (SELECT controlled.any FROM controlled) AS privileged,
        (SELECT coalesce(pg_catalog.array_agg(a.setting ORDER BY a.setting),
                         '{}'::pg_catalog.text[])
           FROM applying AS a) AS settings
