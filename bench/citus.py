@@ -74,6 +74,12 @@ WORKLOADS: dict[str, Workload] = {
 }
 
 
+def placement_url(coordinator: str, schema: str) -> str:
+    """The URL of the node that holds the hub (taskhub-pg citus placement)."""
+    with psycopg.connect(coordinator, autocommit=True) as conn:
+        return citus.placement(conn, coordinator, schema).url
+
+
 def side_hub(side: str, plain: str, coordinator: str) -> tuple[str, str, str]:
     """A fresh hub for the side: (the URL its clients use, schema, URL to drop it)."""
     schema = f"bench_cit_{uuid.uuid4().hex[:8]}"
@@ -84,7 +90,7 @@ def side_hub(side: str, plain: str, coordinator: str) -> tuple[str, str, str]:
         migrate.upgrade(coordinator, schema)
         return coordinator, schema, coordinator
     migrate.upgrade(coordinator, schema, citus="schema")
-    url = citus.placement(coordinator, schema).url if side == ONE_HOP else coordinator
+    url = placement_url(coordinator, schema) if side == ONE_HOP else coordinator
     return url, schema, coordinator
 
 
@@ -137,7 +143,7 @@ def move_pause(coordinator: str, seconds_before: float = 1.0) -> dict[str, float
         stop = threading.Event()
 
         def probe() -> None:
-            with psycopg.connect(citus.placement(coordinator, schema).url, autocommit=True) as conn:
+            with psycopg.connect(placement_url(coordinator, schema), autocommit=True) as conn:
                 item = '{"ExternalRaised": {"instance": "probe", "name": "Go", "data": "{}"}}'
                 while not stop.is_set():
                     started = time.perf_counter()
@@ -151,7 +157,8 @@ def move_pause(coordinator: str, seconds_before: float = 1.0) -> dict[str, float
         prober = threading.Thread(target=probe)
         prober.start()
         time.sleep(seconds_before)
-        moved = citus.move(coordinator, schema, there)
+        with psycopg.connect(coordinator, autocommit=True) as mover:
+            moved = citus.move(mover, schema, there)
         time.sleep(seconds_before)
         stop.set()
         prober.join()

@@ -22,6 +22,7 @@ from provider.cli.options import (
     print_json,
     say,
 )
+from provider.deploy import privileged_session
 from provider.masking import masked, passwords_of
 from provider.operations import citus
 
@@ -52,7 +53,8 @@ def placement(url: Url = None, schema: Schema = "public", as_json: AsJson = Fals
     with hub_connection(target, schema, privileged_ok=True):
         pass
     try:
-        found = citus.placement(target, schema)
+        with privileged_session.connect(target, autocommit=True, prepare_threshold=None) as conn:
+            found = citus.placement(conn, target, schema)
     except citus.CitusRefused as error:
         _refused(error)
     shown = masked(found.url, passwords_of(target))
@@ -82,7 +84,8 @@ def move(
         pass
     confirm(f"Move schema {schema} to {node}? Its writes wait while it is copied.", yes)
     try:
-        done = citus.move(target, schema, node)
+        with privileged_session.connect(target, autocommit=True, prepare_threshold=None) as conn:
+            done = citus.move(conn, schema, node)
     except citus.CitusRefused as error:
         _refused(error)
     if as_json:

@@ -17,7 +17,6 @@ from typing import Any
 import psycopg
 
 from provider.citus_placement import CITUS_PRESENT, PLACEMENT_QUERY, Node, node_url
-from provider.deploy import privileged_session
 from provider.schema_name import quote_schema
 
 
@@ -83,31 +82,31 @@ def workers(conn: psycopg.Connection[Any]) -> list[Node]:
     return [Node(str(host), int(port)) for host, port in conn.execute(_WORKERS).fetchall()]
 
 
-def placement(url: str, schema: str) -> Placement:
-    """Where the hub is, and the URL to reach it there."""
-    with privileged_session.connect(url, autocommit=True, prepare_threshold=None) as conn:
-        node = hub_node(conn, schema)
+def placement(conn: psycopg.Connection[Any], url: str, schema: str) -> Placement:
+    """Where the hub is, and the URL to reach it there (`url`, the
+    coordinator's that `conn` was opened with, at the hub's node)."""
+    node = hub_node(conn, schema)
     if node is None:
         raise CitusRefused(f"schema {schema} is not distributed on Citus: its URL is the one given")
     return Placement(schema, node, node_url(url, node))
 
 
-def move(url: str, schema: str, to: Node) -> Moved:
+def move(conn: psycopg.Connection[Any], schema: str, to: Node) -> Moved:
     """Move the hub to the worker `to` (one of the cluster's), writes waiting
-    while its tables are copied; a no-op when it is there already."""
-    with privileged_session.connect(url, autocommit=True, prepare_threshold=None) as conn:
-        was = hub_node(conn, schema)
-        if was is None:
-            raise CitusRefused(f"schema {schema} is not distributed on Citus: nothing to move")
-        candidates = workers(conn)
-        if to not in candidates:
-            listed = ", ".join(str(node) for node in candidates) or "none"
-            raise CitusRefused(f"{to} is not a worker that can hold hubs (the cluster's: {listed})")
-        if to == was:
-            return Moved(schema, was, to, 0.0)
-        started = time.monotonic()
-        conn.execute(
-            "SELECT pg_catalog.citus_schema_move(%s::regnamespace, %s, %s, 'block_writes')",
-            [quote_schema(schema), to.host, to.port],
-        )
-        return Moved(schema, was, to, time.monotonic() - started)
+    while its tables are copied; a no-op when it is there already. `conn`:
+    the coordinator's, autocommit."""
+    was = hub_node(conn, schema)
+    if was is None:
+        raise CitusRefused(f"schema {schema} is not distributed on Citus: nothing to move")
+    candidates = workers(conn)
+    if to not in candidates:
+        listed = ", ".join(str(node) for node in candidates) or "none"
+        raise CitusRefused(f"{to} is not a worker that can hold hubs (the cluster's: {listed})")
+    if to == was:
+        return Moved(schema, was, to, 0.0)
+    started = time.monotonic()
+    conn.execute(
+        "SELECT pg_catalog.citus_schema_move(%s::regnamespace, %s, %s, 'block_writes')",
+        [quote_schema(schema), to.host, to.port],
+    )
+    return Moved(schema, was, to, time.monotonic() - started)

@@ -36,7 +36,8 @@ CUSTOM_PLAN_HELPERS = (
 
 
 def node_of(citus_url: str, schema: str) -> str:
-    return citus.placement(citus_url, schema).url
+    with psycopg.connect(citus_url, autocommit=True) as conn:
+        return citus.placement(conn, citus_url, schema).url
 
 
 def plan_modes(url: str, schema: str) -> dict[str, str | None]:
