@@ -40,10 +40,16 @@ class Standing:
     may_gain: bool  # a superuser, CREATEROLE, or a member of another role
     privileged: bool
     settings: list[str]  # database and role settings a lesser role may have made
+    # The database's owner, where this login can do more than it: it
+    # configures every session in the database (None elsewhere).
+    database_owner: str | None = None
+    # Every role may create in the schema (public, before PostgreSQL 15).
+    public_may_create: bool = False
 
     @classmethod
     def of_row(cls, schema: str, row: tuple[Any, ...]) -> Standing:
-        login, acting_as, owner, exists, may_gain, privileged, settings = row
+        login, acting_as, owner, exists, may_gain, privileged, settings = row[:7]
+        database_owner, public_may_create = row[7:9]
         return cls(
             schema,
             str(login),
@@ -53,10 +59,40 @@ class Standing:
             bool(may_gain),
             bool(privileged),
             [str(setting) for setting in settings],
+            None if database_owner is None else str(database_owner),
+            bool(public_may_create),
         )
 
     def whose(self) -> str:
-        return f"{self.owner}, the owner of the hub in schema {self.schema}"
+        whose = f"{self.owner}, the owner of the hub in schema {self.schema}"
+        if self.database_owner is not None and self.database_owner != self.owner:
+            whose = f"{whose}, or {self.database_owner}, the owner of the database"
+        if self.public_may_create:
+            whose = f"{whose}, or any role at all: every role may create in schema {self.schema}"
+        return whose
+
+    def remedy(self) -> str:
+        """What to do instead: connect as the role that controls the hub, and
+        where every role may create in the schema (public before PostgreSQL
+        15), first take that back, as PostgreSQL 15 does by default."""
+        revoke = (
+            f"REVOKE CREATE ON SCHEMA {self.schema} FROM PUBLIC (the default from"
+            " PostgreSQL 15)"
+        )
+        instead = self.whom_to_connect_as()
+        if instead == self.login:  # the hub is this login's: a lesser role is in it too
+            if self.public_may_create:
+                return revoke
+            return f"connect as the role that owns objects in schema {self.schema}, or drop them"
+        connect = f"connect as {instead}"
+        return f"{revoke}, or {connect}" if self.public_may_create else connect
+
+    def whom_to_connect_as(self) -> str | None:
+        """The role a refused step runs as instead: the hub's owner, unless
+        that is this login and the database's owner is what it may not trust."""
+        if self.owner == self.login and self.database_owner is not None:
+            return self.database_owner
+        return self.owner
 
 
 def unclean(found: Standing) -> str | None:
@@ -75,7 +111,7 @@ def unclean(found: Standing) -> str | None:
             f"refused: settings apply to this session that this step did not make"
             f" ({'; '.join(found.settings)}): a session that can do more than"
             f" {found.whose()} runs only as it connected; remove them (ALTER DATABASE"
-            f" ... RESET, ALTER ROLE ... RESET) or connect as {found.owner}"
+            f" ... RESET, ALTER ROLE ... RESET) or connect as {found.whom_to_connect_as()}"
         )
     return None
 
@@ -90,7 +126,8 @@ def refusal(found: Standing, what: str) -> str | None:
         return (
             f"refused: {what} runs the hub's own code, and this session ({found.login})"
             f" can do more than a role that may change that code ({found.whose()}):"
-            f' connect as {found.owner} (docs/security.md, "Who runs what")'
+            f" {found.remedy()}"
+            ' (docs/security.md, "Who runs what")'
         )
     return None
 

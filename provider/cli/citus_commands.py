@@ -80,7 +80,9 @@ def move(
     unless --yes; without a terminal it refuses (exit 5)."""
     target = database_url(url)
     node = _node(to)
-    with hub_connection(target, schema, privileged_ok=True):
+    # The move copies the hub's tables, whose triggers, defaults and checks
+    # are its owner's: the owner moves it, never a privileged session.
+    with hub_connection(target, schema):
         pass
     confirm(f"Move schema {schema} to {node}? Its writes wait while it is copied.", yes)
     try:

@@ -24,6 +24,7 @@ once. A pooler that refuses the startup option tells the same.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from typing import Any, Literal
 
 import psycopg
 from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
 
 from provider.config import TaskHubConfig
 from provider.logs import fields
@@ -43,6 +45,15 @@ Mode = Literal["direct", "session", "transaction"]
 # safe whatever sits in between, with nothing to look for or to advise; they
 # prepare nothing worth keeping and listen to nothing.
 ONE_SHOT_POOLER: Literal["transaction"] = "transaction"
+
+# Every name a session resolves: the catalogue, then nothing a role can add.
+# The hub's statements qualify every name of the hub's, and its functions pin
+# their own path; this keeps a setting of the database's owner from placing
+# anything before the catalogue (a startup option where nothing sits in
+# between, a SET on each session a pooler pins; each statement is qualified
+# for a pooler that hands out transactions).
+PINNED_PATH_OPTION = "-c search_path=pg_catalog,pg_temp"
+PIN_SEARCH_PATH = "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)"
 
 # psycopg's own default: a query is prepared on the server after 5 runs.
 PSYCOPG_PREPARE_THRESHOLD = 5
@@ -79,8 +90,12 @@ class Pooling:
             "application_name": config.application_name,
             "prepare_threshold": self.prepare_threshold(config),
         }
-        if self.mode == "direct" and config.statement_timeout_ms is not None:
-            settings["options"] = f"-c statement_timeout={config.statement_timeout_ms}"
+        if self.mode == "direct":
+            # The URL's own options kept (the keyword would replace them).
+            options = [url_options(config.url), PINNED_PATH_OPTION]
+            if config.statement_timeout_ms is not None:
+                options.append(f"-c statement_timeout={config.statement_timeout_ms}")
+            settings["options"] = " ".join(o for o in options if o)
         return settings
 
     def session_timeout_ms(self, config: TaskHubConfig) -> int | None:
@@ -92,13 +107,18 @@ class Pooling:
         return config.statement_timeout_ms if self.mode == "transaction" else None
 
     def set_up(self, conn: psycopg.Connection[Any], config: TaskHubConfig) -> None:
-        """The pool's step for each new connection (session mode: the timeout)."""
+        """The pool's step for each new connection (session mode: the pinned
+        search_path and the timeout, which no startup option carried)."""
+        if self.mode == "session":
+            conn.execute(PIN_SEARCH_PATH)
         timeout_ms = self.session_timeout_ms(config)
         if timeout_ms is not None:
             conn.execute(set_timeout(timeout_ms, local=False))
 
     async def set_up_async(self, conn: psycopg.AsyncConnection[Any], config: TaskHubConfig) -> None:
         """As `set_up`, for the asyncio pool."""
+        if self.mode == "session":
+            await conn.execute(PIN_SEARCH_PATH)
         timeout_ms = self.session_timeout_ms(config)
         if timeout_ms is not None:
             await conn.execute(set_timeout(timeout_ms, local=False))
@@ -111,6 +131,11 @@ class Pooling:
         return None if self.mode == "transaction" else config.url
 
 
+def url_options(url: str) -> str:
+    """The `options` a URL gives libpq, else PGOPTIONS (read only without)."""
+    return str(conninfo_to_dict(url).get("options") or os.environ.get("PGOPTIONS") or "")
+
+
 def set_timeout(timeout_ms: int, *, local: bool) -> sql.Composed:
     """SET [LOCAL] statement_timeout = <ms>."""
     return sql.SQL("SET {} statement_timeout = {}").format(
@@ -121,15 +146,17 @@ def set_timeout(timeout_ms: int, *, local: bool) -> sql.Composed:
 def behind_a_pooler(conn: psycopg.Connection[Any]) -> bool:
     """Whether the server's pid differs from the one the connection announced
     (poolers announce their own): a pooler is in between."""
-    row = conn.execute("SELECT pg_backend_pid()").fetchone()
+    row = conn.execute("SELECT pg_catalog.pg_backend_pid()").fetchone()
     return row is not None and row[0] != conn.info.backend_pid
 
 
 @contextmanager
 def bounded_transaction(conn: psycopg.Connection[Any], timeout_ms: int) -> Iterator[None]:
-    """A transaction whose statements each get `timeout_ms` (SET LOCAL: nothing
-    stays on a pooled session), for reads that cannot carry a startup option."""
+    """A transaction whose statements each get `timeout_ms` and the pinned
+    search_path (SET LOCAL: nothing stays on a pooled session), for reads
+    that cannot carry a startup option."""
     with conn.transaction():
+        conn.execute("SET LOCAL search_path = pg_catalog, pg_temp")
         conn.execute(set_timeout(timeout_ms, local=True))
         yield
 

@@ -23,7 +23,10 @@ import psycopg
 from psycopg import sql
 
 from provider.backoff import Backoff
+from provider.client.pooling import PIN_SEARCH_PATH
+from provider.client.session_standing import refuse_a_privileged_session
 from provider.config import TaskHubConfig
+from provider.errors import ConfigurationError
 from provider.logs import fields
 from provider.masking import masked, passwords_of
 
@@ -53,7 +56,9 @@ def _register(conn: psycopg.Connection[Any], schema: str, queue: str) -> tuple[s
     """LISTEN on the schema's channel as a listener of `queue`: (channel, pid).
     The pid is the server's, as the procedures see it: behind a pooler, the
     one the connection announced is the pooler's."""
-    query = sql.SQL("SELECT {}.taskhub_listen(%s), pg_backend_pid()").format(sql.Identifier(schema))
+    query = sql.SQL("SELECT {}.taskhub_listen(%s), pg_catalog.pg_backend_pid()").format(
+        sql.Identifier(schema)
+    )
     row = conn.execute(query, [queue]).fetchone()
     assert row is not None
     conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(str(row[0]))))
@@ -135,6 +140,11 @@ class Wakeups:
         while not self._stopping.is_set():
             try:
                 with psycopg.connect(self.url, **_listener_settings(self.config)) as conn:
+                    # Each connection, before the hub's function runs: the
+                    # path pinned (a first statement safe on any path), then
+                    # refused where it can do more than the hub's owner.
+                    conn.execute(PIN_SEARCH_PATH)
+                    refuse_a_privileged_session(conn, schema, "push wakeups")
                     channel, pid = _register(conn, schema, self.queue)
                     failures = 0
                     self._listening(pid)
@@ -146,6 +156,14 @@ class Wakeups:
                     while not self._stopping.is_set():
                         for _ in conn.notifies(timeout=STOP_CHECK_S, stop_after=1):
                             self._notified()
+            except ConfigurationError as refused:
+                log.error(
+                    "schema %s: push wakeups refused, the workers poll: %s",
+                    schema,
+                    refused,
+                    extra=fields("wakeups.unavailable", schema=schema, reason="refused"),
+                )
+                return
             except psycopg.errors.UndefinedFunction:
                 log.info(
                     "schema %s has no push wakeups (revision 0009): polling only",

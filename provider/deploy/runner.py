@@ -278,7 +278,7 @@ class MigrationRunner:
         context.execute(privileged_session.PIN_STATEMENT)
         if context.is_offline_mode():
             # Online the run asked already (_refuse_if_privileged); a script
-            # asks where it runs.
+            # asks where it runs, first, and again under the lock below.
             context.execute(statements.refuse_privileged)
         context.execute(statements.migration_lock)
         context.execute(
@@ -294,6 +294,13 @@ class MigrationRunner:
             context.execute(PRECHECK_CITUS)
         context.execute(statements.new_hub_mark)
         context.execute(statements.create_schema)
+        # Asked again now that this run holds the schema's migration lock and
+        # the schema is there: between the first look and the lock, another
+        # role may have created the schema (a new hub) or taken it over.
+        if context.is_offline_mode():
+            context.execute(statements.refuse_privileged)
+        else:
+            self._refuse_if_privileged_now()
 
     def run_pass(self, connection: Connection | None, first: bool, final: bool) -> None:
         """One pass: the preamble before the first, the grants, records and
@@ -407,6 +414,13 @@ class MigrationRunner:
             and runtime_role.can_create_event_triggers(conn)
         )
         connection.rollback()  # the look ends its transaction: the run begins its own
+
+    def _refuse_if_privileged_now(self) -> None:
+        """The same look, in the run's transaction, under its migration lock:
+        the answer holds until the run ends (what the lock does not stop, a
+        role that controls the schema already, the look counts)."""
+        found = privileged_session.standing(_dbapi(context.get_bind()), self.schema)
+        privileged_session.refuse_privileged(found, "a migration", hub_required=False)
 
     def _connector(self, url: str, connect_args: dict[str, Any]) -> Callable[[], Any]:
         """SQLAlchemy's creator: each connection made by libpq from the URL

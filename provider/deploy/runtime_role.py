@@ -32,7 +32,7 @@ from provider.standing import Standing
 RUNTIME_DDL_MODES = ("guarded", "none")
 # The hub's function that asks the guard (revision 0029): a hub without it
 # keeps its own guard, which only its functions change.
-GUARD_AWARE = "taskhub_guard_names(text)"
+GUARD_AWARE = "taskhub_guard_names"
 
 # Role names end up inside a SQL string literal: accept plain names only.
 _ROLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,62}")
@@ -171,9 +171,12 @@ def _standing(conn: psycopg.Connection[Any], schema: str) -> Standing:
 
 
 def _require_guard_aware(conn: psycopg.Connection[Any], schema: str) -> None:
+    # From the catalogue by name, never to_regprocedure: that one needs USAGE
+    # on the schema, which a managed admin lacks from PostgreSQL 16.
     row = conn.execute(
-        "SELECT pg_catalog.to_regprocedure(%s) IS NOT NULL",
-        [f"{quote_schema(schema)}.{GUARD_AWARE}"],
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_proc AS p"
+        " WHERE p.pronamespace = pg_catalog.to_regnamespace(%s) AND p.proname = %s)",
+        [quote_schema(schema), GUARD_AWARE],
     ).fetchone()
     if not (row and row[0]):
         raise privileged_session.PrivilegedSessionRefused(

@@ -32,9 +32,11 @@ from psycopg.conninfo import conninfo_to_dict
 from provider.client.connecting import check_url
 from provider.client.on_connection import OnConnection
 from provider.client.pooling import (
+    PINNED_PATH_OPTION,
     behind_a_pooler,
     bounded_transaction,
     refused_startup_option,
+    url_options,
 )
 from provider.client.session_standing import refuse_a_privileged_session
 from provider.errors import InvalidInput, TaskHubError
@@ -173,11 +175,15 @@ class HubCollector(Collector):
 
 def bounded_settings(url: str, timeout_s: float) -> dict[str, Any]:
     """A read's connection: libpq's connect timeout (whole seconds, at least
-    2) and a statement timeout added to the URL's own options; named, unless
-    the URL names it."""
+    2), the pinned search_path and a statement timeout added to the URL's
+    own options; named, unless the URL names it."""
     given = conninfo_to_dict(url)
     timeout_ms = max(1, round(timeout_s * 1000))
-    options = f"{given.get('options') or ''} -c statement_timeout={timeout_ms}".strip()
+    options = " ".join(
+        o
+        for o in (url_options(url), PINNED_PATH_OPTION, f"-c statement_timeout={timeout_ms}")
+        if o
+    )
     settings: dict[str, Any] = {
         "connect_timeout": max(2, math.ceil(timeout_s)),
         "options": options,

@@ -6,8 +6,11 @@ WITH target AS (
     SELECT r.* FROM pg_catalog.pg_roles AS r WHERE r.rolname = %(role)s
 ), hub AS (
     SELECT coalesce(
+               -- By name, never to_regclass: that one needs USAGE on the
+               -- schema, which a managed admin lacks from PostgreSQL 16.
                (SELECT c.relowner FROM pg_catalog.pg_class AS c
-                 WHERE c.oid = pg_catalog.to_regclass('__SCHEMA__.taskhub_pg_alembic_version')),
+                 WHERE c.relnamespace = pg_catalog.to_regnamespace('__SCHEMA__')
+                   AND c.relname = 'taskhub_pg_alembic_version'),
                (SELECT n.nspowner FROM pg_catalog.pg_namespace AS n
                  WHERE n.oid = pg_catalog.to_regnamespace('__SCHEMA__'))) AS owner
 ), owner AS (

@@ -16,12 +16,15 @@
 --               there when it looks, rather than trust the look)
 --   privileged  the login can do more than some role that controls the hub:
 --               one that is no superuser and owns the schema or anything in
---               it, or PUBLIC where every role may create in it. Whatever
---               such a role planted there
---               would run with the login's rights. A superuser is privileged
---               next to any such role, PUBLIC included (where it may create
---               in the schema); another login, next to a role it is a member
---               of (a managed service's admin and the owner it made). Read
+--               it, or owns the database (it configures every session and
+--               owns what pg_database_owner owns), or PUBLIC where every role
+--               may create in it. Whatever such a role planted there would
+--               run with the login's rights. A superuser is privileged next
+--               to any such role, PUBLIC included (where it may create in the
+--               schema); another login, next to a role it is a member of (a
+--               managed service's admin and the owner it made), and before
+--               PostgreSQL 16 a CREATEROLE login next to any such role (it
+--               may grant itself that role). Read
 --               from the schema's objects, not from a name the owner can
 --               change: renaming the hub's tables changes nothing here.
 --   settings    the database and role settings that apply to this session
@@ -32,6 +35,11 @@
 --               search_path is left out: the session sets its own at startup.
 --               A parameter only a superuser may set (session_preload_libraries,
 --               say) was set by one, or by a role a superuser let.
+--   database_owner  the database's owner where the login can do more than it
+--               (NULL elsewhere): for the words of a refusal
+--   public_may_create  whether every role may create in the schema (schema
+--               public before PostgreSQL 15): for the words of a refusal,
+--               which then names the REVOKE that PostgreSQL 15 made the default
 --
 -- Every name is qualified, operators and types included, so that it reads the
 -- same on any search_path: a client may send it before it pins its own.
@@ -58,13 +66,24 @@ WITH me AS (
       FROM pg_catalog.pg_roles AS r, me
      WHERE NOT r.rolsuper
        AND r.oid OPERATOR(pg_catalog.<>) me.oid
-       AND (me.rolsuper OR pg_catalog.pg_has_role(me.oid, r.oid, 'MEMBER'))
+       AND (me.rolsuper
+            OR pg_catalog.pg_has_role(me.oid, r.oid, 'MEMBER')
+            -- Before PostgreSQL 16, CREATEROLE may grant itself any role
+            -- that is no superuser.
+            OR (me.rolcreaterole
+                AND pg_catalog.current_setting('server_version_num')::pg_catalog.int4
+                    OPERATOR(pg_catalog.<) 160000))
 ), controlled AS (
     -- Whether such a role controls the hub: it owns the schema, or anything
     -- in it (found through the owner's dependencies, pg_shdepend, by role:
     -- an index scan, whatever the size of the catalogue), or PUBLIC may
     -- create in it and the login is a superuser.
     SELECT EXISTS (SELECT 1 FROM covered, hub WHERE covered.oid OPERATOR(pg_catalog.=) hub.owner)
+        -- The database's owner configures every session that connects to it
+        -- and owns what pg_database_owner owns (which pg_shdepend does not
+        -- record): it controls every hub in the database.
+        OR EXISTS (SELECT 1 FROM covered, here
+                    WHERE covered.oid OPERATOR(pg_catalog.=) here.datdba)
         OR EXISTS (
             SELECT 1
               FROM covered
@@ -128,13 +147,15 @@ WITH me AS (
 ), owner AS (
     SELECT CASE WHEN x.role OPERATOR(pg_catalog.=) 'pg_database_owner'::pg_catalog.regrole
                 THEN (SELECT here.datdba FROM here) ELSE x.role END AS oid
+      -- By name in the schema's oid, never to_regclass: that one needs USAGE
+      -- on the schema, which a managed admin lacks from PostgreSQL 16.
       FROM (SELECT coalesce(
-                       (SELECT c.relowner FROM pg_catalog.pg_class AS c
-                         WHERE c.oid OPERATOR(pg_catalog.=)
-                               pg_catalog.to_regclass('__SCHEMA__.taskhub_pg_alembic_version')),
-                       (SELECT c.relowner FROM pg_catalog.pg_class AS c
-                         WHERE c.oid OPERATOR(pg_catalog.=)
-                               pg_catalog.to_regclass('__SCHEMA__.instances')),
+                       (SELECT c.relowner FROM pg_catalog.pg_class AS c, hub
+                         WHERE c.relnamespace OPERATOR(pg_catalog.=) hub.oid
+                           AND c.relname OPERATOR(pg_catalog.=) 'taskhub_pg_alembic_version'),
+                       (SELECT c.relowner FROM pg_catalog.pg_class AS c, hub
+                         WHERE c.relnamespace OPERATOR(pg_catalog.=) hub.oid
+                           AND c.relname OPERATOR(pg_catalog.=) 'instances'),
                        (SELECT hub.owner FROM hub)) AS role) AS x
 ), applying AS (
     -- What PostgreSQL applied at login: the database's settings, the login's
@@ -173,5 +194,11 @@ SELECT me.rolname::pg_catalog.text AS login,
        EXISTS (SELECT 1 FROM hub) AND (SELECT controlled.any FROM controlled) AS privileged,
        (SELECT coalesce(pg_catalog.array_agg(a.setting ORDER BY a.setting),
                         '{}'::pg_catalog.text[])
-          FROM applying AS a) AS settings
+          FROM applying AS a) AS settings,
+       (SELECT r.rolname::pg_catalog.text FROM covered, here, pg_catalog.pg_roles AS r
+         WHERE covered.oid OPERATOR(pg_catalog.=) here.datdba
+           AND r.oid OPERATOR(pg_catalog.=) here.datdba) AS database_owner,
+       EXISTS (SELECT 1 FROM hub, pg_catalog.aclexplode(hub.nspacl) AS a
+                WHERE a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'
+                  AND a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid) AS public_may_create
   FROM me

@@ -30,6 +30,7 @@ from tests.support import drift
 from tests.support.alembic_cli import alembic
 from tests.support.db import new_schema_name
 from tests.support.flavours import DUROXIDE_0_2_2, Flavour
+from tests.support.owned_hubs import take_back_create_on_public
 
 RUNTIME_TABLES = {"instances", "executions", "_duroxide_migrations"}
 OPERATOR_FUNCTIONS = {
@@ -500,6 +501,7 @@ def test_in_the_public_schema_the_duroxide_runtime_connects_without_database_cre
 ) -> None:
     """duroxide's default schema: its connect creates no schema there, so the
     role gets CREATE on `public` only, and the guard refuses real DDL."""
+    take_back_create_on_public(fresh_database)  # a superuser migrates it (PostgreSQL 14)
     migrate.upgrade(fresh_database, "public", runtime_role=role.name)
     role_url = role.url_on(fresh_database)
     provider = duroxide.PostgresProvider.connect(role_url)

@@ -18,6 +18,7 @@ from provider.testing.embedded_pg import client_tool
 from tests.support.alembic_cli import alembic
 from tests.support.contract import CONTRACT_FUNCTIONS, CONTRACT_TABLES, turn_as_json
 from tests.support.db import new_schema_name
+from tests.support.owned_hubs import take_back_create_on_public
 from tests.support.paths import REPO
 
 
@@ -133,6 +134,7 @@ def test_downgrade_to_base_removes_the_schema_it_created(
 
 
 def test_downgrade_to_base_leaves_public_as_it_was(fresh_database: str) -> None:
+    take_back_create_on_public(fresh_database)  # a superuser migrates it (PostgreSQL 14)
     with psycopg.connect(fresh_database, autocommit=True) as conn:
         conn.execute("CREATE TABLE public.app_owned (id int)")
         before = objects_in(conn, "public")

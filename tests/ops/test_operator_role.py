@@ -22,6 +22,7 @@ from provider.cli import main
 from provider.deploy import migrate
 from provider.shapes import external_raised_item, runtime_work_item_text
 from tests.support.busy_hub import make_busy
+from tests.support.owned_hubs import take_back_create_on_public
 from tests.support.paths import REPO
 from tests.support.privileges import held, listed
 from tests.validation.harness import finish_instance
@@ -452,6 +453,7 @@ def test_a_threshold_that_is_not_a_whole_number_of_2_or_more_is_refused(
 def test_a_public_hubs_operator_cannot_read_the_applications_tables(
     capsys: pytest.CaptureFixture[str], fresh_database: str
 ) -> None:
+    take_back_create_on_public(fresh_database)  # a superuser migrates it (PostgreSQL 14)
     with psycopg.connect(fresh_database, autocommit=True) as conn:
         conn.execute("CREATE TABLE public.customers (id int, card_number text)")
     migrate.upgrade(fresh_database, "public")

@@ -7,7 +7,12 @@ from typing import Any
 
 import pytest
 
-from provider.client.pooling import PSYCOPG_PREPARE_THRESHOLD, Pooling, after_looking
+from provider.client.pooling import (
+    PINNED_PATH_OPTION,
+    PSYCOPG_PREPARE_THRESHOLD,
+    Pooling,
+    after_looking,
+)
 from provider.config import TaskHubConfig
 from provider.errors import InvalidInput, RetryableError, is_retryable_sqlstate
 
@@ -18,11 +23,14 @@ def config(**settings: Any) -> TaskHubConfig:
     return TaskHubConfig(url=URL, **settings)
 
 
-def test_direct_prepares_and_sends_the_timeout_as_a_startup_option() -> None:
+def test_direct_prepares_and_sends_the_timeout_as_a_startup_option(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("PGOPTIONS", raising=False)
     pooling = Pooling("direct")
     settings = pooling.connection_settings(config())
     assert settings["prepare_threshold"] == PSYCOPG_PREPARE_THRESHOLD
-    assert settings["options"] == "-c statement_timeout=30000"
+    assert settings["options"] == f"{PINNED_PATH_OPTION} -c statement_timeout=30000"
     assert pooling.per_call_timeout_ms(config()) is None
     assert pooling.listen_url(config()) == URL
 
@@ -56,10 +64,26 @@ def test_an_explicit_prepare_threshold_wins() -> None:
     assert Pooling("direct").prepare_threshold(config(prepare_threshold=None)) is None
 
 
-def test_no_statement_timeout_sets_nothing() -> None:
+def test_no_statement_timeout_sets_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PGOPTIONS", raising=False)
     no_timeout = config(statement_timeout_ms=None)
-    assert "options" not in Pooling("direct").connection_settings(no_timeout)
+    assert Pooling("direct").connection_settings(no_timeout)["options"] == PINNED_PATH_OPTION
     assert Pooling("transaction").per_call_timeout_ms(no_timeout) is None
+
+
+def test_the_urls_own_options_are_kept_before_the_pinned_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The keyword replaces the URL's options: they are carried over, else
+    PGOPTIONS (which libpq reads only when a connection has none)."""
+    given = TaskHubConfig(url=f"{URL}?options=-c%20work_mem%3D8MB", statement_timeout_ms=None)
+    assert Pooling("direct").connection_settings(given)["options"] == (
+        f"-c work_mem=8MB {PINNED_PATH_OPTION}"
+    )
+    monkeypatch.setenv("PGOPTIONS", "-c jit=off")
+    assert Pooling("direct").connection_settings(config(statement_timeout_ms=None))["options"] == (
+        f"-c jit=off {PINNED_PATH_OPTION}"
+    )
 
 
 def test_auto_takes_the_transaction_settings_behind_a_pooler_and_says_so(
