@@ -115,6 +115,10 @@ TASKHUB_0023 = _migrated("taskhub-0023", "t23", "0023")
 # The last revision whose hot path could plan a bitmap scan of a queue (0026
 # turns them off: they leave consumed messages' index entries unmarked).
 TASKHUB_0025 = _migrated("taskhub-0025", "t25", "0025")
+# The last released revision whose per-instance message read could walk the
+# queue's primary key, when the statistics were taken after a churn emptied
+# it (0029 reads with no order another index could serve).
+TASKHUB_0028 = _migrated("taskhub-0028", "t28", "0028")
 TASKHUB_WITHOUT_WAKEUPS = Flavour("taskhub-without-wakeups", "tnw", _taskhub_without_wakeups)
 TASKHUB_JSONB = Flavour("taskhub-jsonb", "tjb", _taskhub_made_before_json)
 ALL = {
@@ -136,6 +140,7 @@ ALL = {
         TASKHUB_0021,
         TASKHUB_0023,
         TASKHUB_0025,
+        TASKHUB_0028,
         TASKHUB_WITHOUT_WAKEUPS,
         TASKHUB_JSONB,
     )

@@ -41,7 +41,7 @@ def test_make_revision_finds_nothing_to_do_while_head_equals_the_migrations(
 def test_make_revision_points_each_function_at_its_newest_released_file() -> None:
     """Read from the function's history alone (provider/deploy/function_history.py)."""
     assert revision_maker.released_file_of("fetch_orchestration_item") == (
-        "functions/fetch_orchestration_item/0026.sql"
+        "functions/fetch_orchestration_item/0029.sql"
     )
     assert revision_maker.released_file_of("taskhub_clock_ms") == (
         "functions/taskhub_clock_ms/0007.sql"

@@ -90,6 +90,8 @@ DECLARE
     v_visible    bigint;
     v_locked     bigint;
     v_live_ids   bigint[];
+    v_last_id    bigint;
+    v_in_order   boolean;   -- the instance's messages came in id order
     v_items      text[];    -- the live messages' work items, in id order
     v_buried_ids bigint[];
     v_cap        integer;
@@ -233,10 +235,12 @@ BEGIN
         --    is skipped. Messages handed out v_cap times without an ack are
         --    set apart for dead_letters.
         v_locked := 0;
+        v_last_id := NULL;
         v_live_ids := NULL;
         v_buried_ids := NULL;
         v_attempts := NULL;
         v_items := '{}';
+        v_in_order := true;
         FOR v_message IN
             SELECT q.id, q.attempt_count, q.work_item
               FROM __SCHEMA__.orchestrator_queue AS q
@@ -247,9 +251,17 @@ BEGIN
                AND CASE WHEN q.visible_at <= v_now_ts
                         THEN q.lock_token IS NULL OR q.locked_until <= v_now_ms
                         ELSE false END
-             ORDER BY q.id
+               -- No ORDER BY (revision 0029): the primary key could serve it,
+               -- and a plan made from statistics that say "no rows" (a queue
+               -- analyzed after a churn emptied it) walked the whole key in id
+               -- order rather than sort "one row", filtering out every message
+               -- of the queue. With no order asked, no index but the
+               -- instance's has a use here, so none other can be planned. Its
+               -- scan returns id order; the loop checks, and sorts if not.
                FOR UPDATE SKIP LOCKED
         LOOP
+            v_in_order := v_in_order AND v_message.id > coalesce(v_last_id, 0);
+            v_last_id := v_message.id;
             v_locked := v_locked + 1;
             -- The dead-letter cap (dead_letter_after_attempts), read once, and
             -- only for a message handed out before: a first delivery is never
@@ -278,6 +290,11 @@ BEGIN
             PERFORM __SCHEMA__.taskhub_bury_orchestrator_messages(v_instance, v_buried_ids, v_cap);
         END IF;
         CONTINUE WHEN v_live_ids IS NULL;
+        IF NOT v_in_order THEN
+            SELECT array_agg(m.id ORDER BY m.id), array_agg(m.item ORDER BY m.id)
+              INTO v_live_ids, v_items
+              FROM unnest(v_live_ids, v_items) AS m (id, item);
+        END IF;
 
         v_messages_text := '[' || array_to_string(v_items, ',') || ']';
 
