@@ -60,7 +60,7 @@ def seed(conn: psycopg.Connection[Any], schema: str, instances: int, events: int
         " created_at)"
         " SELECT 'order-' || g, 1, e, 'Event',"
         "        json_build_object('event_id', e, 'type', 'ActivityCompleted', 'name', 'Charge',"
-        "                          'result', repeat('r', 40))::text,"
+        "                          'result', repeat('r', 40)),"
         "        now() - (g * interval '30 days' / %(n)s) + e * interval '10 milliseconds'"
         "   FROM generate_series(1, %(n)s) AS g, generate_series(1, %(events)s) AS e",
         {"n": n, "events": int(events)},

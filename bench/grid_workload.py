@@ -109,7 +109,7 @@ def seed_light_instances(conn: psycopg.Connection[Any], schema: str, count: int)
         f"INSERT INTO {q}.history (instance_id, execution_id, event_id, event_type, event_data,"
         f" created_at)"
         f" SELECT id, 1, 1, 'Event', json_build_object('event_id', 1, 'type',"
-        f" 'OrchestrationStarted', 'name', 'Light', 'version', '1.0.0', 'input', '{{}}')::text,"
+        f" 'OrchestrationStarted', 'name', 'Light', 'version', '1.0.0', 'input', '{{}}'),"
         f" now() FROM ({ids}) AS i"
     )
     conn.execute(

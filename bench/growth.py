@@ -67,7 +67,7 @@ def history_size(url: str, schema: str, events: int, samples: int = 20) -> dict[
         conn.execute(
             f"INSERT INTO {q}.history (instance_id, execution_id, event_id, event_type, event_data,"
             " created_at) SELECT %s, 1, g, 'Event', json_build_object('event_id', g,"
-            " 'type', 'ExternalEvent', 'name', 'Ping', 'data', repeat('x', 150))::text, now()"
+            " 'type', 'ExternalEvent', 'name', 'Ping', 'data', repeat('x', 150)), now()"
             " FROM generate_series(1, %s) AS g",
             [instance, events],
         )

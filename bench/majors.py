@@ -50,6 +50,8 @@ class Plan:
     fan_out: int = 5
 
 
+HOT_FETCH = "fetch_server_ms"
+FLOOR = "string_agg_floor_ms"
 QUICK = Plan(rounds=2, calls=QUICK_CALLS, orchestrations=20, fan_out=3)
 # (column, the scenario's figure, unit)
 COLUMNS = (
@@ -101,13 +103,22 @@ def table(results: dict[int, dict[str, Any]]) -> list[str]:
     header = f"{'major':<14}" + "".join(
         f"{f'{column} ({unit})':>34}" for column, _, unit in COLUMNS
     )
-    lines = [header, " " * 14 + "".join(f"{'ours / 0.2.2 (ratio)':>34}" for _ in COLUMNS)]
+    header += f"{'hot fetch / floor':>22}"
+    lines = [
+        header,
+        " " * 14
+        + "".join(f"{'ours / 0.2.2 (ratio)':>34}" for _ in COLUMNS)
+        + f"{'ours (string_agg ms)':>22}",
+    ]
     for major, result in results.items():
         ours, anchor = result["medians"][TASKHUB.name], result["medians"][ANCHOR]
         cells = ""
         for _, key, _ in COLUMNS:
             share = ours[key] / anchor[key] if anchor[key] else float("nan")
             cells += f"{ours[key]:>14.1f} / {anchor[key]:>8.1f} ({share:.2f}x)"
+        # The hot fetch against reading its rows as text (bench.per_call's floor).
+        floor = ours.get(FLOOR, float("nan"))
+        cells += f"{ours[HOT_FETCH] / floor:>11.2f}x ({floor:>5.1f})"
         lines.append(f"{major:<3}{result['server']:<11}{cells}")
     return lines
 

@@ -46,7 +46,7 @@ def _event(kind: str, event_id: str, fields: str) -> str:
         + ("NULL" if kind in ("OrchestrationStarted", "ActivityScheduled") else event_id + " - 1")
         + ", 'instance_id', i.id, 'execution_id', 1,"
         " 'timestamp_ms', (extract(epoch FROM i.at) * 1000)::bigint + " + event_id + " * 40,"
-        f" 'duroxide_version', '{RUNTIME_VERSION}', 'type', '{kind}', {fields})::text"
+        f" 'duroxide_version', '{RUNTIME_VERSION}', 'type', '{kind}', {fields})"
     )
 
 

@@ -55,9 +55,7 @@ _CHARS = r"[\w./<>*{}$…-]"
 _ROOTED = re.compile(rf"(?<![\w./-])((?:{'|'.join(map(re.escape, TOP))})/{_CHARS}*)")
 # A file name with one of the extensions, with or without folders before it.
 # Not followed by more of a name (a second extension); a full stop may follow.
-_NAMED = re.compile(
-    rf"(?<![\w./-])((?:{_CHARS}+/)*[\w<>*{{}}$-]+\.(?:{EXTENSIONS}))(?!\w|\.\w)"
-)
+_NAMED = re.compile(rf"(?<![\w./-])((?:{_CHARS}+/)*[\w<>*{{}}$-]+\.(?:{EXTENSIONS}))(?!\w|\.\w)")
 _RUN_MODULE = re.compile(rf"-m\s+((?:{'|'.join(PACKAGES)})[\w.<>]*)")
 _PATTERN_MARKS = ("<", ">", "*", "{", "}", "$", "NNNN", "...", "…")
 _SITE_PAGE = re.compile(r":\s*([\w/.-]+\.md)\s*$", re.MULTILINE)

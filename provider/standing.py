@@ -18,6 +18,9 @@ from provider.resources import sql_dir
 from provider.schema_name import quote_schema, validate_schema_name
 
 STANDING_FILE = "privileged/standing.sql"
+# A session's first statement where a privileged login may send it: the path
+# every later name resolves on, set by a qualified call with literals only.
+PIN_SEARCH_PATH = "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)"
 
 
 def standing_query(schema: str) -> str:
@@ -76,8 +79,7 @@ class Standing:
         where every role may create in the schema (public before PostgreSQL
         15), first take that back, as PostgreSQL 15 does by default."""
         revoke = (
-            f"REVOKE CREATE ON SCHEMA {self.schema} FROM PUBLIC (the default from"
-            " PostgreSQL 15)"
+            f"REVOKE CREATE ON SCHEMA {self.schema} FROM PUBLIC (the default from PostgreSQL 15)"
         )
         instead = self.whom_to_connect_as()
         if instead == self.login:  # the hub is this login's: a lesser role is in it too

@@ -176,7 +176,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
     `@pytest.mark.pins_defect(reason, fails_on=(...))` names the flavours that
     carry the defect the test is about: the test also runs there and must fail
-    (strict xfail), which proves it can fail.
+    (strict xfail), which proves it can fail. `@pytest.mark.also_on(name, ...)`
+    names other flavours it runs on and must pass.
     """
     if "flavour" not in metafunc.fixturenames:
         return
@@ -184,6 +185,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     fails_on: tuple[str, ...] = tuple(marker.kwargs.get("fails_on", ())) if marker else ()
     reason = str(marker.args[0]) if marker and marker.args else ""
     names = [TASKHUB.name, DUROXIDE_0_2_2.name]
+    also = metafunc.definition.get_closest_marker("also_on")
+    names += [name for name in (also.args if also else ()) if name not in names]
     names += [name for name in fails_on if name not in names]
     params = []
     for name in names:
@@ -224,6 +227,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "pins_defect(reason, fails_on): the test pins a defect; it must fail on those flavours",
+    )
+    config.addinivalue_line(
+        "markers",
+        "also_on(*flavours): a flavour test runs on these flavours too, and passes",
     )
     config.addinivalue_line(
         "markers", "defect_flavour: this run of a pins_defect test is on a flavour that must fail"

@@ -34,6 +34,7 @@ from alembic.script import ScriptDirectory
 from devkit.schema.catalogue import snapshot
 from devkit.schema.head_schema import HEAD, apply_head, head_files
 from devkit.schema.releases import open_revisions
+from devkit.schema.sql_history import compact
 from provider.deploy import function_history, migrate, revision_data
 from provider.deploy.migration_options import MigrationOptions
 
@@ -161,7 +162,10 @@ def write_versions(number: str, functions: list[str], dropped: list[str]) -> lis
             stale.unlink()
         version = folder / f"{number}.sql"
         version.write_text(head_version_text(function))
-        written.append(version)
+        # As a patch against the version before, where that is smaller (as a
+        # release keeps it: tests/unit/test_sql_history.py).
+        patched = folder / f"{number}.patch"
+        written.append(patched if patched in compact(function) else version)
     for function in dropped:
         folder = function_history.folder(function)
         for stale in folder.glob(f"{number}.*"):

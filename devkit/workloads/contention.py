@@ -160,7 +160,7 @@ def seed_hot_instances(conn: psycopg.Connection[Any], schema: str, s: Contention
             " SELECT %s, 1, g, 'Event', json_build_object("
             "   'event_id', g, 'source_event_id', NULL, 'instance_id', %s::text, 'execution_id', 1,"
             "   'timestamp_ms', 0, 'duroxide_version', '0.1.32', 'type', 'ExternalEvent',"
-            "   'name', 'Ping', 'data', left(repeat(md5(g::text), %s / 32 + 1), %s))::text, now()"
+            "   'name', 'Ping', 'data', left(repeat(md5(g::text), %s / 32 + 1), %s)), now()"
             " FROM generate_series(2, %s) AS g",
             [instance, instance, s.event_payload_bytes, s.event_payload_bytes, s.history_events],
         )

@@ -15,6 +15,9 @@
 * `taskhub-jsonb`: our schema at head on a hub that existed before revision
   0017, so its fetch still hands the turn over as jsonb (not yet switched):
   what json saves is measured against it.
+* `taskhub-text-history`: our schema at head on a hub that existed before
+  revision 0029, so it stores its history as text (not yet switched): rows
+  that a json history refuses by its type can still be written there.
 """
 
 from __future__ import annotations
@@ -119,8 +122,18 @@ TASKHUB_0025 = _migrated("taskhub-0025", "t25", "0025")
 # queue's primary key, when the statistics were taken after a churn emptied
 # it (0029 reads with no order another index could serve).
 TASKHUB_0028 = _migrated("taskhub-0028", "t28", "0028")
+
+
+def _taskhub_made_before_json_history(url: str, schema: str) -> None:
+    """A hub created before revision 0029 and upgraded since: its history
+    stays text until `turn-form json` stores it as json."""
+    migrate.upgrade(url, schema, "0028")
+    migrate.upgrade(url, schema)
+
+
 TASKHUB_WITHOUT_WAKEUPS = Flavour("taskhub-without-wakeups", "tnw", _taskhub_without_wakeups)
 TASKHUB_JSONB = Flavour("taskhub-jsonb", "tjb", _taskhub_made_before_json)
+TASKHUB_TEXT_HISTORY = Flavour("taskhub-text-history", "tth", _taskhub_made_before_json_history)
 ALL = {
     flavour.name: flavour
     for flavour in (
@@ -143,5 +156,6 @@ ALL = {
         TASKHUB_0028,
         TASKHUB_WITHOUT_WAKEUPS,
         TASKHUB_JSONB,
+        TASKHUB_TEXT_HISTORY,
     )
 }

@@ -46,25 +46,45 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Show (without FORM) or switch how fetch_orchestration_item hands over a
         turn: json (hubs created at revision 0017 or later: validated once, never
-        rebuilt) or jsonb (hubs that existed before). Switch with the runtimes
-        stopped: they have the result type prepared. Refused (exit 1) while a
-        session that looks like a runtime is connected, unless --force."""
+        rebuilt) or jsonb (hubs that existed before). json also stores the
+        history as json, where a hub created before revision 0029 keeps text: a
+        fetch then hands it over without a parse (a rewrite of the table under
+        its lock). Switch with the runtimes stopped: they have the result type
+        prepared. Refused (exit 1) while a session that looks like a runtime is
+        connected, unless --force."""
         target = database_url(url)
         # A catalogue read, and a switch behind the privileged fence.
         with hub_connection(target, schema, privileged_ok=True) as conn:
             current = turn_form.current_form(conn, schema)
+            stored = turn_form.history_form(conn, schema)
         if form is None:
             if as_json:
-                print_json({"schema": schema, "form": current})
+                print_json({"schema": schema, "form": current, "history": stored})
             else:
-                say(f"schema {schema}: the fetch hands over {current}")
+                advice = (
+                    " (`turn-form json` stores it as json, with the runtimes stopped)"
+                    if stored == "text"
+                    else ""
+                )
+                say(
+                    f"schema {schema}: the fetch hands over {current};"
+                    f" the history is stored as {stored}{advice}"
+                )
             return
         try:
             done = turn_form.switch(target, schema, form.value, force=force)
         except turn_form.SwitchRefused as refused:
             fail(PROBLEMS, f"nothing changed: {refused}")
         if as_json:
-            print_json({"schema": schema, "was": done.was, "form": done.now})
+            print_json(
+                {
+                    "schema": schema,
+                    "was": done.was,
+                    "form": done.now,
+                    "history_was": done.history_was,
+                    "history": done.history_now,
+                }
+            )
         else:
             say(done.summary())
 

@@ -106,8 +106,11 @@ class InstanceReports(Catalogue, PendingInstances, InstanceFailures):
                 "history",
                 columns_of(
                     HistoryRow,
-                    event_head=sql.SQL("left(event_data, 400)"),
-                    event_data=sql.SQL("CASE WHEN length(event_data) <= 20000 THEN event_data END"),
+                    # As text, whether the hub stores it as text or as json.
+                    event_head=sql.SQL("left(event_data::text, 400)"),
+                    event_data=sql.SQL(
+                        "CASE WHEN length(event_data::text) <= 20000 THEN event_data::text END"
+                    ),
                 ),
                 _of(instance_id),
                 order=(Order("execution_id"), Order("event_id")),

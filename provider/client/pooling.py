@@ -34,6 +34,7 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
+from provider import standing
 from provider.config import TaskHubConfig
 from provider.logs import fields
 
@@ -53,7 +54,7 @@ ONE_SHOT_POOLER: Literal["transaction"] = "transaction"
 # between, a SET on each session a pooler pins; each statement is qualified
 # for a pooler that hands out transactions).
 PINNED_PATH_OPTION = "-c search_path=pg_catalog,pg_temp"
-PIN_SEARCH_PATH = "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)"
+PIN_SEARCH_PATH = standing.PIN_SEARCH_PATH
 
 # psycopg's own default: a query is prepared on the server after 5 runs.
 PSYCOPG_PREPARE_THRESHOLD = 5

@@ -278,9 +278,33 @@ def _on_citus_coordinator(conn: psycopg.Connection[Any]) -> bool:
     return bool(row and row[0])
 
 
+def worker_script(conn: psycopg.Connection[Any]) -> str:
+    """What makes a worker's guard the same as this node's, as one script (one
+    transaction on the worker's own session, which this node's checks do not
+    see): search_path pinned and the session refused if another role
+    configured it (sql/privileged/worker_session_refusal.sql), the guard's
+    owners checked, its files, its owners checked again, its whole list, and
+    its trigger there or not."""
+    trusted = (
+        "DO $trusted$ BEGIN IF EXISTS (\n"
+        + read_sql("privileged/guard_owners_not_trusted.sql")
+        + "\n) THEN RAISE EXCEPTION 'refused: on this worker the DDL guard''s schema"
+        " or an object in it belongs to a role this step cannot trust';"
+        " END IF; END $trusted$"
+    )
+    steps = [
+        read_sql("privileged/worker_session_refusal.sql"),
+        trusted,
+        *install_statements(),
+        trusted,
+        *worker_statements(conn),
+    ]
+    return "\n".join(step.strip().rstrip(";") + ";" for step in steps)
+
+
 def worker_statements(conn: psycopg.Connection[Any]) -> list[str]:
-    """What makes a worker's guard the same as this node's: the guard's files,
-    its whole list, and its trigger there or not."""
+    """The worker's list and trigger: the guard's whole list, and its trigger
+    there or not (the end of worker_script)."""
     rows = conn.execute(
         "SELECT hub_schema, role_name, had_database_create, guarded_at"
         "  FROM taskhub_guard.guarded_roles ORDER BY 1, 2"
@@ -305,7 +329,7 @@ def worker_statements(conn: psycopg.Connection[Any]) -> list[str]:
     )
     if not rows:
         trigger = sql.SQL("DROP EVENT TRIGGER IF EXISTS {}").format(sql.Identifier(EVENT_TRIGGER))
-    return [*install_statements(), listed.as_string(conn), trigger.as_string(conn)]
+    return [listed.as_string(conn), trigger.as_string(conn)]
 
 
 def guard_the_workers(conn: psycopg.Connection[Any]) -> None:
@@ -315,13 +339,9 @@ def guard_the_workers(conn: psycopg.Connection[Any]) -> None:
     only what is committed. Elsewhere, nothing."""
     if not _on_citus_coordinator(conn):
         return
-    for statement in worker_statements(conn):
-        for node, port, success, result in conn.execute(
-            "SELECT nodename, nodeport, success, result"
-            "  FROM pg_catalog.run_command_on_workers(%s)",
-            [statement],
-        ).fetchall():
-            if not success:
-                raise GuardRefused(
-                    f"the DDL guard could not be put on worker {node}:{port}: {result}"
-                )
+    for node, port, success, result in conn.execute(
+        "SELECT nodename, nodeport, success, result FROM pg_catalog.run_command_on_workers(%s)",
+        [worker_script(conn)],
+    ).fetchall():
+        if not success:
+            raise GuardRefused(f"the DDL guard could not be put on worker {node}:{port}: {result}")

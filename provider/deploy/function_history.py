@@ -7,9 +7,12 @@ before: provider/deploy/sql_files.py reads it back) or `NNNN.dropped` (the
 revision dropped the function; its text says why). A hub at revision N runs
 the newest version numbered N or below, none if that one is a drop.
 
-The runner (provider/deploy/revision_data.py: ship_functions and
-unship_functions), the turn form's switch, `taskhub-pg repair`, `make
-revision` and the docs' SQL reference all ask here.
+The runner (the `ship_functions` and `unship_functions` steps of a
+revision's data, run by provider/deploy/revision_data.py's `ship` and
+`unship`), the turn form's switch, `taskhub-pg repair`, `make revision` and
+the docs' SQL reference all ask here. Revisions 0001-0028 name their files in
+their data, as they ran them; tests/unit/test_function_histories.py holds
+those names to this answer.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ from psycopg.conninfo import conninfo_to_dict
 from provider.deploy import session_pinning
 from provider.deploy.refusals import MigrationRefused
 from provider.deploy.sql_files import read_sql
-from provider.standing import Standing, refusal, standing_query, unclean
+from provider.standing import PIN_SEARCH_PATH, Standing, refusal, standing_query, unclean
 
 # The path every name resolves on: the catalogue, then nothing a role can add.
 PINNED_PATH = "pg_catalog, pg_temp"
@@ -54,7 +54,7 @@ STARTUP_OPTION = "-c search_path=pg_catalog,pg_temp"
 PINNED_SEARCH_PATH = "SET search_path = pg_catalog, pg_temp"
 # The first statement: qualified, with literals only, so that it is safe
 # whatever path the session started with.
-PIN_STATEMENT = "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)"
+PIN_STATEMENT = PIN_SEARCH_PATH
 # What a pooler that does not pass the startup parameter on answers.
 _UNSUPPORTED_OPTIONS = "unsupported startup parameter"
 

@@ -175,7 +175,8 @@ class RevisionGuard:
             raise UndeclaredTableLocks(
                 f"schema {self.schema}: revisions took strong locks on"
                 f" {', '.join(undeclared)} that they do not declare"
-                " (LOCKS_ON_UPGRADE / LOCKS_ON_DOWNGRADE, provider/deploy/table_locks.py);"
+                " (locks_on_upgrade / locks_on_downgrade in the revision's"
+                " sql/revisions/NNNN_name/revision.toml);"
                 " they were rolled back"
             )
 

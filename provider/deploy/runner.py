@@ -21,8 +21,8 @@ A run on one connection:
      `taskhub-pg check` compares with the live catalogue; after a downgrade to
      base, drops that version table and the schema if it is left empty.
 
-Each revision locks the tables it declares (LOCKS_ON_UPGRADE /
-LOCKS_ON_DOWNGRADE, in the hot path's order) under a short lock_timeout
+Each revision locks the tables it declares (locks_on_upgrade /
+locks_on_downgrade in its revision.toml, in the hot path's order) under a short lock_timeout
 (`-x lock_timeout_ms=100`), after closing the hub's call gate if any of them
 is one the hub's calls use (revision 0015: gated calls then wait at their
 first statement, never half-way through a body); the gate closes at the

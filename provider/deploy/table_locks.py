@@ -5,8 +5,9 @@ A revision that alters or drops a table needs an ACCESS EXCLUSIVE lock on it,
 while the runtime's fetches and acks hold weaker locks on the same tables.
 Taken one by one in the middle of a run, such locks deadlock with a call that
 holds one table and waits for another (revision 0006 did exactly that). So
-each revision's tables (`LOCKS_ON_UPGRADE`, `LOCKS_ON_DOWNGRADE` in each
-revision module) are locked
+each revision's tables (`locks_on_upgrade`, `locks_on_downgrade` in its
+`sql/revisions/NNNN_name/revision.toml`, which the module reads as
+`LOCKS_ON_UPGRADE`, `LOCKS_ON_DOWNGRADE`) are locked
 before it runs, an upgrade's first revision taking those of the whole run
 (provider/deploy/revision_guard.py):
 

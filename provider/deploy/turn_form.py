@@ -1,5 +1,6 @@
 """The form in which fetch_orchestration_item hands over a turn (its history,
-messages and KV snapshot): json or jsonb.
+messages and KV snapshot): json or jsonb; and the form in which the hub
+stores its history: json or text.
 
 json is the text as stored, validated once; jsonb is parsed, built and
 printed again on every fetch (36 ms against 26 ms for a 2,000-event, 2 KB
@@ -13,6 +14,14 @@ reconnects ("cached plan must not change result type"). So:
 * a hub that existed before the run keeps jsonb, until an operator switches
   it with its runtimes stopped: `taskhub-pg turn-form json --schema S`,
   which refuses while a session that looks like a runtime is connected.
+
+The history: a hub that a migration run creates at revision 0029 or later
+stores each event as json, validated once as it is written, and its fetch
+hands a history over without a parse (a 2,000-event, 2 KB history: about
+what reading its rows costs). A hub that existed before keeps text (a change
+of type rewrites the table under its lock) until `turn-form json` stores it
+as json too, in the same step, with the runtimes stopped
+(sql/turn_form/store_history_as_json.sql).
 """
 
 from __future__ import annotations
@@ -37,6 +46,9 @@ ARGUMENTS = "(bigint, bigint, bigint, bigint)"
 NEW_HUB_SETTING = "taskhub.new_hub"
 
 _RESULT_FORM = re.compile(r"\bout_history (jsonb|json)\b")
+# The first revision whose functions read and write a history stored either way.
+HISTORY_FORMS_FROM = 29
+STORE_HISTORY_AS_JSON = "turn_form/store_history_as_json.sql"
 
 
 def new_hub_mark(schema: str) -> str:
@@ -147,6 +159,17 @@ def current_form(conn: psycopg.Connection[Any], schema: str) -> str | None:
     return found.group(1) if found else None
 
 
+def history_form(conn: psycopg.Connection[Any], schema: str) -> str | None:
+    """json or text: how the hub stores its history (None: no history table)."""
+    row = conn.execute(
+        "SELECT pg_catalog.format_type(a.atttypid, NULL) FROM pg_catalog.pg_attribute AS a"
+        " WHERE a.attrelid = pg_catalog.to_regclass(%s) AND a.attname = 'event_data'"
+        " AND NOT a.attisdropped",
+        [f"{quote_schema(schema)}.history"],
+    ).fetchone()
+    return str(row[0]) if row else None
+
+
 @dataclass(frozen=True)
 class Caller:
     """A session that may have the fetch prepared: a runtime."""
@@ -190,11 +213,24 @@ class Switched:
     schema: str
     was: str
     now: str
+    history_was: str | None = None
+    history_now: str | None = None
 
     def summary(self) -> str:
         if self.was == self.now:
-            return f"schema {self.schema}: the fetch hands over {self.now} already"
-        return f"schema {self.schema}: the fetch hands over {self.now} (was {self.was})"
+            said = f"schema {self.schema}: the fetch hands over {self.now} already"
+        else:
+            said = f"schema {self.schema}: the fetch hands over {self.now} (was {self.was})"
+        if self.history_now is None:
+            return said
+        if self.history_was != self.history_now:
+            return f"{said}; the history is stored as {self.history_now} (was {self.history_was})"
+        if self.now == "json" and self.history_now == "text":
+            return (
+                f"{said}; the history stays text until the hub is at revision"
+                f" {HISTORY_FORMS_FROM:04d} or later (upgrade, then run this again)"
+            )
+        return f"{said}; the history is stored as {self.history_now}"
 
 
 def switch(url: str, schema: str, form: str, *, force: bool = False) -> Switched:
@@ -211,9 +247,14 @@ def switch(url: str, schema: str, form: str, *, force: bool = False) -> Switched
             was = current_form(conn, schema)
             if was is None:
                 raise SwitchRefused(f"schema {schema} has no fetch_orchestration_item to switch")
-            if was == form:
-                return Switched(schema, was, form)
-            if int(installed_revision(conn, schema) or 0) < 17:
+            stored = history_form(conn, schema)
+            revision = int(installed_revision(conn, schema) or 0)
+            # json throughout: the history is stored as json too, once the
+            # hub's functions read and write either form.
+            store_as_json = form == "json" and stored == "text" and revision >= HISTORY_FORMS_FROM
+            if was == form and not store_as_json:
+                return Switched(schema, was, form, stored, stored)
+            if revision < 17:
                 raise SwitchRefused(f"schema {schema} is below revision 0017: run upgrade first")
             runtimes = likely_runtimes(conn, schema)
             if runtimes and not force:
@@ -226,11 +267,13 @@ def switch(url: str, schema: str, form: str, *, force: bool = False) -> Switched
             conn.execute("SET LOCAL lock_timeout = '5s'")
             # The call gate: no call is half-way through the fetch we replace.
             conn.execute(call_gate_statement(schema))
-            revision = int(installed_revision(conn, schema) or 0)
-            drop, create = _create(schema, fetch_file(revision), form)
-            conn.execute(f"DO $turn_form$ BEGIN {drop} END $turn_form$")
-            conn.execute(create)
+            if was != form:
+                drop, create = _create(schema, fetch_file(revision), form)
+                conn.execute(f"DO $turn_form$ BEGIN {drop} END $turn_form$")
+                conn.execute(create)
+            if store_as_json:
+                conn.execute(render_sql(STORE_HISTORY_AS_JSON, schema))
             q = sql.Identifier(schema)
             conn.execute(sql.SQL("SELECT {}.taskhub_refresh_runtime_roles()").format(q))
             conn.execute(sql.SQL("SELECT {}.taskhub_record_definitions()").format(q))
-    return Switched(schema, was, form)
+    return Switched(schema, was, form, stored, "json" if store_as_json else stored)

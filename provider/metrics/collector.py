@@ -180,9 +180,7 @@ def bounded_settings(url: str, timeout_s: float) -> dict[str, Any]:
     given = conninfo_to_dict(url)
     timeout_ms = max(1, round(timeout_s * 1000))
     options = " ".join(
-        o
-        for o in (url_options(url), PINNED_PATH_OPTION, f"-c statement_timeout={timeout_ms}")
-        if o
+        o for o in (url_options(url), PINNED_PATH_OPTION, f"-c statement_timeout={timeout_ms}") if o
     )
     settings: dict[str, Any] = {
         "connect_timeout": max(2, math.ceil(timeout_s)),

@@ -18,6 +18,7 @@ import psycopg
 
 from provider.citus_placement import CITUS_PRESENT, PLACEMENT_QUERY, Node, node_url
 from provider.schema_name import quote_schema
+from provider.standing import PIN_SEARCH_PATH, Standing, refusal, standing_query
 
 
 class CitusRefused(Exception):
@@ -94,7 +95,14 @@ def placement(conn: psycopg.Connection[Any], url: str, schema: str) -> Placement
 def move(conn: psycopg.Connection[Any], schema: str, to: Node) -> Moved:
     """Move the hub to the worker `to` (one of the cluster's), writes waiting
     while its tables are copied; a no-op when it is there already. `conn`:
-    the coordinator's, autocommit."""
+    the coordinator's, autocommit. The copy runs the hub's triggers, defaults
+    and checks, which are its owner's: refused, on this connection, to a
+    session that can do more than the owner (docs/security.md)."""
+    conn.execute(PIN_SEARCH_PATH)
+    row = conn.execute(standing_query(schema)).fetchone()
+    refused = refusal(Standing.of_row(schema, row), "a move") if row else "no look"
+    if refused is not None:
+        raise CitusRefused(refused)
     was = hub_node(conn, schema)
     if was is None:
         raise CitusRefused(f"schema {schema} is not distributed on Citus: nothing to move")

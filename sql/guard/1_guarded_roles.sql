@@ -17,12 +17,12 @@ GRANT USAGE ON SCHEMA taskhub_guard TO PUBLIC;
 CREATE TABLE IF NOT EXISTS taskhub_guard.guarded_roles (
     -- The hub (its schema) whose runtime role this is: a role guarded for
     -- one hub is refused DDL everywhere in the database.
-    hub_schema          name        NOT NULL,
-    role_name           name        NOT NULL,
+    hub_schema          pg_catalog.name NOT NULL,
+    role_name           pg_catalog.name NOT NULL,
     -- Whether the role held CREATE on the database before the guard's step
     -- gave it: a revoke takes back only what a step gave.
     had_database_create boolean     NOT NULL,
-    guarded_at          timestamptz NOT NULL,
+    guarded_at          pg_catalog.timestamptz NOT NULL,
     PRIMARY KEY (hub_schema, role_name)
 );
 GRANT SELECT ON taskhub_guard.guarded_roles TO PUBLIC;

@@ -79,7 +79,10 @@ def test_tables_match_the_duroxide_schema_column_for_column(
     ours = columns(sql, hub_schema)
     theirs = columns(sql, duroxide_schema)
     assert len(ours) > 60
-    assert ours == theirs
+    # A new hub stores its history as json (revision 0029); the rest is 0.2.2's.
+    event_data = next(row for row in ours if row[:2] == ("history", "event_data"))
+    assert event_data[3] == "json"
+    assert (ours - {event_data}) | {(*event_data[:3], "text", *event_data[4:])} == theirs
     assert primary_keys(sql, hub_schema) == primary_keys(sql, duroxide_schema)
 
 

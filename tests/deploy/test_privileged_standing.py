@@ -23,12 +23,14 @@ import pytest
 
 from devkit.roles import url_as
 from provider import TaskHub
+from provider.citus_placement import Node
 from provider.cli import main
 from provider.client.wakeups import Wakeups
 from provider.config import TaskHubConfig
 from provider.deploy import migrate, privileged_session
 from provider.errors import ConfigurationError
 from provider.metrics.collector import HubCollector
+from provider.operations import citus
 from provider.standing import refusal
 from tests.support.owned_hubs import (
     HUB,
@@ -289,3 +291,15 @@ def test_a_superuser_refuses_a_public_schema_every_role_may_create_in(
         conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
         migrate.upgrade(fresh_database, "public")
         assert conn.execute("SELECT to_regclass('public.instances')").fetchone() != (None,)
+
+
+def test_the_move_itself_looks_on_the_connection_it_moves_on(server_url: str) -> None:
+    """Not only the CLI: a superuser's own code calling the operation with
+    its connection is refused there, before it asks anything of Citus."""
+    with owned_database(server_url) as owned:
+        with (
+            psycopg.connect(owned.superuser_url, autocommit=True) as conn,
+            pytest.raises(citus.CitusRefused, match="can do more than"),
+        ):
+            citus.move(conn, HUB, Node("worker-2", 5432))
+        assert runs_as_another_role(owned) == (0, [])

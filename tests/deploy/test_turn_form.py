@@ -94,7 +94,12 @@ def test_the_switch_refuses_while_a_runtime_seems_connected(
     assert form(database_url, schema) == "jsonb"
     capsys.readouterr()
     assert main(["turn-form", *target, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"schema": schema, "form": "jsonb"}
+    # The switch to json stored the history as json too; back to jsonb keeps it.
+    assert json.loads(capsys.readouterr().out) == {
+        "schema": schema,
+        "form": "jsonb",
+        "history": "json",
+    }
 
 
 def test_a_downgrade_goes_back_to_jsonb_and_an_upgrade_keeps_it(database_url: str) -> None:

@@ -123,4 +123,3 @@ def test_an_orchestration_started_in_a_rolled_back_transaction_never_runs(
 ) -> None:
     provider_writes.start_rolled_back_then_committed(runtime.url, runtime.schema)
     scenarios.started_in_a_rolled_back_transaction_never_runs(runtime.client)
-

@@ -50,7 +50,7 @@ def seed_instance_with_a_big_history(conn: psycopg.Connection[Any], schema: str)
     conn.execute(
         f"INSERT INTO {q}.history (instance_id, execution_id, event_id, event_type, event_data,"
         " created_at)"
-        " SELECT 'big', 1, g, 'Event', json_build_object('n', g)::text,"
+        " SELECT 'big', 1, g, 'Event', json_build_object('n', g),"
         " now() FROM generate_series(1, %s) AS g",
         [BIG_HISTORY_EVENTS],
     )

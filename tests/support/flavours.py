@@ -6,6 +6,7 @@ from devkit.workloads.flavours import (
     TASKHUB,
     TASKHUB_CALLER_CLOCK,
     TASKHUB_JSONB,
+    TASKHUB_TEXT_HISTORY,
     Flavour,
 )
 
@@ -15,5 +16,6 @@ __all__ = [
     "TASKHUB",
     "TASKHUB_CALLER_CLOCK",
     "TASKHUB_JSONB",
+    "TASKHUB_TEXT_HISTORY",
     "Flavour",
 ]

@@ -102,6 +102,37 @@ def write_behind_our_back(
     )
 
 
+# What a history stored as json answers a row that is not JSON, or is nested
+# deeper than the server's stack takes: the row cannot be there at all.
+REFUSED_BY_THE_TYPE = (psycopg.errors.InvalidTextRepresentation, psycopg.errors.StatementTooComplex)
+
+
+def stores_history_as_json(sql: psycopg.Connection[Any], schema: str) -> bool:
+    row = sql.execute(
+        "SELECT format_type(atttypid, NULL) FROM pg_attribute"
+        " WHERE attrelid = to_regclass(%s) AND attname = 'event_data'",
+        [f'"{schema}".history'],
+    ).fetchone()
+    return row is not None and row[0] == "json"
+
+
+def planted(
+    sql: psycopg.Connection[Any], schema: str, where: str, payload: str, instance: str = "bad"
+) -> bool:
+    """write_behind_our_back, all or nothing: False where the hub stores its
+    history as json and the type refuses the payload (the bad row cannot
+    exist there, by construction)."""
+    if where != "history" or not stores_history_as_json(sql, schema):
+        write_behind_our_back(sql, schema, where, payload, instance)
+        return True
+    try:
+        with sql.transaction():
+            write_behind_our_back(sql, schema, where, payload, instance)
+    except REFUSED_BY_THE_TYPE:
+        return False
+    return True
+
+
 def fetch_row(sql: psycopg.Connection[Any], schema: str) -> tuple[Any, ...] | None:
     return sql.execute(
         "SELECT out_instance_id, out_lock_token, out_attempt_count, out_history, out_messages"

@@ -10,6 +10,7 @@ a production deployment would: the whole suite runs on nothing but what
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 from devkit.roles import LoginRole
 from provider import TaskHub
 from tests.support.db import new_schema_name
+from tests.support.planted_rows import stores_history_as_json
 from tests.support.templates import SchemaTemplates
 
 ProviderFactory = Callable[[], TaskHub]
@@ -48,9 +50,16 @@ def provider(provider_factory: ProviderFactory) -> TaskHub:
 def corrupt_history(database_url: str) -> Callable[[TaskHub, str], None]:
     def corrupt(hub: TaskHub, instance: str) -> None:
         with psycopg.connect(database_url, autocommit=True) as conn:
+            schema = hub.config.schema
+            # A history stored as json refuses text that is not JSON: there the
+            # corruption is JSON that is no event (a string), which the fetch
+            # hands over as it hands over unparsable text elsewhere.
+            garbage = "NOT_VALID_JSON{{{"
+            if stores_history_as_json(conn, schema):
+                garbage = json.dumps(garbage)
             conn.execute(
-                f'UPDATE "{hub.config.schema}".history SET event_data = %s WHERE instance_id = %s',
-                ["NOT_VALID_JSON{{{", instance],
+                f'UPDATE "{schema}".history SET event_data = %s WHERE instance_id = %s',
+                [garbage, instance],
             )
 
     return corrupt

@@ -1,8 +1,8 @@
 -- Append events ({event_id, event_type, event_data}) to one execution.
 -- Existing events are never overwritten: a duplicate event id is ignored.
 -- An event_data with a \u0000 escape or nested deeper than
--- taskhub_max_json_depth is refused (taskhub_storable_json), and the failed
--- call writes nothing.
+-- taskhub_max_json_depth is refused (taskhub_storable_json), as is one that
+-- is not JSON (the cast), and the failed call writes nothing.
 CREATE FUNCTION __SCHEMA__.append_history(p_instance_id text, p_execution_id bigint, p_events jsonb)
 RETURNS void
 LANGUAGE plpgsql
@@ -44,7 +44,7 @@ BEGIN
            (instance_id, execution_id, event_id, event_type, event_data, created_at)
     SELECT p_instance_id, p_execution_id, (e ->> 'event_id')::bigint,
            coalesce(e ->> 'event_type', 'Event'),
-           __SCHEMA__.taskhub_storable_json(e ->> 'event_data', 'event ' || (e ->> 'event_id')),
+           __SCHEMA__.taskhub_storable_json(e ->> 'event_data', 'event ' || (e ->> 'event_id'))::json,
            clock_timestamp()
       FROM jsonb_array_elements(p_events) AS e
     ON CONFLICT (instance_id, execution_id, event_id) DO NOTHING;

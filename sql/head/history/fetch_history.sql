@@ -22,7 +22,7 @@ BEGIN
       FROM __SCHEMA__.executions AS e
      WHERE e.instance_id = p_instance_id;
     RETURN QUERY
-    SELECT h.event_data
+    SELECT h.event_data::text
       FROM __SCHEMA__.history AS h
      WHERE h.instance_id = p_instance_id
        AND h.execution_id = v_execution

@@ -17,7 +17,7 @@ BEGIN
         RETURN;
     END IF;
     RETURN QUERY
-    SELECT h.event_data
+    SELECT h.event_data::text
       FROM __SCHEMA__.history AS h
      WHERE h.instance_id = p_instance_id
        AND h.execution_id = p_execution_id

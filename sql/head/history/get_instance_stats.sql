@@ -36,7 +36,7 @@ BEGIN
         RETURN;
     END IF;
 
-    SELECT count(*), coalesce(sum(octet_length(h.event_data)), 0)
+    SELECT count(*), coalesce(sum(octet_length(h.event_data::text)), 0)
       INTO v_events, v_bytes
       FROM __SCHEMA__.history AS h
      WHERE h.instance_id = p_instance AND h.execution_id = v_execution;
@@ -47,7 +47,7 @@ BEGIN
                     THEN ev -> 'carry_forward_events' END), 0)
       INTO v_pending
       FROM __SCHEMA__.history AS h,
-           LATERAL (SELECT __SCHEMA__.taskhub_try_jsonb(h.event_data) AS ev) AS parsed
+           LATERAL (SELECT __SCHEMA__.taskhub_try_jsonb(h.event_data::text) AS ev) AS parsed
      WHERE h.instance_id = p_instance AND h.execution_id = v_execution AND h.event_id = 1;
 
     SELECT count(*) INTO v_keys FROM __SCHEMA__.get_kv_all_values(p_instance);

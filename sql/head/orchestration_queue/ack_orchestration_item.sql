@@ -227,8 +227,10 @@ BEGIN
     -- History is append-only: a duplicate event id fails the whole ack. An
     -- event no fetch could hand over fails it too (taskhub_storable_json;
     -- the exact check runs only for texts that could fail it: with a
-    -- \u0000, or with enough brackets to nest too deep), and the failed call
-    -- leaves nothing behind.
+    -- \u0000, or with enough brackets to nest too deep), and so does one
+    -- that is not JSON (the cast to json: each event is validated once, here,
+    -- and a fetch then hands it over unparsed). The failed call leaves
+    -- nothing behind.
     IF v_history <> '[]' AND v_one_table THEN
         FOR v_element IN SELECT e FROM jsonb_array_elements(v_history) AS e LOOP
             IF __TOO_LARGE(v_element)__ THEN
@@ -245,7 +247,7 @@ BEGIN
             INSERT INTO __SCHEMA__.history
                    (instance_id, execution_id, event_id, event_type, event_data, created_at)
             VALUES (v_instance, p_execution_id, (v_element ->> 'event_id')::bigint,
-                    coalesce(v_element ->> 'event_type', 'Event'), v_text, v_now_ts);
+                    coalesce(v_element ->> 'event_type', 'Event'), v_text::json, v_now_ts);
         END LOOP;
     ELSIF v_history <> '[]' THEN
         -- plain PostgreSQL only: one INSERT ... SELECT for the whole array (on a
@@ -255,12 +257,12 @@ BEGIN
         -- No LATERAL here: Citus cannot plan an INSERT ... SELECT with one.
         SELECT v_instance, p_execution_id, (e ->> 'event_id')::bigint,
                coalesce(e ->> 'event_type', 'Event'),
-               CASE WHEN strpos(e ->> 'event_data', '\u0000') > 0
-                         OR __SCHEMA__.taskhub_json_openers(e ->> 'event_data')
-                            > __SCHEMA__.taskhub_max_json_depth()
-                    THEN __SCHEMA__.taskhub_storable_json(e ->> 'event_data',
-                                                          'event ' || (e ->> 'event_id'))
-                    ELSE e ->> 'event_data' END,
+               (CASE WHEN strpos(e ->> 'event_data', '\u0000') > 0
+                          OR __SCHEMA__.taskhub_json_openers(e ->> 'event_data')
+                             > __SCHEMA__.taskhub_max_json_depth()
+                     THEN __SCHEMA__.taskhub_storable_json(e ->> 'event_data',
+                                                           'event ' || (e ->> 'event_id'))
+                     ELSE e ->> 'event_data' END)::json,
                v_now_ts
           FROM jsonb_array_elements(v_history) AS e
          WHERE CASE

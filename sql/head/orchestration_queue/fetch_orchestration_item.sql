@@ -29,7 +29,10 @@
 -- "Retention at 60/s"). A plain index scan marks them as it passes.
 --
 -- The turn (history, messages, KV snapshot) is handed over as json: the
--- text as stored, validated once, never built into jsonb and printed again.
+-- text as stored, never built into jsonb and printed again. A history
+-- stored as json (revision 0029) was validated as it was written, and is
+-- handed over with no parse at all: a hot turn costs about what reading its
+-- rows does.
 -- A hub that served runtimes before revision 0017 keeps jsonb until it is
 -- switched (`taskhub-pg turn-form json`, with its runtimes stopped: a
 -- runtime has the result type prepared). __TURN_FORM__ is json or jsonb.
@@ -101,7 +104,7 @@ DECLARE
     v_version    text;
     v_execution  bigint;
     v_known      boolean;
-    v_history_text text;
+    v_history_json json;
     v_messages   __TURN_FORM__;
     v_history    __TURN_FORM__;
     v_kv         jsonb;
@@ -299,7 +302,7 @@ BEGIN
         v_messages_text := '[' || array_to_string(v_items, ',') || ']';
 
         -- 4. What the turn needs: instance metadata, the current execution's
-        --    history (one parse, below) and the committed KV state.
+        --    history (below) and the committed KV state.
         SELECT i.orchestration_name, coalesce(i.orchestration_version, 'unknown'),
                i.current_execution_id
           INTO v_name, v_version, v_execution
@@ -313,11 +316,11 @@ BEGIN
             v_execution := coalesce(v_execution, 1);
         END IF;
 
-        -- One parse of the messages and one of the history. No row may make
-        -- a fetch fail (it would fail for every instance behind it, forever,
-        -- with no attempt counted): if anything of the turn cannot be read
-        -- or parsed (invalid JSON, a \u0000 escape, nesting too deep, too
-        -- large), the turn is read again row by row, and what cannot be
+        -- One parse of the messages, and of a history stored as text. No row
+        -- may make a fetch fail (it would fail for every instance behind it,
+        -- forever, with no attempt counted): if anything of the turn cannot
+        -- be read or parsed (invalid JSON, a \u0000 escape, nesting too deep,
+        -- too large), the turn is read again row by row, and what cannot be
         -- parsed is handed over as a JSON string. The runtime then sees a
         -- history error and, after its attempts, poisons this one instance
         -- (a message it cannot decode is retried until dead_letters takes
@@ -335,8 +338,12 @@ BEGIN
                 PERFORM __SCHEMA__.taskhub_raise_if_turn_too_deep(
                     v_instance, v_execution, v_items);
             END IF;
-            SELECT '[' || string_agg(h.event_data, ',' ORDER BY h.event_id) || ']'
-              INTO v_history_text
+            -- Stored as json (a hub created at 0029 or later, or converted by
+            -- turn-form json), each event was validated as it was written:
+            -- the cast is none, and json_agg only appends. Stored as text, the
+            -- cast parses each event here.
+            SELECT json_agg(h.event_data::json ORDER BY h.event_id)
+              INTO v_history_json
               FROM __SCHEMA__.history AS h
              WHERE h.instance_id = v_instance
                AND h.execution_id = v_execution;
@@ -346,7 +353,7 @@ BEGIN
               FROM __SCHEMA__.kv_store AS s
              WHERE s.instance_id = v_instance;
             v_messages := v_messages_text::__TURN_FORM__;
-            v_history := coalesce(v_history_text, '[]')::__TURN_FORM__;
+            v_history := coalesce(v_history_json, '[]'::json)::__TURN_FORM__;
         EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
             SELECT turn.out_messages::__TURN_FORM__, turn.out_history::__TURN_FORM__,
                    turn.out_kv_snapshot

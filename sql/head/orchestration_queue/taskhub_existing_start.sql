@@ -38,7 +38,7 @@ BEGIN
     END IF;
     -- The runtime writes OrchestrationStarted first (event 1); event_type
     -- says nothing (duroxide stores "Event" for every event).
-    SELECT __SCHEMA__.taskhub_try_jsonb(h.event_data) INTO v_event
+    SELECT __SCHEMA__.taskhub_try_jsonb(h.event_data::text) INTO v_event
       FROM __SCHEMA__.history AS h
      WHERE h.instance_id = p_instance_id
        AND h.execution_id = 1

@@ -26,8 +26,8 @@ BEGIN
        FROM __SCHEMA__.history AS h
       WHERE h.instance_id = p_instance
         AND h.execution_id = p_execution
-        AND __SCHEMA__.taskhub_json_openers(h.event_data) > c_depth
-        AND __SCHEMA__.taskhub_json_too_deep(h.event_data)
+        AND __SCHEMA__.taskhub_json_openers(h.event_data::text) > c_depth
+        AND __SCHEMA__.taskhub_json_too_deep(h.event_data::text)
       LIMIT 1;
     IF FOUND THEN
         RAISE EXCEPTION 'an event of % is nested deeper than % levels', p_instance, c_depth

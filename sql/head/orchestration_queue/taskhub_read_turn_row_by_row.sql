@@ -23,8 +23,8 @@ BEGIN
         out_messages := to_jsonb(format('the messages of %s cannot be read: %s', p_instance, SQLERRM));
     END;
     BEGIN
-        SELECT coalesce(jsonb_agg(coalesce(__SCHEMA__.taskhub_try_jsonb(h.event_data),
-                                           to_jsonb(h.event_data)) ORDER BY h.event_id), '[]')
+        SELECT coalesce(jsonb_agg(coalesce(__SCHEMA__.taskhub_try_jsonb(h.event_data::text),
+                                           to_jsonb(h.event_data::text)) ORDER BY h.event_id), '[]')
           INTO out_history
           FROM __SCHEMA__.history AS h
          WHERE h.instance_id = p_instance
