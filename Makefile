@@ -54,6 +54,8 @@
 #               (POOLER_DRILL_ARGS)
 #   make soak   the hub under a steady mix of work for SOAK_MINUTES (30) at SOAK_RATE (20/s)
 #               (SOAK_RATE=60: three times that, the retention run of docs/benchmarks.md)
+#   make capacity  orchestrations a second at a 500 ms p99 objective, the released runtime
+#               on a hub and on duroxide 0.2.2's schema, at rising rates (CAPACITY_ARGS)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -61,7 +63,7 @@ PY     := $(VENV)/bin/python
 
 .DEFAULT_GOAL := help
 
-.PHONY: help venv run stop test docs dist test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-poolers bench-prune bench-start-many bench-citus bench-citus-hubs chaos deploy-drill failover-drill pooler-drill soak revision clean
+.PHONY: help venv run stop test docs dist test-matrix test-fast test-quick pytest lint bench bench-quick bench-grid bench-grid-quick bench-per-call bench-majors bench-wakeups bench-dashboard bench-tracing bench-poolers bench-prune bench-start-many bench-citus bench-citus-hubs chaos deploy-drill failover-drill pooler-drill soak capacity revision clean
 
 # The header above, without its comment marks.
 help:
@@ -274,6 +276,14 @@ SOAK_RATE ?= 20
 SOAK_ARGS ?=
 soak: $(VENV)/.bench-installed
 	$(PY) -m drills.soak --minutes $(SOAK_MINUTES) --rate $(SOAK_RATE) $(SOAK_ARGS)
+
+# Capacity at a latency objective (bench/capacity): the released runtime on a
+# hub and on duroxide 0.2.2's own schema, at rising rates, a few minutes a
+# step; about 40 minutes with the defaults. CAPACITY_ARGS="--rates 60,80
+# --minutes 2" for a shorter run.
+CAPACITY_ARGS ?=
+capacity: $(VENV)/.bench-installed
+	$(PY) -m bench.capacity $(CAPACITY_ARGS)
 
 # Start a new revision from the functions changed in sql/head/ (NAME=lower_snake_case).
 revision: venv

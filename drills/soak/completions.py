@@ -12,11 +12,20 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Protocol
 
 import psycopg
 from psycopg import sql
 
-from drills.soak.application import Application, Started
+from drills.soak.application import Started
+
+
+class StartRecords(Protocol):
+    """Who started the instances and when (the soak's application, the
+    capacity bench's starter)."""
+
+    def take_started(self, instances: list[str]) -> dict[str, Started]: ...
+
 
 POLL_S = 1.0
 # A turn's completed_at is its transaction's clock; the commit that makes it
@@ -33,7 +42,7 @@ class Ended:
 
 
 class Completions:
-    def __init__(self, url: str, schema: str, application: Application, minute_s: float) -> None:
+    def __init__(self, url: str, schema: str, application: StartRecords, minute_s: float) -> None:
         self._conn = psycopg.connect(url, autocommit=True, application_name="soak-completions")
         self._query = sql.SQL(
             "SELECT i.instance_id, e.status, extract(epoch FROM e.completed_at) * 1000"

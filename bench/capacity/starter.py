@@ -1,0 +1,56 @@
+"""Starts the bench's orchestrations at a steady rate through the released
+runtime's own client, the same on both sides, and keeps each start's time
+until the completions reader takes it (start-to-completion is measured from
+the call). Nothing is retried: every error is counted."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+import duroxide
+
+from bench.capacity import workload
+from drills.harness import error_line, paced
+from drills.soak.application import Started
+
+APPLICATION_NAME = "capacity-app"
+
+
+class Starter(threading.Thread):
+    def __init__(self, url: str, schema: str, rate_per_s: float) -> None:
+        super().__init__(daemon=True, name="capacity-starter")
+        provider = duroxide.PostgresProvider.connect_with_schema(url, schema)
+        self._client = duroxide.Client(provider)
+        self._rate_per_s = rate_per_s
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._start_records: dict[str, Started] = {}
+        self.starts = 0
+        self.errors: Counter[str] = Counter()
+
+    def take_started(self, instances: list[str]) -> dict[str, Started]:
+        with self._lock:
+            return {i: s for i in instances if (s := self._start_records.pop(i, None)) is not None}
+
+    def in_flight(self) -> int:
+        with self._lock:
+            return len(self._start_records)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.join()
+
+    def run(self) -> None:
+        for n in paced(self._rate_per_s, self._stopping):
+            instance = f"cap-{n}"
+            with self._lock:
+                self._start_records[instance] = Started(workload.ORDER, time.time() * 1000.0)
+            try:
+                self._client.start_orchestration(instance, workload.ORDER, n)
+                self.starts += 1
+            except Exception as error:  # counted, not retried: the bench's verdict
+                self.errors[error_line(error)] += 1
+                with self._lock:
+                    del self._start_records[instance]
