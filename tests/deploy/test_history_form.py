@@ -171,3 +171,21 @@ def test_the_writes_refuse_an_event_that_is_not_json(database_url: str, hub_made
         with pytest.raises(psycopg.errors.InvalidTextRepresentation):
             conn.execute(f"SELECT {q}.append_history('kept', 1, %s)", [bad])
     assert history_text(database_url, schema, "kept") == before
+
+
+def test_an_adopted_hub_gets_the_hot_fetch_from_turn_form_json(database_url: str) -> None:
+    """A live duroxide 0.2.2 schema, adopted: jsonb and text until the one
+    offline step, then json throughout."""
+    schema = DUROXIDE_0_2_2.create_schema(database_url, new_schema_name("hf"))
+    migrate.upgrade(database_url, schema)
+    one_turn(database_url, schema, "kept")
+    before = history_text(database_url, schema, "kept")
+    done = turn_form.switch(database_url, schema, "json")
+    assert (done.was, done.now, done.history_was, done.history_now) == (
+        "jsonb",
+        "json",
+        "text",
+        "json",
+    )
+    assert history_text(database_url, schema, "kept") == before
+    assert drift.check(database_url, schema).problems == []
