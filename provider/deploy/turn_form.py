@@ -33,6 +33,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from provider.citus_placement import CITUS_PRESENT
 from provider.deploy import function_history, privileged_session
 from provider.deploy.sql_files import TURN_FORMS, render_sql
 from provider.deploy.table_locks import call_gate_statement
@@ -159,6 +160,21 @@ def current_form(conn: psycopg.Connection[Any], schema: str) -> str | None:
     return found.group(1) if found else None
 
 
+def distributed(conn: psycopg.Connection[Any], schema: str) -> bool:
+    """Whether Citus distributes the hub's tables: there the history keeps its
+    form (the conversion's function lives in the session's pg_temp, which
+    Citus cannot send to its workers)."""
+    row = conn.execute(CITUS_PRESENT).fetchone()
+    if not (row and row[0]):
+        return False
+    found = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition"
+        "                WHERE logicalrelid = pg_catalog.to_regclass(%s))",
+        [f"{quote_schema(schema)}.history"],
+    ).fetchone()
+    return bool(found and found[0])
+
+
 def history_form(conn: psycopg.Connection[Any], schema: str) -> str | None:
     """json or text: how the hub stores its history (None: no history table)."""
     row = conn.execute(
@@ -227,8 +243,8 @@ class Switched:
             return f"{said}; the history is stored as {self.history_now} (was {self.history_was})"
         if self.now == "json" and self.history_now == "text":
             return (
-                f"{said}; the history stays text until the hub is at revision"
-                f" {HISTORY_FORMS_FROM:04d} or later (upgrade, then run this again)"
+                f"{said}; the history stays text (at revision {HISTORY_FORMS_FROM:04d} or"
+                " later, and not distributed by Citus, this step stores it as json)"
             )
         return f"{said}; the history is stored as {self.history_now}"
 
@@ -251,7 +267,12 @@ def switch(url: str, schema: str, form: str, *, force: bool = False) -> Switched
             revision = int(installed_revision(conn, schema) or 0)
             # json throughout: the history is stored as json too, once the
             # hub's functions read and write either form.
-            store_as_json = form == "json" and stored == "text" and revision >= HISTORY_FORMS_FROM
+            store_as_json = (
+                form == "json"
+                and stored == "text"
+                and revision >= HISTORY_FORMS_FROM
+                and not distributed(conn, schema)
+            )
             if was == form and not store_as_json:
                 return Switched(schema, was, form, stored, stored)
             if revision < 17:

@@ -127,7 +127,7 @@ def test_below_0029_turn_form_json_leaves_the_history_text(
     capsys.readouterr()
     assert main(["turn-form", "json", "--url", database_url, "--schema", schema]) == 0
     said = capsys.readouterr().out
-    assert "hands over json (was jsonb)" in said and "stays text until" in said
+    assert "hands over json (was jsonb)" in said and "the history stays text" in said
     assert stored(database_url, schema)[0] == "text"
 
 
