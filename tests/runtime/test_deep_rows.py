@@ -21,11 +21,12 @@ import psycopg
 import pytest
 
 from devkit.waiting import wait_until
+from devkit.workloads.flavours import TASKHUB_TEXT_HISTORY
 from devkit.workloads.work_items import external_raised, orchestration_started
 from provider.deploy import migrate
 from tests.support.db import new_schema_name
 from tests.support.deep_json import TOO_DEEP, deepened
-from tests.support.planted_rows import write_behind_our_back
+from tests.support.planted_rows import planted
 
 WAIT_S = 60.0
 GOOD = [f"good-{n}" for n in range(6)]
@@ -35,29 +36,32 @@ LEASE_MS = 1_000
 DEAD_LETTER_AFTER = 3
 
 
+# A hub at head that existed before 0029: it stores its history as text, so
+# every depth can be planted there.
+TEXT_HISTORY = "text-history"
+
+
 @dataclass
 class Outcome:
     schema: str
     statuses: dict[str, tuple[str, str | None]]
     dead_letters: set[str]
+    refused: set[str]  # rows a history stored as json refused: they cannot exist
 
 
-def plant(sql: psycopg.Connection[Any], schema: str) -> None:
+def plant(sql: psycopg.Connection[Any], schema: str) -> set[str]:
     """For each depth, an instance whose first event is that deep, and one
-    whose waiting message is."""
+    whose waiting message is; the instances whose row the hub refused."""
+    refused = set()
     for depth in TOO_DEEP:
         for where, row in (
             ("history", orchestration_started(f"history-{depth}", name="Waiter")),
             ("message", external_raised(f"message-{depth}", name="Go")),
         ):
-            write_behind_our_back(
-                sql,
-                schema,
-                where,
-                deepened(row, depth),
-                instance=f"{where}-{depth}",
-                orchestration="Waiter",
-            )
+            instance = f"{where}-{depth}"
+            if not planted(sql, schema, where, deepened(row, depth), instance):
+                refused.add(instance)
+    return refused
 
 
 def statuses(sql: psycopg.Connection[Any], schema: str) -> dict[str, tuple[str, str | None]]:
@@ -70,16 +74,20 @@ def dead_letters(sql: psycopg.Connection[Any], schema: str) -> set[str]:
     return {row[0] for row in rows}
 
 
-def settled(sql: psycopg.Connection[Any], schema: str) -> bool:
+def settled(sql: psycopg.Connection[Any], schema: str, refused: set[str]) -> bool:
     """Every other instance completed, and every planted row dealt with: its
     instance ended, or its message handed out until dead_letters took it
     (where the runtime never poisoned the instance, that is how it ends)."""
     now = statuses(sql, schema)
     buried = dead_letters(sql, schema)
-    planted = [f"{where}-{depth}" for where in ("history", "message") for depth in TOO_DEEP]
+    rows = [f"{where}-{depth}" for where in ("history", "message") for depth in TOO_DEEP]
     return (
         all(now[good][0] == "Completed" for good in GOOD if good in now)
-        and all(now[instance][0] != "Running" or instance in buried for instance in planted)
+        and all(
+            now[instance][0] != "Running" or instance in buried
+            for instance in rows
+            if instance not in refused
+        )
         and all(good in now for good in GOOD)
     )
 
@@ -88,14 +96,17 @@ def run_released_runtime(database_url: str, revision: str) -> Outcome:
     """The released runtime run on a hub at `revision` with every row
     planted, until all is dealt with."""
     schema = new_schema_name("deep")
-    migrate.upgrade(database_url, schema, revision)
+    if revision == TEXT_HISTORY:
+        TASKHUB_TEXT_HISTORY.create_schema(database_url, schema)
+    else:
+        migrate.upgrade(database_url, schema, revision)
     with psycopg.connect(database_url, autocommit=True) as sql:
         sql.execute(
             f'UPDATE "{schema}".taskhub_settings SET value = %s'
             " WHERE name = 'dead_letter_after_attempts'",
             [str(DEAD_LETTER_AFTER)],
         )
-        plant(sql, schema)
+        refused = plant(sql, schema)
         provider = duroxide.PostgresProvider.connect_with_schema(database_url, schema)
         runtime: Any = duroxide.Runtime(
             provider,
@@ -122,11 +133,11 @@ def run_released_runtime(database_url: str, revision: str) -> Outcome:
             for good in GOOD:
                 client.start_orchestration(good, "Echo", good)
             wait_until(
-                lambda: settled(sql, schema),
+                lambda: settled(sql, schema, refused),
                 timeout_s=WAIT_S,
                 message="every planted row dealt with and every other instance completed",
             )
-            return Outcome(schema, statuses(sql, schema), dead_letters(sql, schema))
+            return Outcome(schema, statuses(sql, schema), dead_letters(sql, schema), refused)
         finally:
             runtime.shutdown(timeout_ms=2_000)
 
@@ -147,12 +158,16 @@ def outcome_at(database_url: str) -> Callable[[str], Outcome]:
 # The revision of the head this issue was filed against: it handed over, as
 # they were, the rows its parser could read (up to about 15,000 deep).
 FILED_AGAINST = "0023"
-BOTH = ["head", FILED_AGAINST]
+BOTH = ["head", TEXT_HISTORY, FILED_AGAINST]
 
 
 @pytest.mark.parametrize(
     ("revision", "depth"),
-    [pytest.param("head", depth, id=f"head-{depth}") for depth in TOO_DEEP]
+    [
+        pytest.param(revision, depth, id=f"{revision}-{depth}")
+        for revision in ("head", TEXT_HISTORY)
+        for depth in TOO_DEEP
+    ]
     + [
         pytest.param(
             FILED_AGAINST,
@@ -167,7 +182,13 @@ BOTH = ["head", FILED_AGAINST]
 def test_an_instance_whose_history_is_too_deep_is_poisoned(
     outcome_at: Callable[[str], Outcome], revision: str, depth: int
 ) -> None:
-    status, output = outcome_at(revision).statuses[f"history-{depth}"]
+    outcome = outcome_at(revision)
+    if f"history-{depth}" in outcome.refused:
+        # A history stored as json refuses a row deeper than the server's
+        # stack takes: it cannot be there to poison anything.
+        assert revision == "head" and depth > 500
+        return
+    status, output = outcome.statuses[f"history-{depth}"]
     assert status == "Failed"
     assert output is not None and "poison" in output and "deserializ" in output, output
 
