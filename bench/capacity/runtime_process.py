@@ -7,30 +7,19 @@ bench's orchestration on one schema, a hub or 0.2.2's own, until stopped.
 
 from __future__ import annotations
 
-import signal
 import sys
-import threading
-from pathlib import Path
 
 import duroxide
 
 from bench.capacity import workload
+from drills.soak.runtime_worker import serve
 
 
 def main(url: str, schema: str, log_file: str, ready_file: str) -> None:
-    duroxide.init_tracing(log_file, log_level="warn")
-    provider = duroxide.PostgresProvider.connect_with_schema(url, schema)
     options = duroxide.RuntimeOptions(
         dispatcher_poll_interval_ms=20, orchestration_concurrency=4, worker_concurrency=4
     )
-    runtime = duroxide.Runtime(provider, options)
-    workload.register(runtime)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    runtime.start()
-    Path(ready_file).touch()
-    stop.wait()
-    runtime.shutdown(timeout_ms=5_000)
+    serve(url, schema, log_file, ready_file, options, workload.register)
 
 
 if __name__ == "__main__":

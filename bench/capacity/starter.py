@@ -13,7 +13,7 @@ import duroxide
 
 from bench.capacity import workload
 from drills.harness import error_line, paced
-from drills.soak.application import Started
+from drills.soak.application import StartBook, Started
 
 APPLICATION_NAME = "capacity-app"
 
@@ -25,18 +25,9 @@ class Starter(threading.Thread):
         self._client = duroxide.Client(provider)
         self._rate_per_s = rate_per_s
         self._stopping = threading.Event()
-        self._lock = threading.Lock()
-        self._start_records: dict[str, Started] = {}
+        self.book = StartBook()
         self.starts = 0
         self.errors: Counter[str] = Counter()
-
-    def take_started(self, instances: list[str]) -> dict[str, Started]:
-        with self._lock:
-            return {i: s for i in instances if (s := self._start_records.pop(i, None)) is not None}
-
-    def in_flight(self) -> int:
-        with self._lock:
-            return len(self._start_records)
 
     def stop(self) -> None:
         self._stopping.set()
@@ -45,12 +36,10 @@ class Starter(threading.Thread):
     def run(self) -> None:
         for n in paced(self._rate_per_s, self._stopping):
             instance = f"cap-{n}"
-            with self._lock:
-                self._start_records[instance] = Started(workload.ORDER, time.time() * 1000.0)
+            self.book.add(instance, Started(workload.ORDER, time.time() * 1000.0))
             try:
                 self._client.start_orchestration(instance, workload.ORDER, n)
                 self.starts += 1
             except Exception as error:  # counted, not retried: the bench's verdict
                 self.errors[error_line(error)] += 1
-                with self._lock:
-                    del self._start_records[instance]
+                self.book.forget(instance)

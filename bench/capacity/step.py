@@ -107,7 +107,7 @@ def run_step(url: str, settings: StepSettings, log_dir: Path) -> StepResult:
         module="bench.capacity.runtime_process",
     )  # fmt: skip
     starter = Starter(with_application_name(url, APPLICATION_NAME), schema, settings.rate)
-    completions = Completions(url, schema, starter, settings.minute_s)
+    completions = Completions(url, schema, starter.book, settings.minute_s)
     watch = Watch(url, {RUNTIME_APP, APPLICATION_NAME}, RETENTION_APP)
     retention = (
         Retention(url, schema, RETENTION_S, PRUNE_EVERY_S)
@@ -144,7 +144,7 @@ def run_step(url: str, settings: StepSettings, log_dir: Path) -> StepResult:
             observer.stop()
         runtime.stop()
         result.start_errors = sum(starter.errors.values())
-        result.in_flight_at_end = starter.in_flight()
+        result.in_flight_at_end = starter.book.in_flight()
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     return result

@@ -30,6 +30,36 @@ class Started:
     at_ms: float  # Unix epoch milliseconds, as the server's completed_at
 
 
+class StartBook:
+    """Each instance's start, kept until the completions reader takes it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: dict[str, Started] = {}
+
+    def add(self, instance: str, started: Started) -> None:
+        with self._lock:
+            self._records[instance] = started
+
+    def forget(self, instance: str) -> None:
+        with self._lock:
+            self._records.pop(instance, None)
+
+    def take_started(self, instances: list[str]) -> dict[str, Started]:
+        """The start records of these instances, forgotten here."""
+        with self._lock:
+            return {i: s for i in instances if (s := self._records.pop(i, None)) is not None}
+
+    def in_flight(self) -> int:
+        with self._lock:
+            return len(self._records)
+
+    def stuck(self, started_before_ms: float) -> int:
+        """Instances started before then that have not ended (or not been seen to)."""
+        with self._lock:
+            return sum(1 for s in self._records.values() if s.at_ms < started_before_ms)
+
+
 class Application(threading.Thread):
     def __init__(self, url: str, schema: str, rate_per_s: float) -> None:
         super().__init__(daemon=True, name="soak-application")
@@ -42,24 +72,9 @@ class Application(threading.Thread):
             EVENT_AFTER_S,
             RECHECK_S,
         )
-        self._lock = threading.Lock()
-        self._start_records: dict[str, Started] = {}
+        self.book = StartBook()
         self.starts = 0
         self.errors: Counter[str] = Counter()
-
-    def take_started(self, instances: list[str]) -> dict[str, Started]:
-        """The start records of these instances, forgotten here."""
-        with self._lock:
-            return {i: s for i in instances if (s := self._start_records.pop(i, None)) is not None}
-
-    def in_flight(self) -> int:
-        with self._lock:
-            return len(self._start_records)
-
-    def stuck(self, started_before_ms: float) -> int:
-        """Instances started before then that have not ended (or not been seen to)."""
-        with self._lock:
-            return sum(1 for s in self._start_records.values() if s.at_ms < started_before_ms)
 
     def stop(self) -> None:
         self._stopping.set()
@@ -71,12 +86,9 @@ class Application(threading.Thread):
             self._events.raise_due()
             kind = workload.kind_of(n)
             instance = f"soak-{n}"
-            started = Started(kind, time.time() * 1000.0)
-            with self._lock:
-                self._start_records[instance] = started
+            self.book.add(instance, Started(kind, time.time() * 1000.0))
             if not self._call(self._hub.start_orchestration, instance, kind, n):
-                with self._lock:
-                    del self._start_records[instance]
+                self.book.forget(instance)
             elif kind == workload.APPROVAL:
                 self._events.add(instance)
             self.starts += 1

@@ -96,7 +96,7 @@ def run_soak(url: str, settings: SoakSettings, out_dir: Path, echo: bool = True)
     application = Application(url, schema, settings.rate)
     retention = Retention(url, schema, int(settings.retention_s), settings.prune_every_s)
     sampler = Sampler(url, schema)
-    completions = Completions(url, schema, application, settings.minute_s)
+    completions = Completions(url, schema, application.book, settings.minute_s)
     watch = Watch(url, set(CONNECTIONS.values()) | {APPLICATION_APP}, RETENTION_APP)
     say(
         f"soak on {schema}: {settings.rate:g} orchestrations/s for {settings.minutes} min"
@@ -180,7 +180,7 @@ def _errors(
     for name in ("lost", "poisoned", "renewal_errors"):
         errors[f"python worker {name.replace('_', ' ')}"] = int(stats.get(name, 0))
     stuck_before = time.time() * 1000.0 - STUCK_AFTER_S * 1000.0
-    errors["stuck instances"] = application.stuck(max(stuck_before, began_epoch_ms))
+    errors["stuck instances"] = application.book.stuck(max(stuck_before, began_epoch_ms))
     return errors
 
 

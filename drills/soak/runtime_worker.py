@@ -12,6 +12,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,17 +31,30 @@ def runtime_options() -> Any:
     )
 
 
-def main(url: str, schema: str, log_file: str, ready_file: str) -> None:
+def serve(
+    url: str,
+    schema: str,
+    log_file: str,
+    ready_file: str,
+    options: Any,
+    register: Callable[[Any], None],
+) -> None:
+    """The released runtime with these options and this work, until SIGTERM
+    (the capacity bench's processes too)."""
     duroxide.init_tracing(log_file, log_level="warn")
     provider = duroxide.PostgresProvider.connect_with_schema(url, schema)
-    runtime = duroxide.Runtime(provider, runtime_options())
-    workload.register_with_runtime(runtime)
+    runtime = duroxide.Runtime(provider, options)
+    register(runtime)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     runtime.start()
     Path(ready_file).touch()
     stop.wait()
     runtime.shutdown(timeout_ms=5_000)
+
+
+def main(url: str, schema: str, log_file: str, ready_file: str) -> None:
+    serve(url, schema, log_file, ready_file, runtime_options(), workload.register_with_runtime)
 
 
 if __name__ == "__main__":
