@@ -17,6 +17,7 @@ from provider.cli.options import (
     print_rows,
     say,
 )
+from provider.cli.plain import under
 from provider.errors import TaskHubError
 from provider.hub_rows import InstanceFailure, plain
 
@@ -66,11 +67,12 @@ def error_message(details: object) -> str:
 
 def print_failure(failure: InstanceFailure) -> None:
     """Why the instance failed, in full (never cut to a cell's width)."""
-    say(f"\nfailure (execution {failure.execution_id})")
-    say(f"  error: {failure.error}")
+    say("")
+    say(f"failure (execution {failure.execution_id})")
+    say(under("  error: ", failure.error))
     for step in failure.failed_steps:
         scheduled = f"scheduled {step.attempts} time{'s' if step.attempts != 1 else ''}"
-        say(f"  {step.kind} {step.name} ({scheduled}): {error_message(step.details)}")
+        say(under(f"  {step.kind} {step.name} ({scheduled}): ", error_message(step.details)))
 
 
 @inspect_app.command()

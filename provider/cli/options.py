@@ -13,8 +13,9 @@ import typer
 from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from provider.cli.plain import plain, visible
+from provider.cli.plain import plain, visible, visible_lines
 from provider.cli.urls import InvalidUrl, libpq_environment, libpq_url
 from provider.masking import has_password, mask_url
 from provider.schema_name import InvalidSchemaName, validate_schema_name
@@ -42,8 +43,9 @@ errors = Console(stderr=True, soft_wrap=True)
 
 
 def say(text: object) -> None:
-    """One result line on stdout, as plain text (it may quote stored values)."""
-    out().print(plain(text), highlight=False)
+    """A result on stdout, as plain text (it may quote stored values): its line
+    breaks and tabs kept, every other control character shown as its escape."""
+    out().print(Text(visible_lines(text)), highlight=False)
 
 
 class Failure(Exception):

@@ -24,6 +24,16 @@ _UNSHOWN = re.compile(
 )
 
 
+# The same, but for the line breaks and tabs of a text of several lines (a
+# traceback): those are layout, and reach the terminal as such.
+_UNSHOWN_IN_LINES = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 but tab and newline, DEL, C1
+    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+    "\u2028\u2029"
+    "\ud800-\udfff]"
+)
+
+
 def _escape(found: re.Match[str]) -> str:
     code = ord(found.group())
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
@@ -34,9 +44,16 @@ def visible(value: object) -> str:
     return _UNSHOWN.sub(_escape, str(value))
 
 
-def visible_lines(value: object) -> str:
-    """As `visible`, keeping the line breaks of a text of several lines."""
-    return "\n".join(visible(line) for line in str(value).split("\n"))
+def visible_lines(value: object, indent: str = "") -> str:
+    """As `visible`, keeping the line breaks and tabs of a text of several
+    lines, each line after the first indented by `indent`."""
+    lines = _UNSHOWN_IN_LINES.sub(_escape, str(value)).split("\n")
+    return f"\n{indent}".join(lines)
+
+
+def under(field: str, value: object) -> str:
+    """`field` then `value`, its later lines indented to stand under its first."""
+    return field + visible_lines(value, " " * len(field))
 
 
 def plain(value: object, style: str = "") -> Text:

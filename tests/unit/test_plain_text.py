@@ -9,7 +9,9 @@ import io
 import pytest
 from rich.console import Console
 
-from provider.cli.plain import plain, visible, visible_lines
+from provider.cli.inspect_commands import print_failure
+from provider.cli.plain import plain, under, visible, visible_lines
+from provider.hub_rows import FailedStep, InstanceFailure
 
 ESCAPED = {
     "ESC and BEL (OSC 52)": ("\x1b]52;c;aGk=\x07x", r"\x1b]52;c;aGk=\x07x"),
@@ -37,3 +39,37 @@ def test_markup_is_printed_as_written() -> None:
 
 def test_lines_keep_their_breaks() -> None:
     assert visible_lines("a\x1b\nb") == "a\\x1b\nb"
+
+
+def test_a_text_of_several_lines_keeps_its_breaks_and_tabs_under_its_field() -> None:
+    """Issue 58: a traceback printed as lines, each under the first, with every
+    other control character still an escape (a CR could overwrite a line)."""
+    traceback = "Traceback (most recent call last):\n\tFile x\r\x1b[2J\nValueError: no"
+    assert under("  error: ", traceback) == (
+        "  error: Traceback (most recent call last):\n"
+        "         \tFile x\\x0d\\x1b[2J\n"
+        "         ValueError: no"
+    )
+
+
+def test_the_commands_own_line_breaks_are_not_escaped(capsys: pytest.CaptureFixture[str]) -> None:
+    """`inspect instance` printed its own section header as \\x0afailure."""
+    failure = InstanceFailure(
+        execution_id=1,
+        error="boom\n  at step 2",
+        details=None,
+        failed_steps=[
+            FailedStep(3, "ActivityFailed", "Charge", 2, {"Application": {"message": "a\nb"}})
+        ],
+    )
+    print_failure(failure)
+    out = capsys.readouterr().out
+    assert "\\x0a" not in out
+    assert out.splitlines() == [
+        "",
+        "failure (execution 1)",
+        "  error: boom",
+        "           at step 2",
+        "  ActivityFailed Charge (scheduled 2 times): a",
+        "                                             b",
+    ]
