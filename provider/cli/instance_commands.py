@@ -77,7 +77,10 @@ def _table_row(found: InstanceSummary) -> dict[str, Any]:
 def instances(
     url: Url = None,
     schema: Schema = "public",
-    status: Annotated[Status | None, typer.Option(help="only instances with this status")] = None,
+    status: Annotated[
+        Status | None,
+        typer.Option(case_sensitive=False, help="only instances with this status (any case)"),
+    ] = None,
     name: Annotated[str | None, typer.Option(help="only this orchestration")] = None,
     name_contains: Annotated[
         str | None, typer.Option(help="orchestrations whose name has this part (either case)")

@@ -90,11 +90,12 @@ class MigrationRun:
             if self.locks_held_ms is not None
             else ""
         )
+        # The revisions are counted, not listed (--json lists them).
         return (
             f"schema {self.schema}: {self.from_revision or 'base'} -> {self.to_revision or 'base'}"
-            f" ({len(self.steps)} revisions: {', '.join(self.steps)})"
-            f" in {self.duration_s * 1000:.0f} ms, {self.attempts} attempts,"
-            f" {len(self.lock_waits)} lock waits{locks}"
+            f" ({_count(len(self.steps), 'revision')}) in {self.duration_s * 1000:.0f} ms,"
+            f" {_count(self.attempts, 'attempt')}, {_count(len(self.lock_waits), 'lock wait')}"
+            f"{locks}"
         )
 
     def failure(self, first_timeout_ms: int, last_timeout_ms: int) -> str:
@@ -111,6 +112,10 @@ class MigrationRun:
             f" within {_waits(first_timeout_ms, last_timeout_ms)} in {self.attempts} attempts over"
             f" {self.duration_s:.1f} s; held by {held}"
         )
+
+
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
 
 
 def _waits(first_ms: int, last_ms: int) -> str:

@@ -62,7 +62,9 @@ def test_upgrade_and_downgrade_say_what_they_did(
     target = ["--url", database_url, "--schema", schema]
     assert main(["upgrade", "--revision", "0005", *target]) == 0
     out = capsys.readouterr().out
-    assert f"schema {schema}: base -> 0005 (5 revisions: base -> 0001," in out
+    # Counted, not listed; "1 attempt" (issue 58: the list ran to 28, "1 attempts").
+    assert f"schema {schema}: base -> 0005 (5 revisions) in " in out
+    assert ", 1 attempt, 0 lock waits" in out
     assert main(["upgrade", *target, "--json"]) == 0
     report: dict[str, Any] = json.loads(capsys.readouterr().out)
     assert report["from_revision"] == "0005" and report["to_revision"] == migrate.head_revision()
@@ -79,10 +81,9 @@ def test_upgrade_and_downgrade_say_what_they_did(
         "taskhub_schedules",
     ]
     assert report["duration_s"] > 0 and report["locks_held_ms"] > 0
-    head, between, back = (f"{int(migrate.head_revision()) - n:04d}" for n in (0, 1, 2))
+    head, back = (f"{int(migrate.head_revision()) - n:04d}" for n in (0, 2))
     assert main(["downgrade", "--revision", back, "--yes", *target]) == 0
-    steps = f"{head} -> {between}, {between} -> {back}"
-    assert f"{head} -> {back} (2 revisions: {steps})" in capsys.readouterr().out
+    assert f"{head} -> {back} (2 revisions) in " in capsys.readouterr().out
     assert main(["upgrade", *target]) == 0
     assert main(["upgrade", *target]) == 0
     assert "nothing to apply" in capsys.readouterr().out

@@ -74,6 +74,8 @@ def test_inspect_instances_filters_by_status_name_and_time_and_pages(
 
     assert len(ids()) == 16
     assert sorted(ids("--status", "Failed")) == ["broken-0", "broken-1", "broken-2"]
+    # Any case (issue 58: `--status failed` was refused).
+    assert sorted(ids("--status", "failed")) == sorted(ids("--status", "FAILED"))
     assert ids("--status", "Pending") == ["ghost"]
     assert ids("--name", "NotRegistered") == ["ghost"]
     assert len(ids("--status", "Running")) == 5
