@@ -54,9 +54,16 @@ def register(app: typer.Typer) -> None:
 @dashboard_cli.callback(invoke_without_command=True)
 def dashboard(
     ctx: typer.Context,
-    port: Annotated[int, typer.Option(min=1, max=65535, help="port to serve on")] = 8080,
+    port: Annotated[
+        int,
+        typer.Option(min=1, max=65535, envvar="TASKHUB_DASHBOARD_PORT", help="port to serve on"),
+    ] = 8080,
     host: Annotated[
-        str, typer.Option(help="address to listen on (this machine only, by default)")
+        str,
+        typer.Option(
+            envvar="TASKHUB_DASHBOARD_HOST",
+            help="address to listen on (this machine only, by default)",
+        ),
     ] = "127.0.0.1",
     url: Url = None,
     schema: Schema = "public",

@@ -22,12 +22,16 @@ def _address(host: str, port: int) -> str:
 def register(app: typer.Typer) -> None:
     @app.command()
     def metrics(
-        port: Annotated[int, typer.Option(min=1, max=65535, help="port of /metrics")] = 9464,
+        port: Annotated[
+            int,
+            typer.Option(min=1, max=65535, envvar="TASKHUB_METRICS_PORT", help="port of /metrics"),
+        ] = 9464,
         host: Annotated[
             str,
             typer.Option(
+                envvar="TASKHUB_METRICS_HOST",
                 help="address to listen on (this machine only, by default; the endpoint has"
-                " no authentication)"
+                " no authentication)",
             ),
         ] = "127.0.0.1",
         timeout: Annotated[
@@ -35,6 +39,7 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 min=0.1,
                 max=300,
+                envvar="TASKHUB_METRICS_TIMEOUT",
                 help="seconds a read of the hub may take to connect, and per query",
             ),
         ] = 5.0,

@@ -118,7 +118,12 @@ Url = Annotated[
         " a password here shows in ps: keep it in DATABASE_URL or a pgpass file",
     ),
 ]
-Schema = Annotated[str, typer.Option("--schema", callback=_schema, help="the task hub's schema")]
+Schema = Annotated[
+    str,
+    typer.Option(
+        "--schema", envvar="TASKHUB_SCHEMA", callback=_schema, help="the task hub's schema"
+    ),
+]
 AsJson = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="do not ask before destroying")]
 
