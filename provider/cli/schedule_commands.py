@@ -118,7 +118,8 @@ def list_(url: Url = None, schema: Schema = "public", as_json: AsJson = False) -
                 "name": row["name"],
                 "orchestration": row["orchestration"],
                 "when": row["cron"] or f"every {row['every_s']} s",
-                "paused": row["paused"],
+                # yes / no, as the dashboard shows it (--json keeps the boolean).
+                "paused": "yes" if row["paused"] else "no",
                 # Before the columns a narrow terminal leaves out first.
                 "failures": row["failures"],
                 "why": row["paused_reason"] or row["last_error"] or "",

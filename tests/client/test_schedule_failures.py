@@ -176,6 +176,8 @@ def test_after_n_failures_in_a_row_the_schedule_is_paused_with_its_reason_shown(
     assert main(["schedule", "list", "--url", database_url, "--schema", hub_schema]) == 0
     table = capsys.readouterr().out
     assert "failed 3 times in a row" in table
+    # yes / no, as the dashboard says it (issue 58: it printed True / False).
+    assert "True" not in table and "False" not in table and " yes " in table
     assert main(["schedule", "list", "--json", "--url", database_url, "--schema", hub_schema]) == 0
     listed = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
     assert listed["broken"]["paused_reason"] == broken.paused_reason
