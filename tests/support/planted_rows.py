@@ -18,6 +18,7 @@ from devkit.workloads.work_items import (
     start_orchestration,
 )
 from provider import TaskHub, now_ms
+from provider.deploy import turn_form
 from tests.support.contract import DATA_TABLES
 
 
@@ -108,12 +109,7 @@ REFUSED_BY_THE_TYPE = (psycopg.errors.InvalidTextRepresentation, psycopg.errors.
 
 
 def stores_history_as_json(sql: psycopg.Connection[Any], schema: str) -> bool:
-    row = sql.execute(
-        "SELECT format_type(atttypid, NULL) FROM pg_attribute"
-        " WHERE attrelid = to_regclass(%s) AND attname = 'event_data'",
-        [f'"{schema}".history'],
-    ).fetchone()
-    return row is not None and row[0] == "json"
+    return turn_form.history_form(sql, schema) == "json"
 
 
 def planted(
