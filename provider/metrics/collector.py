@@ -10,7 +10,6 @@ scrapes against a slow database is one connection, not one each."""
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import json
 import logging
 import math
@@ -42,6 +41,7 @@ from provider.client.session_standing import refuse_a_privileged_session
 from provider.errors import InvalidInput, TaskHubError
 from provider.logs import fields
 from provider.masking import passwords_of
+from provider.metrics.exposure import is_loopback, refuse_unless_protected, require_bearer
 from provider.metrics.health import HubHealth, HubState, log
 from provider.metrics.single_flight import SingleFlight
 from provider.schema_name import InvalidSchemaName, validate_schema_name
@@ -266,20 +266,12 @@ def _log_to_stderr_unless_configured() -> None:
         log.setLevel(logging.INFO)
 
 
-def is_loopback(address: str) -> bool:
-    """Is `address` (an IP, as getaddrinfo gives it) this machine's loopback?"""
-    try:
-        return ipaddress.ip_address(address.partition("%")[0]).is_loopback
-    except ValueError:
-        return False
-
-
-def _warn_unless_loopback(address: str, port: int) -> None:
-    if is_loopback(address):
+def _warn_unless_loopback(address: str, port: int, token: str | None) -> None:
+    if is_loopback(address) or token is not None:
         return
     log.warning(
-        "metrics are served on %s port %s without authentication: whoever can reach it"
-        " reads them (serve on 127.0.0.1, the default, behind a proxy that authenticates)",
+        "metrics are served on %s port %s without authentication (--insecure-no-auth):"
+        " whoever can reach it reads them",
         address,
         port,
         extra=fields("metrics.unauthenticated", address=address, port=port),
@@ -293,23 +285,30 @@ def serve(
     port: int,
     host: str = "127.0.0.1",
     timeout_s: float = 5.0,
+    bearer_token: str | None = None,
+    insecure_no_auth: bool = False,
 ) -> WSGIServer:
     """Serve /metrics and /healthz of a HubCollector in a registry of its own
     (in a thread); shutdown() stops it. This machine only unless `host` says
-    otherwise (a warning then: the endpoint has no authentication)."""
+    otherwise; beyond loopback only with `bearer_token` (every request must
+    send it) or `insecure_no_auth` (a warning is logged), else
+    ExposedWithoutAuthentication before anything listens."""
     _log_to_stderr_unless_configured()
-    collector = HubCollector(url, schemas, timeout_s=timeout_s)
-    registry = CollectorRegistry()
-    registry.register(collector)
     family, _, _, _, sockaddr = socket.getaddrinfo(
         host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )[0]
+    refuse_unless_protected(str(sockaddr[0]), port, bearer_token, insecure_no_auth)
+    collector = HubCollector(url, schemas, timeout_s=timeout_s)
+    registry = CollectorRegistry()
+    registry.register(collector)
 
     class Server(_ThreadingServer):
         address_family = family  # an IPv6 host needs an IPv6 socket
 
     app = hub_app(collector, registry)
+    if bearer_token is not None:
+        app = require_bearer(app, bearer_token)
     server = make_server(str(sockaddr[0]), port, app, Server, handler_class=_QuietHandler)
-    _warn_unless_loopback(str(sockaddr[0]), port)
+    _warn_unless_loopback(str(sockaddr[0]), port, bearer_token)
     Thread(target=server.serve_forever, daemon=True, name="taskhub-metrics").start()
     return server

@@ -1,15 +1,20 @@
 """What `taskhub-pg metrics` exposes to the network (issue 36): without
---host it answers this machine only; a --host beyond loopback is served with
-a warning that nobody is asked who they are; and a burst of requests while
+--host it answers this machine only; a --host beyond loopback is refused
+unless every request must send a bearer token (--token-file) or the operator
+passed --insecure-no-auth (served with a warning); and a burst of requests while
 the database is slow is one bounded read, not a connection each."""
 
 from __future__ import annotations
 
+import os
+import secrets
 import socket
 import subprocess
+import sys
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -17,6 +22,7 @@ import pytest
 
 from devkit.roles import operator_of
 from devkit.waiting import wait_until
+from provider.testing.embedded_pg import free_port
 from tests.support.metrics_server import metrics_server
 from tests.support.network import non_loopback_address
 
@@ -56,7 +62,9 @@ def test_without_host_the_server_answers_this_machine_only(
 
         # The same address is reachable when --host asks for it: the check
         # above could see a server listening there. That start is warned of.
-        with metrics_server(database_url, hub_schema, host="0.0.0.0") as (base, server):
+        with metrics_server(
+            database_url, hub_schema, host="0.0.0.0", options=("--insecure-no-auth",)
+        ) as (base, server):
             assert reachable(address, port_of(base))
             log = stopped_log(server)
     (warning,) = [line for line in log.splitlines() if "without authentication" in line]
@@ -130,3 +138,82 @@ def test_loopback_hosts_are_served_without_a_warning(
     with metrics_server(database_url, hub_schema, host=host) as (_, server):
         log = stopped_log(server)
     assert "without authentication" not in log
+
+
+def run_metrics(url: str, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """`taskhub-pg metrics` that is expected to stop by itself (a refusal)."""
+    return subprocess.run(
+        [sys.executable, "-m", "provider", "metrics", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "DATABASE_URL": url},
+    )
+
+
+def test_a_host_beyond_loopback_without_a_token_is_refused_and_nothing_listens(
+    database_url: str, hub_schema: str
+) -> None:
+    """The defect: 0.2.0 served 0.0.0.0 to anyone, with a warning in a log."""
+    port = free_port()
+    done = run_metrics(database_url, "--host", "0.0.0.0", "--port", str(port),
+                       "--schema", hub_schema)  # fmt: skip
+    assert done.returncode == 2, done
+    (line,) = [line for line in done.stderr.splitlines() if line.strip()]
+    assert "no token is configured" in line and "--token-file" in line
+    assert not reachable("127.0.0.1", port)
+
+
+def bearer_answer(url: str, token: str | None) -> tuple[int, str]:
+    request = urllib.request.Request(url)
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read().decode()
+
+
+def test_with_a_token_file_every_request_must_send_it(
+    database_url: str, hub_schema: str, tmp_path: Path
+) -> None:
+    token = secrets.token_urlsafe(24)
+    token_file = tmp_path / "metrics-token"
+    token_file.write_text(token + "\n")
+    with non_loopback_address() as address, metrics_server(
+        database_url, hub_schema, host="0.0.0.0",
+        options=("--token-file", str(token_file)), token=token,
+    ) as (base, server):  # fmt: skip
+        served = f"http://{address}:{port_of(base)}"
+        answers = {
+            (path, sent): bearer_answer(served + path, value)
+            for path in ("/metrics", "/healthz")
+            for sent, value in (("none", None), ("wrong", token[:-1] + "x"), ("right", token))
+        }
+        log = stopped_log(server)
+    for (path, sent), (status, body) in answers.items():
+        if sent == "right":
+            assert status == 200, (path, body)
+        else:
+            assert status == 401 and token not in body, (path, sent, status)
+    assert f'taskhub_up{{schema="{hub_schema}"}} 1.0' in answers[("/metrics", "right")][1]
+    assert "without authentication" not in log and token not in log
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [("", "at least 16 characters"), ("short", "at least 16 characters"),
+     ("a token with spaces in it", "without spaces")],
+)  # fmt: skip
+def test_a_token_file_that_cannot_serve_is_refused(
+    database_url: str, hub_schema: str, tmp_path: Path, content: str, says: str
+) -> None:
+    token_file = tmp_path / "metrics-token"
+    token_file.write_text(content)
+    port = free_port()
+    done = run_metrics(database_url, "--port", str(port), "--schema", hub_schema,
+                       "--token-file", str(token_file))  # fmt: skip
+    assert done.returncode == 2 and says in done.stderr, done
+    assert not content.strip() or content not in done.stderr
+    assert not reachable("127.0.0.1", port)

@@ -27,11 +27,13 @@ def metrics_server(
     *,
     host: str | None = "127.0.0.1",
     options: Sequence[str] = (),
+    token: str | None = None,
 ) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """`taskhub-pg metrics` on a free port, as a deployment runs it (the URL
     in DATABASE_URL, where ps does not show it): its base URL and the process
     (stderr piped: what it logged). host=None: no --host (the default one);
-    the base URL is then on 127.0.0.1."""
+    the base URL is then on 127.0.0.1. `token`: what the readiness probe
+    sends as its bearer token (the server reads it from --token-file)."""
     port = free_port()
     where = ["--host", host] if host is not None else []
     server = subprocess.Popen(
@@ -47,8 +49,11 @@ def metrics_server(
     def up() -> bool:
         if server.poll() is not None:
             pytest.fail(f"metrics did not come up: {server.communicate()[1]!r}")
+        probe = urllib.request.Request(base + "/metrics")
+        if token is not None:
+            probe.add_header("Authorization", f"Bearer {token}")
         try:
-            urllib.request.urlopen(base + "/metrics", timeout=1).read()
+            urllib.request.urlopen(probe, timeout=1).read()
         except OSError:
             return False
         return True
