@@ -80,9 +80,13 @@ def reading(sql: psycopg.Connection[Any], role: str) -> int:
     return int(row[0]) if row else 0
 
 
-def answer(url: str) -> tuple[int, str]:
+def answer(url: str, token: str | None = None) -> tuple[int, str]:
+    """Status and body, sending `token` as a bearer token when given."""
+    request = urllib.request.Request(url)
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
     try:
-        with urllib.request.urlopen(url, timeout=60) as response:
+        with urllib.request.urlopen(request, timeout=60) as response:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as refused:
         return refused.code, refused.read().decode()
@@ -164,17 +168,6 @@ def test_a_host_beyond_loopback_without_a_token_is_refused_and_nothing_listens(
     assert not reachable("127.0.0.1", port)
 
 
-def bearer_answer(url: str, token: str | None) -> tuple[int, str]:
-    request = urllib.request.Request(url)
-    if token is not None:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as refused:
-        return refused.code, refused.read().decode()
-
-
 def test_with_a_token_file_every_request_must_send_it(
     database_url: str, hub_schema: str, tmp_path: Path
 ) -> None:
@@ -187,7 +180,7 @@ def test_with_a_token_file_every_request_must_send_it(
     ) as (base, server):  # fmt: skip
         served = f"http://{address}:{port_of(base)}"
         answers = {
-            (path, sent): bearer_answer(served + path, value)
+            (path, sent): answer(served + path, value)
             for path in ("/metrics", "/healthz")
             for sent, value in (("none", None), ("wrong", token[:-1] + "x"), ("right", token))
         }
