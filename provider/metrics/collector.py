@@ -41,7 +41,12 @@ from provider.client.session_standing import refuse_a_privileged_session
 from provider.errors import InvalidInput, TaskHubError
 from provider.logs import fields
 from provider.masking import passwords_of
-from provider.metrics.exposure import is_loopback, refuse_unless_protected, require_bearer
+from provider.metrics.exposure import (
+    is_loopback,
+    loopback_hosts_only,
+    refuse_unless_protected,
+    require_bearer,
+)
 from provider.metrics.health import HubHealth, HubState, log
 from provider.metrics.single_flight import SingleFlight
 from provider.schema_name import InvalidSchemaName, validate_schema_name
@@ -308,6 +313,8 @@ def serve(
     app = hub_app(collector, registry)
     if bearer_token is not None:
         app = require_bearer(app, bearer_token)
+    elif not insecure_no_auth:  # loopback: only requests that name this machine
+        app = loopback_hosts_only(app, host)
     server = make_server(str(sockaddr[0]), port, app, Server, handler_class=_QuietHandler)
     _warn_unless_loopback(str(sockaddr[0]), port, bearer_token)
     Thread(target=server.serve_forever, daemon=True, name="taskhub-metrics").start()

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import os
 from collections.abc import Iterable
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
+
+from provider.metrics.health import log
 
 
 class ExposedWithoutAuthentication(ValueError):
@@ -36,6 +39,7 @@ def refuse_unless_protected(address: str, port: int, token: str | None, insecure
 def require_bearer(app: WSGIApplication, token: str) -> WSGIApplication:
     """`app` for requests carrying `Authorization: Bearer <token>` only; a 401
     for the others (compared in constant time)."""
+    check_token(token)
     expected = f"Bearer {token}".encode()
 
     def guarded(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
@@ -56,13 +60,47 @@ def require_bearer(app: WSGIApplication, token: str) -> WSGIApplication:
     return guarded
 
 
-def read_token(path: str) -> str:
-    """The token in `path` (surrounding whitespace dropped): refused when empty
-    or shorter than 16 characters, which a scraper's guesses could find."""
-    with open(path, encoding="utf-8") as file:
-        token = file.read().strip()
+def check_token(token: str) -> None:
+    """Refuse a token a scraper's guesses could find, or one a header cannot carry."""
     if len(token) < 16:
-        raise ValueError(f"the token in {path} must be at least 16 characters")
+        raise ValueError("the token must be at least 16 characters")
     if any(ord(char) < 0x21 or ord(char) > 0x7E for char in token):
-        raise ValueError(f"the token in {path} must be printable ASCII without spaces")
+        raise ValueError("the token must be printable ASCII without spaces")
+
+
+def read_token(path: str) -> str:
+    """The token in `path` (surrounding whitespace dropped). The errors never
+    quote the file: a byte of it would be a byte of the secret."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            token = file.read().strip()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
+    try:
+        check_token(token)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+    if os.stat(path).st_mode & 0o077:
+        log.warning("%s can be read by other users: chmod 600 it", path)
     return token
+
+
+def loopback_hosts_only(app: WSGIApplication, host: str) -> WSGIApplication:
+    """`app` for requests that name this machine (or `host`) in their Host
+    header; a 400 for the others: a web page that rebinds its own name to
+    127.0.0.1 cannot read a loopback server nobody signs in to."""
+    allowed = {"127.0.0.1", "localhost", "[::1]", "::1", host.lower()}
+
+    def checked(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        named = str(environ.get("HTTP_HOST", "")).lower()
+        name = named.rsplit(":", 1)[0] if not named.endswith("]") else named
+        if name in allowed or named in allowed:
+            return app(environ, start_response)
+        body = b"unknown Host header\n"
+        start_response(
+            "400 Bad Request",
+            [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))],
+        )
+        return [body]
+
+    return checked

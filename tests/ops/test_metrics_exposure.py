@@ -197,16 +197,41 @@ def test_with_a_token_file_every_request_must_send_it(
 @pytest.mark.parametrize(
     ("content", "says"),
     [("", "at least 16 characters"), ("short", "at least 16 characters"),
-     ("a token with spaces in it", "without spaces")],
+     ("a token with spaces in it", "without spaces"),
+     (b"S3cretTokenPart\xe9more", "not UTF-8 text")],
 )  # fmt: skip
 def test_a_token_file_that_cannot_serve_is_refused(
-    database_url: str, hub_schema: str, tmp_path: Path, content: str, says: str
+    database_url: str, hub_schema: str, tmp_path: Path, content: str | bytes, says: str
 ) -> None:
+    """Refused in one line that quotes no byte of the file."""
     token_file = tmp_path / "metrics-token"
-    token_file.write_text(content)
+    raw = content if isinstance(content, bytes) else content.encode()
+    token_file.write_bytes(raw)
     port = free_port()
     done = run_metrics(database_url, "--port", str(port), "--schema", hub_schema,
                        "--token-file", str(token_file))  # fmt: skip
     assert done.returncode == 2 and says in done.stderr, done
-    assert not content.strip() or content not in done.stderr
+    secret = raw.decode("latin-1").strip()
+    assert not secret or secret not in done.stderr
+    assert "S3cret" not in done.stderr and "0xe9" not in done.stderr  # 0.2.0's decode error
     assert not reachable("127.0.0.1", port)
+
+
+def test_a_loopback_server_answers_only_requests_that_name_this_machine(
+    database_url: str, hub_schema: str
+) -> None:
+    """A web page that rebinds its own name to 127.0.0.1 sends its name as the
+    Host: it gets a 400, and the hub is not read for it."""
+    with metrics_server(database_url, hub_schema) as (base, server):
+        statuses = {}
+        for host in ("127.0.0.1", "localhost:9464", "evil.example", "evil.example:9464"):
+            request = urllib.request.Request(base + "/metrics", headers={"Host": host})
+            try:
+                with urllib.request.urlopen(request, timeout=60) as response:
+                    statuses[host] = response.status
+            except urllib.error.HTTPError as refused:
+                statuses[host] = refused.code
+        stopped_log(server)
+    assert statuses == {
+        "127.0.0.1": 200, "localhost:9464": 200, "evil.example": 400, "evil.example:9464": 400,
+    }  # fmt: skip
