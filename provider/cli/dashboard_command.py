@@ -14,12 +14,13 @@ import typer
 
 from provider.cli.hubs import require_hub
 from provider.cli.options import USAGE, Schema, Url, console, database_url, fail
-from provider.dashboard.access import LOOPBACK_HOSTS, AccessPolicy, is_loopback, networks
+from provider.dashboard.access import AccessPolicy, is_loopback, networks
 from provider.dashboard.hub import STATEMENT_TIMEOUT_MS
 from provider.dashboard.passwords import ROLES, VIEWER, Account, AccountError, hash_line
 from provider.dashboard.passwords import read_accounts as parse_accounts
 from provider.dashboard.paths import checked_root_path
 from provider.dashboard.tokens import configured_secret
+from provider.host_headers import LOOPBACK_HOSTS
 
 EXTRA_MISSING = "the dashboard verb needs the web extra: pip install 'taskhub-pg[web]'"
 WEB_PACKAGES = ("starlette", "jinja2", "uvicorn")

@@ -21,11 +21,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from provider.dashboard.passwords import Account
+from provider.host_headers import LOOPBACK_HOSTS, host_name
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
-# The names a browser on this machine uses: the Host allowlist's default.
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 MAX_PROXY_USER = 128
 
 
@@ -94,27 +93,6 @@ def is_loopback(host: str) -> bool:
     return address is not None and address.is_loopback
 
 
-def host_name(host_header: str | None) -> str | None:
-    """The name a Host header asks for, without its port: lower case, an IPv6
-    address without brackets; None when it is missing or unreadable."""
-    if not host_header:
-        return None
-    value = host_header.strip().lower()
-    if value.startswith("["):
-        name, bracket, rest = value[1:].partition("]")
-        if not bracket or (rest and not _is_port(rest)):
-            return None
-        return name
-    name, colon, port = value.rpartition(":")
-    if not colon:
-        name = value
-    elif not _is_port(":" + port):
-        return None
-    name = name.rstrip(".")
-    readable = name.isascii() and all(ch.isalnum() or ch in "-._" for ch in name)
-    return name if name and readable else None
-
-
 def basic_credentials(authorization: str | None) -> tuple[str, str] | None:
     """(user, password) of an `Authorization: Basic ...` header; None for
     any other header or one that does not decode."""
@@ -175,7 +153,3 @@ def _address(text: str | None) -> ipaddress.IPv4Address | ipaddress.IPv6Address 
         return ipaddress.ip_address(text) if text else None
     except ValueError:
         return None
-
-
-def _is_port(text: str) -> bool:
-    return text.startswith(":") and text[1:].isascii() and text[1:].isdigit() and len(text) <= 6

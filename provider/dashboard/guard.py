@@ -29,9 +29,9 @@ from provider.dashboard.access import (
     basic_credentials,
     client_address,
     client_network,
-    host_name,
 )
 from provider.dashboard.sign_in import Authenticator, Refused
+from provider.host_headers import host_name
 
 log = logging.getLogger("provider.dashboard.access")
 

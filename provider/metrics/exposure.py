@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterable
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
+from provider.host_headers import LOOPBACK_HOSTS, host_name
 from provider.metrics.health import log
 
 
@@ -26,8 +27,11 @@ def is_loopback(address: str) -> bool:
 
 
 def refuse_unless_protected(address: str, port: int, token: str | None, insecure: bool) -> None:
-    """Raise before anything listens on a reachable address nobody guards."""
-    if token is None and not insecure and not is_loopback(address):
+    """Raise before anything listens on a reachable address nobody guards, or
+    behind a token too weak to guard it."""
+    if token is not None:
+        check_token(token)
+    elif not insecure and not is_loopback(address):
         raise ExposedWithoutAuthentication(
             f"{address} port {port} is reachable from other machines and no token is"
             " configured: give --token-file (Prometheus sends it as a bearer token),"
@@ -39,7 +43,6 @@ def refuse_unless_protected(address: str, port: int, token: str | None, insecure
 def require_bearer(app: WSGIApplication, token: str) -> WSGIApplication:
     """`app` for requests carrying `Authorization: Bearer <token>` only; a 401
     for the others (compared in constant time)."""
-    check_token(token)
     expected = f"Bearer {token}".encode()
 
     def guarded(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
@@ -89,12 +92,10 @@ def loopback_hosts_only(app: WSGIApplication, host: str) -> WSGIApplication:
     """`app` for requests that name this machine (or `host`) in their Host
     header; a 400 for the others: a web page that rebinds its own name to
     127.0.0.1 cannot read a loopback server nobody signs in to."""
-    allowed = {"127.0.0.1", "localhost", "[::1]", "::1", host.lower()}
+    allowed = LOOPBACK_HOSTS | {host.strip("[]").lower()}
 
     def checked(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        named = str(environ.get("HTTP_HOST", "")).lower()
-        name = named.rsplit(":", 1)[0] if not named.endswith("]") else named
-        if name in allowed or named in allowed:
+        if host_name(environ.get("HTTP_HOST")) in allowed:
             return app(environ, start_response)
         body = b"unknown Host header\n"
         start_response(

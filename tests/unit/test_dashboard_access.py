@@ -12,12 +12,12 @@ from provider.dashboard.access import (
     AccessPolicy,
     basic_credentials,
     client_address,
-    host_name,
     is_loopback,
     networks,
 )
 from provider.dashboard.passwords import AccountError, hash_line, parse_line, read_accounts
 from provider.dashboard.tokens import Confirmations, CsrfTokens, TokenRefused
+from provider.host_headers import host_name
 
 
 def test_a_hashed_line_matches_its_password_only_and_holds_no_trace_of_it() -> None:

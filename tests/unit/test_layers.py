@@ -46,6 +46,7 @@ LEAVES = (
     "resources",
     "standing",
     "hub_rows",
+    "host_headers",
 )
 # Calls that send SQL to a server. Opening a connection to hand to a reader
 # of `deploy/` (the CLI, the metrics, the test kit) is not one.
