@@ -340,6 +340,23 @@ class Schedule:
 
 
 @dataclass(frozen=True)
+class FlowRule:
+    """A flow rule of the hub (docs/flow-control.md), enforced by the fetch
+    every runtime calls: the activity `name` is paused (handed out never), or
+    limited to `max_running` items leased at once over the whole hub, of
+    which `running` hold a lease now."""
+
+    kind: Literal["activity"]
+    name: str
+    paused: bool
+    max_running: int | None
+    running: int
+    changed_at: datetime
+    changed_by: str  # the login that made the latest change
+    reason: str | None
+
+
+@dataclass(frozen=True)
 class TickOutcome:
     """How one fire of a schedule's tick went (Client.fire_schedule_outcome)."""
 

@@ -209,6 +209,13 @@ class Client(ProcedureClient):
     fire_schedule_outcome = blocking(ApplicationPlans.fire_schedule_outcome)
     count_schedule_failure = blocking(ApplicationPlans.count_schedule_failure)
 
+    # flow control, enforced by the hub's fetches (docs/flow-control.md)
+    pause_activity = blocking(ApplicationPlans.pause_activity)
+    resume_activity = blocking(ApplicationPlans.resume_activity)
+    set_activity_limit = blocking(ApplicationPlans.set_activity_limit)
+    remove_activity_limit = blocking(ApplicationPlans.remove_activity_limit)
+    flow_rules = blocking(ApplicationPlans.flow_rules)
+
 
 class AsyncClient(AsyncProcedureClient):
     """Client for asyncio: the same methods, arguments, results and errors, awaited."""
@@ -303,3 +310,8 @@ class AsyncClient(AsyncProcedureClient):
     resume_schedule = awaitable(ApplicationPlans.resume_schedule)
     remove_schedule = awaitable(ApplicationPlans.remove_schedule)
     list_schedules = awaitable(ApplicationPlans.list_schedules)
+    pause_activity = awaitable(ApplicationPlans.pause_activity)
+    resume_activity = awaitable(ApplicationPlans.resume_activity)
+    set_activity_limit = awaitable(ApplicationPlans.set_activity_limit)
+    remove_activity_limit = awaitable(ApplicationPlans.remove_activity_limit)
+    flow_rules = awaitable(ApplicationPlans.flow_rules)

@@ -16,6 +16,7 @@ from provider.client.arguments import (
     check_version,
     check_work_item_size,
 )
+from provider.client.flow_control import FlowControlPlans
 from provider.client.instance_control import InstanceControl
 from provider.client.instance_requests import InstanceRequests
 from provider.client.orchestration_queue import visible_after
@@ -38,7 +39,7 @@ from provider.types import (
 MAX_STARTS_PER_CALL = 100_000
 
 
-class ApplicationPlans(SchedulePlans, InstanceRequests):
+class ApplicationPlans(SchedulePlans, FlowControlPlans, InstanceRequests):
     def __init__(self, config: TaskHubConfig) -> None:
         super().__init__(config)
         self._instances = InstanceControl(config)

@@ -48,8 +48,12 @@ HOT_PATH_ORDER = (
     "history",
     "kv_store",
     "kv_delta",
+    # fetch_work_item reads the flow rules before its queue, and writes a
+    # slot after the item's lease and session.
+    "taskhub_flow_rules",
     "worker_queue",
     "sessions",
+    "taskhub_flow_slots",
     "taskhub_settings",
     "shielded_failures",
     "dead_letters",

@@ -46,6 +46,12 @@ OPERATOR_FUNCTIONS = {
     "taskhub_dispatch_lag_ms",
     # 0028: the search by id prefix and a part of the name.
     "taskhub_search_instances",
+    # 0029: flow control, changed and read by the owner and operators only.
+    "taskhub_pause_flow",
+    "taskhub_resume_flow",
+    "taskhub_set_flow_limit",
+    "taskhub_remove_flow_limit",
+    "taskhub_read_flow_rules",
 }
 
 

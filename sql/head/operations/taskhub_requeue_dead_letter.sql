@@ -22,9 +22,10 @@ BEGIN
     ELSE
         INSERT INTO __SCHEMA__.worker_queue
                (work_item, visible_at, created_at, instance_id, execution_id, activity_id,
-                session_id, tag)
+                session_id, tag, taskhub_activity_name)
         VALUES (v_letter.work_item, clock_timestamp(), clock_timestamp(), v_letter.instance_id,
-                v_letter.execution_id, v_letter.activity_id, v_letter.session_id, v_letter.tag)
+                v_letter.execution_id, v_letter.activity_id, v_letter.session_id, v_letter.tag,
+                __SCHEMA__.taskhub_activity_name_of(v_letter.work_item))
         RETURNING id INTO v_new_id;
     END IF;
     RETURN v_new_id;

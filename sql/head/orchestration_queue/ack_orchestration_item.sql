@@ -298,20 +298,21 @@ BEGIN
                 v_id := nextval('__SCHEMA__.worker_queue_id_seq');
                 INSERT INTO __SCHEMA__.worker_queue
                        (id, work_item, visible_at, created_at, instance_id, execution_id,
-                        activity_id, session_id, tag)
+                        activity_id, session_id, tag, taskhub_activity_name)
                 VALUES (v_id, v_text, v_now_ts, v_now_ts,
                         v_element -> 'ActivityExecute' ->> 'instance',
                         (v_element -> 'ActivityExecute' ->> 'execution_id')::bigint,
                         (v_element -> 'ActivityExecute' ->> 'id')::bigint,
                         v_element -> 'ActivityExecute' ->> 'session_id',
-                        v_element -> 'ActivityExecute' ->> 'tag');
+                        v_element -> 'ActivityExecute' ->> 'tag',
+                        v_element -> 'ActivityExecute' ->> 'name');
             END LOOP;
         ELSE
             -- plain PostgreSQL only: one INSERT ... SELECT for the whole array (on a
             -- server that runs Citus, the loop).
             INSERT INTO __SCHEMA__.worker_queue
                    (work_item, visible_at, created_at, instance_id, execution_id, activity_id,
-                    session_id, tag)
+                    session_id, tag, taskhub_activity_name)
             -- Every level of a jsonb value takes at least 8 bytes.
             SELECT CASE WHEN pg_column_size(w) >= 8 * __SCHEMA__.taskhub_max_json_depth()
                         THEN __SCHEMA__.taskhub_storable_json(w::text, 'an activity item')
@@ -321,7 +322,8 @@ BEGIN
                    (w -> 'ActivityExecute' ->> 'execution_id')::bigint,
                    (w -> 'ActivityExecute' ->> 'id')::bigint,
                    w -> 'ActivityExecute' ->> 'session_id',
-                   w -> 'ActivityExecute' ->> 'tag'
+                   w -> 'ActivityExecute' ->> 'tag',
+                   w -> 'ActivityExecute' ->> 'name'
               FROM jsonb_array_elements(v_workers) WITH ORDINALITY AS item (w, pos)
              WHERE CASE
                        WHEN __TOO_LARGE(w)__

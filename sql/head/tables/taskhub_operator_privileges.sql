@@ -49,7 +49,12 @@ VALUES
     -- Revision 0028: search by id prefix and a part of the name.
     ('function', 'taskhub_search_instances', 'EXECUTE', NULL, 'taskhub-pg inspect instances, the dashboard''s search'),
     -- Revision 0029: schedules with their failed fires.
-    ('function', 'taskhub_read_schedules', 'EXECUTE', NULL, 'taskhub-pg schedule list, the dashboard');
+    ('function', 'taskhub_read_schedules', 'EXECUTE', NULL, 'taskhub-pg schedule list, the dashboard'),
+    ('function', 'taskhub_pause_flow', 'EXECUTE', NULL, 'taskhub-pg flow pause, the Client'),
+    ('function', 'taskhub_resume_flow', 'EXECUTE', NULL, 'taskhub-pg flow resume, the Client'),
+    ('function', 'taskhub_set_flow_limit', 'EXECUTE', NULL, 'taskhub-pg flow limit, the Client'),
+    ('function', 'taskhub_remove_flow_limit', 'EXECUTE', NULL, 'taskhub-pg flow unlimit, the Client'),
+    ('function', 'taskhub_read_flow_rules', 'EXECUTE', NULL, 'taskhub-pg flow list, status, the metrics');
 
 -- Every read of the runbook: the hub's own tables and views, by name.
 INSERT INTO __SCHEMA__.taskhub_operator_privileges
@@ -64,4 +69,5 @@ SELECT 'table', name, 'SELECT', NULL, 'runbook: every read (inspect, status, che
            'taskhub_settings',
            'taskhub_trace_contexts', 'taskhub_wakeup_listeners', 'worker_queue',
            'taskhub_current_leases', 'taskhub_poison_candidates', 'taskhub_queue_health',
-           'taskhub_session_owners', 'taskhub_stuck_instances']) AS name;
+           'taskhub_session_owners', 'taskhub_stuck_instances', 'taskhub_flow_rules',
+           'taskhub_flow_slots', 'taskhub_flow_changes']) AS name;

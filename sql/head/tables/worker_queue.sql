@@ -15,7 +15,12 @@ CREATE TABLE __SCHEMA__.worker_queue (
     execution_id  bigint,
     activity_id   bigint,
     session_id    text,
-    tag           text
+    tag           text,
+    -- Ours, not duroxide's (revision 0029): the activity's name, written by
+    -- the functions that queue an item, for flow control (fetch_work_item).
+    -- NULL on a row written otherwise: the fetch reads such a row's name from
+    -- work_item when a rule needs it (taskhub_activity_name_of).
+    taskhub_activity_name text
 );
 CREATE INDEX taskhub_worker_visible_idx ON __SCHEMA__.worker_queue (visible_at, id);
 -- Cancellation deletes the rows of scheduled activities by identity.

@@ -63,6 +63,11 @@ BEGIN
                                 THEN greatest(0, q.attempt_count - 1)
                                 ELSE q.attempt_count END
      WHERE q.id = v_id;
+    -- A slot of a limited activity (the token says so) is free again.
+    IF strpos(p_lock_token, '_flow_') > 0 THEN
+        DELETE FROM __SCHEMA__.taskhub_flow_slots AS s WHERE s.item_id = v_id;
+        PERFORM __SCHEMA__.taskhub_wake('worker');
+    END IF;
 END;
 $$;
 REVOKE EXECUTE ON FUNCTION __SCHEMA__.abandon_work_item(text, bigint, bigint, boolean) FROM PUBLIC;

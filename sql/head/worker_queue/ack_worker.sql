@@ -148,6 +148,13 @@ BEGIN
     IF v_session IS NOT NULL THEN
         PERFORM __SCHEMA__.taskhub_touch_session(v_session, v_now_ms);
     END IF;
+
+    -- The item held a slot of a limited activity (its token says so): free it,
+    -- and wake a waiting worker, which may take an item the limit held back.
+    IF strpos(p_lock_token, '_flow_') > 0 THEN
+        DELETE FROM __SCHEMA__.taskhub_flow_slots AS s WHERE s.item_id = v_item;
+        PERFORM __SCHEMA__.taskhub_wake('worker');
+    END IF;
 END;
 $$;
 REVOKE EXECUTE ON FUNCTION __SCHEMA__.ack_worker(text, text, text, bigint) FROM PUBLIC;

@@ -20,6 +20,7 @@ DECLARE
     v_now_ts         timestamptz := to_timestamp(__SCHEMA__.taskhub_clock_ms(NULL) / 1000.0);
     v_listener_waits boolean;
     v_id             bigint;
+    v_item           jsonb;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -47,8 +48,8 @@ BEGIN
        OR __SCHEMA__.taskhub_json_openers(p_work_item) > __SCHEMA__.taskhub_max_json_depth() THEN
         PERFORM __SCHEMA__.taskhub_storable_json(p_work_item, 'p_work_item');
     END IF;
-    IF jsonb_typeof(p_work_item::jsonb -> 'ActivityExecute')
-       IS DISTINCT FROM 'object' THEN
+    v_item := p_work_item::jsonb -> 'ActivityExecute';
+    IF jsonb_typeof(v_item) IS DISTINCT FROM 'object' THEN
         RAISE EXCEPTION 'p_work_item must be a JSON ActivityExecute work item'
             USING ERRCODE = '22023';
     ELSIF p_session_id = '' THEN
@@ -62,9 +63,9 @@ BEGIN
     v_id := nextval('__SCHEMA__.worker_queue_id_seq');
     INSERT INTO __SCHEMA__.worker_queue
            (id, work_item, visible_at, created_at, instance_id, execution_id, activity_id,
-            session_id, tag)
+            session_id, tag, taskhub_activity_name)
     VALUES (v_id, p_work_item, v_now_ts, v_now_ts, p_instance_id, p_execution_id, p_activity_id,
-            p_session_id, p_tag);
+            p_session_id, p_tag, v_item ->> 'name');
     -- Whether a listener waits: an index probe; taskhub_wake runs only then
     -- (on a busy hub nobody waits). A statement of its own.
     SELECT true INTO v_listener_waits

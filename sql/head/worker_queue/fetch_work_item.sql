@@ -22,6 +22,14 @@
 --     decided, right before they are written.
 --   * An item handed out dead_letter_after_attempts times without an ack is
 --     moved to dead_letters instead of being handed out again.
+--   * Flow control (docs/flow-control.md): the rules of taskhub_flow_rules
+--     are read once. Items of a paused activity are left out of the scans.
+--     An item of a limited activity is leased only while fewer than its
+--     max_running items hold a slot (taskhub_flow_slots), counted under the
+--     key's advisory lock, taken without waiting: a key at its limit, or
+--     another fetch counting it, is left out of the next scans, like a
+--     contended session. The slot lasts as long as the lease, and the token
+--     says the item holds one ('lock_<id>_flow_...').
 --   * Every statement reads or writes one table, with no subquery: on a hub
 --     distributed by Citus each is planned on its node like a plain one
 --     (docs/scale-out.md).
@@ -62,6 +70,14 @@ DECLARE
     v_token         text;
     v_foreign       text[];
     v_foreign_read  boolean := false;
+    v_skip_names    text[];   -- paused, or found at their limit in this call
+    v_limited       text[];   -- activities with a limit (and not paused)
+    v_limits        integer[];  -- their max_running, in the same order
+    v_name          text;
+    v_rule          integer;
+    v_held          bigint;
+    v_live          bigint;
+    v_slot          boolean;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -91,10 +107,18 @@ BEGIN
             quote_literal(p_tag_mode) USING ERRCODE = '22023';
     END IF;
 
+    SELECT coalesce(array_agg(r.name) FILTER (WHERE r.paused), '{}'),
+           coalesce(array_agg(r.name) FILTER (WHERE NOT r.paused), '{}'),
+           coalesce(array_agg(r.max_running) FILTER (WHERE NOT r.paused), '{}')
+      INTO v_skip_names, v_limited, v_limits
+      FROM __SCHEMA__.taskhub_flow_rules AS r
+     WHERE r.kind = 'activity';
+
     FOR v_attempt IN 1 .. c_max_candidates LOOP
         v_scan_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
 
-        SELECT q.id, q.session_id, q.attempt_count INTO v_id, v_session, v_attempts
+        SELECT q.id, q.session_id, q.attempt_count, q.taskhub_activity_name
+          INTO v_id, v_session, v_attempts, v_name
           FROM __SCHEMA__.worker_queue AS q
          WHERE q.visible_at <= to_timestamp(v_scan_ms / 1000.0)
            AND (q.lock_token IS NULL OR q.locked_until <= v_scan_ms)
@@ -103,6 +127,11 @@ BEGIN
                END
            AND (q.session_id IS NULL
                 OR (p_owner_id IS NOT NULL AND NOT q.session_id = ANY (v_skip_sessions)))
+           -- A row without the column (written otherwise) is read for its name.
+           AND (cardinality(v_skip_names) = 0
+                OR NOT coalesce(q.taskhub_activity_name,
+                                __SCHEMA__.taskhub_activity_name_of(q.work_item), '')
+                       = ANY (v_skip_names))
          ORDER BY q.visible_at, q.id
          LIMIT 1
            FOR UPDATE OF q SKIP LOCKED;
@@ -158,10 +187,51 @@ BEGIN
             END IF;
         END IF;
 
+        -- A limited activity: a slot, if one is free, else the next item.
+        v_slot := false;
+        IF cardinality(v_limited) > 0 THEN
+            IF v_name IS NULL THEN
+                SELECT __SCHEMA__.taskhub_activity_name_of(q.work_item) INTO v_name
+                  FROM __SCHEMA__.worker_queue AS q
+                 WHERE q.id = v_id;
+            END IF;
+            v_rule := array_position(v_limited, v_name);
+            IF v_rule IS NOT NULL THEN
+                IF NOT pg_try_advisory_xact_lock(
+                           __SCHEMA__.taskhub_flow_lock_key('activity', v_name)) THEN
+                    v_skip_names := v_skip_names || v_name;
+                    CONTINUE;
+                END IF;
+                v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+                SELECT count(*) FILTER (WHERE s.held_until > v_now_ms), count(*)
+                  INTO v_live, v_held
+                  FROM __SCHEMA__.taskhub_flow_slots AS s
+                 WHERE s.kind = 'activity' AND s.name = v_name;
+                IF v_live >= v_limits[v_rule] THEN
+                    v_skip_names := v_skip_names || v_name;
+                    CONTINUE;
+                END IF;
+                IF v_held > v_live THEN
+                    -- Slots of leases that ended unacked (a crashed worker).
+                    DELETE FROM __SCHEMA__.taskhub_flow_slots AS s
+                     WHERE s.kind = 'activity' AND s.name = v_name
+                       AND s.held_until <= v_now_ms;
+                END IF;
+                v_slot := true;
+            END IF;
+        END IF;
+
         -- The leases, from a clock read now that everything is decided.
-        -- The token names the item (taskhub_worker_item_of_token).
-        v_token := 'lock_' || v_id || '_' || gen_random_uuid();
+        -- The token names the item (taskhub_worker_item_of_token), and says
+        -- whether it holds a slot.
+        v_token := 'lock_' || v_id || CASE WHEN v_slot THEN '_flow_' ELSE '_' END
+                   || gen_random_uuid();
         v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+        IF v_slot THEN
+            INSERT INTO __SCHEMA__.taskhub_flow_slots AS s (item_id, kind, name, held_until)
+            VALUES (v_id, 'activity', v_name, v_now_ms + p_lock_timeout_ms)
+            ON CONFLICT (item_id, kind, name) DO UPDATE SET held_until = EXCLUDED.held_until;
+        END IF;
         IF v_session IS NOT NULL THEN
             IF v_session_row THEN
                 UPDATE __SCHEMA__.sessions AS s

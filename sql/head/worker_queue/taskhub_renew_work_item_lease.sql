@@ -28,6 +28,12 @@ BEGIN
 
     v_locked_until := v_now_ms + p_extend_ms;
     UPDATE __SCHEMA__.worker_queue AS q SET locked_until = v_locked_until WHERE q.id = v_id;
+    -- A slot of a limited activity lasts as long as the lease.
+    IF strpos(p_lock_token, '_flow_') > 0 THEN
+        UPDATE __SCHEMA__.taskhub_flow_slots AS s
+           SET held_until = v_locked_until
+         WHERE s.item_id = v_id;
+    END IF;
     IF v_session IS NOT NULL THEN
         PERFORM __SCHEMA__.taskhub_touch_session(v_session, v_now_ms);
     END IF;

@@ -1,0 +1,99 @@
+"""Flow control as plans: pause and resume an activity, limit how many of
+its items run at once over the whole hub, and list the rules with their
+slots in use. The hub enforces them in fetch_work_item, so every runtime
+obeys them (sql/head/flow_control/, docs/flow-control.md); these plans only
+change and read them, and every change is kept with who made it and why
+(taskhub_flow_changes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from provider.client.arguments import check_text, utf8_size
+from provider.client.catalogue import Catalogue
+from provider.client.plans import Plan
+from provider.errors import InvalidInput
+from provider.types import FlowRule
+
+MAX_NAME_BYTES = 1000
+MAX_REASON_BYTES = 2000
+MAX_RUNNING = 1_000_000
+
+
+def _check_key(operation: str, name: Any, reason: Any) -> None:
+    check_text(operation, "name", name)
+    if utf8_size(operation, "name", name) > MAX_NAME_BYTES:
+        raise InvalidInput(operation, f"an activity's name has at most {MAX_NAME_BYTES} bytes")
+    if reason is not None:
+        check_text(operation, "reason", reason)
+        if utf8_size(operation, "reason", reason) > MAX_REASON_BYTES:
+            raise InvalidInput(operation, f"reason has at most {MAX_REASON_BYTES} bytes")
+
+
+class FlowControlPlans(Catalogue):
+    def pause_activity(self, name: str, *, reason: str | None = None) -> Plan[bool]:
+        """Hand out none of the activity's items, to any worker or runtime,
+        until it is resumed; those leased already finish. Whether it was
+        paused already."""
+        _check_key("pause_activity", name, reason)
+        was = yield from self._scalar(
+            "taskhub_pause_flow", p_kind="activity", p_name=name, p_reason=reason
+        )
+        return bool(was)
+
+    def resume_activity(self, name: str, *, reason: str | None = None) -> Plan[bool]:
+        """Hand out the activity's items again, oldest first. Whether it was paused."""
+        _check_key("resume_activity", name, reason)
+        was = yield from self._scalar(
+            "taskhub_resume_flow", p_kind="activity", p_name=name, p_reason=reason
+        )
+        return bool(was)
+
+    def set_activity_limit(
+        self, name: str, max_running: int, *, reason: str | None = None
+    ) -> Plan[int | None]:
+        """Let at most `max_running` of the activity's items hold a lease at
+        once, over every worker and runtime of the hub. The limit before
+        (None: there was none)."""
+        _check_key("set_activity_limit", name, reason)
+        if (
+            not isinstance(max_running, int)
+            or isinstance(max_running, bool)
+            or not 1 <= max_running <= MAX_RUNNING
+        ):
+            raise InvalidInput(
+                "set_activity_limit", f"max_running must be a whole number from 1 to {MAX_RUNNING}"
+            )
+        before = yield from self._scalar(
+            "taskhub_set_flow_limit",
+            p_kind="activity",
+            p_name=name,
+            p_max_running=max_running,
+            p_reason=reason,
+        )
+        return None if before is None else int(before)
+
+    def remove_activity_limit(self, name: str, *, reason: str | None = None) -> Plan[int | None]:
+        """Remove the activity's limit (a pause stays). The limit before."""
+        _check_key("remove_activity_limit", name, reason)
+        before = yield from self._scalar(
+            "taskhub_remove_flow_limit", p_kind="activity", p_name=name, p_reason=reason
+        )
+        return None if before is None else int(before)
+
+    def flow_rules(self) -> Plan[list[FlowRule]]:
+        """Every flow rule, by kind and name, with the slots in use."""
+        rows = yield from self._call("taskhub_read_flow_rules")
+        return [
+            FlowRule(
+                kind="activity",
+                name=row["name"],
+                paused=bool(row["paused"]),
+                max_running=row["max_running"],
+                running=int(row["running"]),
+                changed_at=row["changed_at"],
+                changed_by=row["changed_by"],
+                reason=row["reason"],
+            )
+            for row in rows
+        ]

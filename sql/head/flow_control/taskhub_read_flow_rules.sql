@@ -1,0 +1,44 @@
+-- Every flow rule with its current use: how many of its items hold a lease
+-- counted against its limit (live slots, at the database's clock). For
+-- `taskhub-pg flow list`, the Client, the dashboard and the metrics.
+CREATE FUNCTION __SCHEMA__.taskhub_read_flow_rules()
+RETURNS TABLE (
+    kind        text,
+    name        text,
+    paused      boolean,
+    max_running integer,
+    running     bigint,
+    changed_at  timestamptz,
+    changed_by  text,
+    reason      text
+)
+LANGUAGE plpgsql
+STABLE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_now_ms bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+    v_rule   record;
+BEGIN
+    -- One table per statement (a Citus hub keeps these on its coordinator).
+    FOR v_rule IN
+        SELECT r.kind, r.name, r.paused, r.max_running, r.changed_at, r.changed_by, r.reason
+          FROM __SCHEMA__.taskhub_flow_rules AS r
+         ORDER BY r.kind, r.name
+    LOOP
+        kind := v_rule.kind;
+        name := v_rule.name;
+        paused := v_rule.paused;
+        max_running := v_rule.max_running;
+        changed_at := v_rule.changed_at;
+        changed_by := v_rule.changed_by;
+        reason := v_rule.reason;
+        SELECT count(*) INTO running
+          FROM __SCHEMA__.taskhub_flow_slots AS s
+         WHERE s.kind = v_rule.kind AND s.name = v_rule.name AND s.held_until > v_now_ms;
+        RETURN NEXT;
+    END LOOP;
+END;
+$$;
+REVOKE EXECUTE ON FUNCTION __SCHEMA__.taskhub_read_flow_rules() FROM PUBLIC;

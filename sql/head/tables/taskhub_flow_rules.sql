@@ -1,0 +1,20 @@
+-- Flow control (docs/flow-control.md): what the fetches may hand out, per
+-- key. A key is a kind ('activity': the name of an activity) and a name. A
+-- paused key is handed out never; a key with max_running is handed out while
+-- fewer than that many of its items hold a lease (taskhub_flow_slots).
+-- fetch_work_item reads this table once per call and enforces it, so every
+-- runtime obeys it, the released one included. Only the hub's owner and its
+-- operator roles change it, through the taskhub_*_flow functions, which keep
+-- every change in taskhub_flow_changes.
+CREATE TABLE __SCHEMA__.taskhub_flow_rules (
+    kind        text        NOT NULL CHECK (kind IN ('activity')),
+    name        text        NOT NULL CHECK (name <> '' AND octet_length(name) <= 1000),
+    paused      boolean     NOT NULL DEFAULT false,
+    max_running integer     CHECK (max_running BETWEEN 1 AND 1000000),
+    changed_at  timestamptz NOT NULL,
+    changed_by  text        NOT NULL,
+    reason      text,
+    PRIMARY KEY (kind, name),
+    -- A key with neither is no rule: its row is deleted instead.
+    CONSTRAINT a_flow_rule_pauses_or_limits CHECK (paused OR max_running IS NOT NULL)
+);

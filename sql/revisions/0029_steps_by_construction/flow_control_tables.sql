@@ -1,0 +1,46 @@
+-- taskhub-pg 0029: flow control (docs/flow-control.md). The worker queue
+-- gets the activity's name as a column of its own (NULL on the rows queued
+-- before: the fetch reads their name from work_item when a rule needs it),
+-- a change of the catalog alone (no rewrite, no scan), under the brief lock
+-- the revision declares. The rules, their slots and their changes are new
+-- tables (as in sql/head/tables/taskhub_flow_*.sql).
+ALTER TABLE __SCHEMA__.worker_queue ADD COLUMN taskhub_activity_name text;
+
+CREATE TABLE __SCHEMA__.taskhub_flow_rules (
+    kind        text        NOT NULL CHECK (kind IN ('activity')),
+    name        text        NOT NULL CHECK (name <> '' AND octet_length(name) <= 1000),
+    paused      boolean     NOT NULL DEFAULT false,
+    max_running integer     CHECK (max_running BETWEEN 1 AND 1000000),
+    changed_at  timestamptz NOT NULL,
+    changed_by  text        NOT NULL,
+    reason      text,
+    PRIMARY KEY (kind, name),
+    CONSTRAINT a_flow_rule_pauses_or_limits CHECK (paused OR max_running IS NOT NULL)
+);
+
+CREATE TABLE __SCHEMA__.taskhub_flow_slots (
+    item_id    bigint NOT NULL,
+    kind       text   NOT NULL,
+    name       text   NOT NULL,
+    held_until bigint NOT NULL,
+    PRIMARY KEY (item_id, kind, name)
+);
+CREATE INDEX taskhub_flow_slots_key_idx
+    ON __SCHEMA__.taskhub_flow_slots (kind, name, held_until);
+
+CREATE TABLE __SCHEMA__.taskhub_flow_changes (
+    id                 bigserial   PRIMARY KEY,
+    changed_at         timestamptz NOT NULL,
+    changed_by         text        NOT NULL,
+    kind               text        NOT NULL,
+    name               text        NOT NULL,
+    action             text        NOT NULL
+                       CHECK (action IN ('pause', 'resume', 'set limit', 'remove limit')),
+    paused_before      boolean,
+    paused_after       boolean,
+    max_running_before integer,
+    max_running_after  integer,
+    reason             text
+);
+CREATE INDEX taskhub_flow_changes_key_idx
+    ON __SCHEMA__.taskhub_flow_changes (kind, name, changed_at);

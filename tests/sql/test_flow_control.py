@@ -1,0 +1,188 @@
+"""Flow control in fetch_work_item (docs/flow-control.md): a paused activity
+is handed out never, a limited one to at most max_running leases at once
+over every connection, its slots follow the lease, and the rules are changed
+only through the audited verbs. On duroxide 0.2.2 none of this exists."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+import pytest
+
+from devkit.workloads.work_items import activity_execute
+from provider import Client, TaskHub, now_ms
+from provider.errors import InvalidInput
+
+HubFactory = Callable[..., TaskHub]
+
+
+def queue(hub: TaskHub, name: str, count: int, first_id: int = 1) -> None:
+    for activity_id in range(first_id, first_id + count):
+        hub.enqueue_worker_work(activity_execute(f"{name}-inst", activity_id, name=name))
+
+
+def fetched_name(hub: TaskHub, lock_ms: int = 30_000) -> tuple[str, str] | None:
+    lease = hub.fetch_work_item(lock_ms)
+    if lease is None:
+        return None
+    body = lease.work_item["ActivityExecute"]
+    assert isinstance(body, dict)
+    return str(body["name"]), lease.lock_token
+
+
+def slots(sql: psycopg.Connection[Any], schema: str) -> list[tuple[Any, ...]]:
+    return sql.execute(
+        f'SELECT name, held_until FROM "{schema}".taskhub_flow_slots ORDER BY item_id'
+    ).fetchall()
+
+
+def test_a_paused_activity_is_never_handed_out_and_all_of_it_runs_after_resume(
+    hub_schema: str, make_hub: HubFactory, sql: psycopg.Connection[Any]
+) -> None:
+    hub = make_hub(hub_schema)
+    queue(hub, "Charge", 5)
+    queue(hub, "Mail", 3)
+    # A Charge item written behind the functions' back: no name column.
+    sql.execute(
+        f'INSERT INTO "{hub_schema}".worker_queue (work_item, visible_at, created_at)'
+        " VALUES (%s, now(), now())",
+        [json.dumps(activity_execute("by-hand", 1, name="Charge"))],
+    )
+    sql.execute(f"SELECT \"{hub_schema}\".taskhub_pause_flow('activity', 'Charge', 'vendor down')")
+
+    handed = [fetched_name(hub) for _ in range(5)]
+    assert [item[0] if item else None for item in handed] == ["Mail"] * 3 + [None] * 2
+
+    sql.execute(f"SELECT \"{hub_schema}\".taskhub_resume_flow('activity', 'Charge')")
+    after = [fetched_name(hub) for _ in range(7)]
+    assert [item[0] if item else None for item in after] == ["Charge"] * 6 + [None]
+    for item in handed[:3] + after[:6]:
+        assert item is not None
+        hub.ack_work_item(item[1], None)
+    assert sql.execute(f'SELECT count(*) FROM "{hub_schema}".worker_queue').fetchone() == (0,)
+
+
+def test_a_limit_holds_leases_to_max_running_and_a_slot_follows_the_lease(
+    hub_schema: str, make_hub: HubFactory, sql: psycopg.Connection[Any]
+) -> None:
+    hub = make_hub(hub_schema)
+    queue(hub, "Charge", 6)
+    queue(hub, "Mail", 1, first_id=100)
+    sql.execute(f"SELECT \"{hub_schema}\".taskhub_set_flow_limit('activity', 'Charge', 2)")
+
+    first, second, third, fourth = (fetched_name(hub) for _ in range(4))
+    assert first and second and third and fourth is None
+    assert (first[0], second[0], third[0]) == ("Charge", "Charge", "Mail")
+    assert "_flow_" in first[1] and "_flow_" not in third[1]
+    assert len(slots(sql, hub_schema)) == 2
+
+    # An ack frees a slot; an abandon too; the next fetch takes it.
+    hub.ack_work_item(first[1], None)
+    assert len(slots(sql, hub_schema)) == 1
+    again = fetched_name(hub)
+    assert again and again[0] == "Charge" and fetched_name(hub) is None
+    hub.abandon_work_item(second[1])
+    renewed = fetched_name(hub)
+    assert renewed and renewed[0] == "Charge" and fetched_name(hub) is None
+
+    # A renewal extends the slot with the lease.
+    until = hub.renew_work_item_lock(renewed[1], 120_000)
+    assert until in dict(slots(sql, hub_schema)).values()
+
+    # A lease that ends unrenewed (a crashed worker) stops counting with it.
+    hub.ack_work_item(again[1], None)
+    short = fetched_name(hub, lock_ms=200)
+    assert short and fetched_name(hub) is None
+    deadline = time.monotonic() + 10
+    while (taken := fetched_name(hub)) is None:
+        assert time.monotonic() < deadline, "the slot of an ended lease never came back"
+        time.sleep(0.02)
+    assert taken[0] == "Charge"
+    live = [until_ms for _, until_ms in slots(sql, hub_schema) if until_ms > now_ms()]
+    assert len(live) == 2
+
+
+def test_concurrent_fetches_never_lease_more_than_the_limit(
+    hub_schema: str, make_hub: HubFactory, sql: psycopg.Connection[Any]
+) -> None:
+    hub = make_hub(hub_schema)
+    queue(hub, "Charge", 120)
+    sql.execute(f"SELECT \"{hub_schema}\".taskhub_set_flow_limit('activity', 'Charge', 3)")
+    held: set[str] = set()
+    peak = [0]
+    done: list[str] = []
+    lock = threading.Lock()
+
+    def dispatcher() -> None:
+        own = make_hub(hub_schema)
+        idle_since = time.monotonic()
+        while time.monotonic() - idle_since < 1.0:
+            item = fetched_name(own)
+            if item is None:
+                time.sleep(0.001)
+                continue
+            idle_since = time.monotonic()
+            with lock:
+                held.add(item[1])
+                peak[0] = max(peak[0], len(held))
+            time.sleep(0.002)
+            with lock:
+                held.discard(item[1])
+                done.append(item[1])
+            own.ack_work_item(item[1], None)
+
+    threads = [threading.Thread(target=dispatcher) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(done) == 120 and len(set(done)) == 120
+    assert 1 <= peak[0] <= 3
+
+
+def test_bad_rules_are_refused_in_one_line_and_every_change_is_kept(
+    hub_schema: str, database_url: str, sql: psycopg.Connection[Any]
+) -> None:
+    with Client.connect(database_url, hub_schema) as client:
+        with pytest.raises(InvalidInput, match="max_running"):
+            client.set_activity_limit("Charge", 0)
+        with pytest.raises(InvalidInput, match="name"):
+            client.set_activity_limit("", 3)
+        with pytest.raises(InvalidInput, match="reason"):
+            client.pause_activity("Charge", reason="x" * 3000)
+        for bad in [
+            "SELECT \"{s}\".taskhub_set_flow_limit('activity', 'Charge', 0)",
+            "SELECT \"{s}\".taskhub_pause_flow('queue', 'Charge')",
+            "SELECT \"{s}\".taskhub_pause_flow('activity', '')",
+        ]:
+            with pytest.raises(psycopg.errors.InvalidParameterValue) as refused:
+                sql.execute(bad.format(s=hub_schema))
+            primary = refused.value.diag.message_primary
+            assert primary and "\n" not in primary
+        assert client.flow_rules() == []
+
+        assert client.set_activity_limit("Charge", 5, reason="provider quota") is None
+        assert client.pause_activity("Charge", reason="vendor down") is False
+        assert client.set_activity_limit("Charge", 4) == 5
+        (rule,) = client.flow_rules()
+        assert (rule.name, rule.paused, rule.max_running, rule.running) == ("Charge", True, 4, 0)
+        assert client.resume_activity("Charge") is True
+        assert client.remove_activity_limit("Charge") == 4
+        assert client.flow_rules() == []
+
+    changes = sql.execute(
+        f"SELECT action, paused_after, max_running_after, reason, changed_by = session_user"
+        f' FROM "{hub_schema}".taskhub_flow_changes ORDER BY id'
+    ).fetchall()
+    assert changes == [
+        ("set limit", False, 5, "provider quota", True),
+        ("pause", True, 5, "vendor down", True),
+        ("set limit", True, 4, None, True),
+        ("resume", False, 4, None, True),
+        ("remove limit", False, None, None, True),
+    ]
