@@ -131,9 +131,18 @@ def _taskhub_made_before_json_history(url: str, schema: str) -> None:
     migrate.upgrade(url, schema)
 
 
+def _taskhub_with_one_limit(url: str, schema: str) -> None:
+    migrate.upgrade(url, schema)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            f"SELECT \"{schema}\".taskhub_set_flow_limit('activity', 'A', 10000, 'benchmark')"
+        )
+
+
 TASKHUB_WITHOUT_WAKEUPS = Flavour("taskhub-without-wakeups", "tnw", _taskhub_without_wakeups)
 TASKHUB_JSONB = Flavour("taskhub-jsonb", "tjb", _taskhub_made_before_json)
 TASKHUB_TEXT_HISTORY = Flavour("taskhub-text-history", "tth", _taskhub_made_before_json_history)
+TASKHUB_ONE_LIMIT = Flavour("taskhub-one-limit", "tol", _taskhub_with_one_limit)
 ALL = {
     flavour.name: flavour
     for flavour in (
@@ -157,5 +166,6 @@ ALL = {
         TASKHUB_WITHOUT_WAKEUPS,
         TASKHUB_JSONB,
         TASKHUB_TEXT_HISTORY,
+        TASKHUB_ONE_LIMIT,
     )
 }

@@ -16,6 +16,7 @@ from provider.cli import (
     citus_commands,
     dashboard_command,
     deploy_commands,
+    flow_commands,
     instance_commands,
     metrics_command,
     role_commands,
@@ -99,6 +100,7 @@ metrics_command.register(app)
 dashboard_command.register(app)
 citus_commands.register(app)
 schedule_commands.register(app)
+flow_commands.register(app)
 
 
 def wants_json(args: list[str]) -> bool:

@@ -17,7 +17,7 @@ from provider.types import FlowRule
 
 MAX_NAME_BYTES = 1000
 MAX_REASON_BYTES = 2000
-MAX_RUNNING = 1_000_000
+MAX_RUNNING = 10_000
 
 
 def _check_key(operation: str, name: Any, reason: Any) -> None:

@@ -48,12 +48,12 @@ HOT_PATH_ORDER = (
     "history",
     "kv_store",
     "kv_delta",
-    # fetch_work_item reads the flow rules before its queue, and writes a
-    # slot after the item's lease and session.
-    "taskhub_flow_rules",
+    # fetch_work_item reads the flow rules' summary before its queue, and
+    # claims a slot after the item (and before its session).
+    "taskhub_flow_summary",
     "worker_queue",
-    "sessions",
     "taskhub_flow_slots",
+    "sessions",
     "taskhub_settings",
     "shielded_failures",
     "dead_letters",

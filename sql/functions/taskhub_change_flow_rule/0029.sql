@@ -1,8 +1,11 @@
 -- One change of a flow rule, for the taskhub_*_flow verbs: checks the key,
 -- applies p_action ('pause', 'resume', 'set limit', 'remove limit') to the
--- key's rule (deleted when it neither pauses nor limits), and records the
--- change in taskhub_flow_changes, all or nothing. Returns the rule before
--- (NULLs: none). Bad input: 22023 in one line, nothing changed.
+-- key's rule (deleted when it neither pauses nor limits), gives it exactly
+-- max_running slots (taskhub_flow_slots; a slot removed while held lets its
+-- item finish), rewrites the kind's summary that the fetches read
+-- (taskhub_flow_summary), and records the change in taskhub_flow_changes,
+-- all or nothing. Returns the rule before (NULLs: none). Bad input: 22023 in
+-- one line, nothing changed.
 CREATE OR REPLACE FUNCTION __SCHEMA__.taskhub_change_flow_rule(
     p_kind                 text,
     p_name                 text,
@@ -20,6 +23,10 @@ DECLARE
     v_max_running integer;
     v_now         timestamptz := clock_timestamp();
     v_id          bigint;
+    v_paused_names  text[];
+    v_limited_names text[];
+    v_limits        integer[];
+    v_any           boolean;
 BEGIN
     IF p_kind IS DISTINCT FROM 'activity' THEN
         RAISE EXCEPTION 'a flow rule''s kind must be activity (got %)',
@@ -28,8 +35,8 @@ BEGIN
         RAISE EXCEPTION 'a flow rule''s name must be a non-empty text of at most 1000 bytes'
             USING ERRCODE = '22023';
     ELSIF p_action = 'set limit' AND (p_max_running IS NULL OR p_max_running < 1
-                                      OR p_max_running > 1000000) THEN
-        RAISE EXCEPTION 'max_running must be a whole number from 1 to 1000000 (got %)',
+                                      OR p_max_running > 10000) THEN
+        RAISE EXCEPTION 'max_running must be a whole number from 1 to 10000 (got %)',
             coalesce(p_max_running::text, 'NULL') USING ERRCODE = '22023';
     ELSIF octet_length(p_reason) > 2000 THEN
         RAISE EXCEPTION 'a reason must be at most 2000 bytes' USING ERRCODE = '22023';
@@ -38,9 +45,9 @@ BEGIN
             USING ERRCODE = '22023';
     END IF;
 
-    -- Changes of one key one at a time (its row may not exist yet). Fetches
-    -- only try this lock: one that meets it skips the key for that call.
-    PERFORM pg_advisory_xact_lock(__SCHEMA__.taskhub_flow_lock_key(p_kind, p_name));
+    -- Changes one at a time: each rewrites its kind's summary from the rules
+    -- as committed (a rule's row may not exist yet). Fetches never take it.
+    PERFORM pg_advisory_xact_lock(hashtextextended('taskhub:__SCHEMA__:flow rules', 0));
     SELECT r.paused, r.max_running INTO out_paused_before, out_max_running_before
       FROM __SCHEMA__.taskhub_flow_rules AS r
      WHERE r.kind = p_kind AND r.name = p_name;
@@ -64,6 +71,33 @@ BEGIN
     ELSE
         DELETE FROM __SCHEMA__.taskhub_flow_rules AS r
          WHERE r.kind = p_kind AND r.name = p_name;
+    END IF;
+
+    -- Exactly max_running slots (none without a limit).
+    DELETE FROM __SCHEMA__.taskhub_flow_slots AS s
+     WHERE s.kind = p_kind AND s.name = p_name AND s.slot > coalesce(v_max_running, 0);
+    IF v_max_running IS NOT NULL THEN
+        INSERT INTO __SCHEMA__.taskhub_flow_slots AS s (kind, name, slot, item_id, held_until)
+        SELECT p_kind, p_name, n, NULL, 0
+          FROM generate_series(1, v_max_running) AS n
+        ON CONFLICT (kind, name, slot) DO NOTHING;
+    END IF;
+
+    -- What the fetches read: the kind's paused and limited names.
+    SELECT coalesce(array_agg(r.name) FILTER (WHERE r.paused), '{}'),
+           coalesce(array_agg(r.name) FILTER (WHERE NOT r.paused), '{}'),
+           coalesce(array_agg(r.max_running) FILTER (WHERE NOT r.paused), '{}'),
+           count(*) > 0
+      INTO v_paused_names, v_limited_names, v_limits, v_any
+      FROM __SCHEMA__.taskhub_flow_rules AS r
+     WHERE r.kind = p_kind;
+    IF v_any THEN
+        INSERT INTO __SCHEMA__.taskhub_flow_summary AS f (kind, paused, limited, limits)
+        VALUES (p_kind, v_paused_names, v_limited_names, v_limits)
+        ON CONFLICT (kind) DO UPDATE
+           SET paused = EXCLUDED.paused, limited = EXCLUDED.limited, limits = EXCLUDED.limits;
+    ELSE
+        DELETE FROM __SCHEMA__.taskhub_flow_summary AS f WHERE f.kind = p_kind;
     END IF;
 
     v_id := nextval('__SCHEMA__.taskhub_flow_changes_id_seq');

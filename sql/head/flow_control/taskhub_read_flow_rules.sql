@@ -1,5 +1,5 @@
--- Every flow rule with its current use: how many of its items hold a lease
--- counted against its limit (live slots, at the database's clock). For
+-- Every flow rule with its current use: how many of its slots are held by a
+-- live lease (at the database's clock). For
 -- `taskhub-pg flow list`, the Client, the dashboard and the metrics.
 CREATE FUNCTION __SCHEMA__.taskhub_read_flow_rules()
 RETURNS TABLE (

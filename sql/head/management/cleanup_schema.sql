@@ -54,7 +54,8 @@ BEGIN
         __SCHEMA__.taskhub_definitions, __SCHEMA__.taskhub_operator_roles,
         __SCHEMA__.taskhub_operator_privileges, __SCHEMA__.taskhub_trace_contexts,
         __SCHEMA__.taskhub_schedules, __SCHEMA__.taskhub_flow_rules,
-        __SCHEMA__.taskhub_flow_slots, __SCHEMA__.taskhub_flow_changes
+        __SCHEMA__.taskhub_flow_slots, __SCHEMA__.taskhub_flow_changes,
+        __SCHEMA__.taskhub_flow_summary
         CASCADE;
     IF v_functions IS NOT NULL THEN
         EXECUTE 'DROP FUNCTION ' || array_to_string(v_functions, ', ');

@@ -10,7 +10,7 @@ CREATE TABLE __SCHEMA__.taskhub_flow_rules (
     kind        text        NOT NULL CHECK (kind IN ('activity')),
     name        text        NOT NULL CHECK (name <> '' AND octet_length(name) <= 1000),
     paused      boolean     NOT NULL DEFAULT false,
-    max_running integer     CHECK (max_running BETWEEN 1 AND 1000000),
+    max_running integer     CHECK (max_running BETWEEN 1 AND 10000),
     changed_at  timestamptz NOT NULL,
     changed_by  text        NOT NULL,
     reason      text,

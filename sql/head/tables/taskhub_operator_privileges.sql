@@ -70,4 +70,4 @@ SELECT 'table', name, 'SELECT', NULL, 'runbook: every read (inspect, status, che
            'taskhub_trace_contexts', 'taskhub_wakeup_listeners', 'worker_queue',
            'taskhub_current_leases', 'taskhub_poison_candidates', 'taskhub_queue_health',
            'taskhub_session_owners', 'taskhub_stuck_instances', 'taskhub_flow_rules',
-           'taskhub_flow_slots', 'taskhub_flow_changes']) AS name;
+           'taskhub_flow_slots', 'taskhub_flow_changes', 'taskhub_flow_summary']) AS name;

@@ -22,14 +22,13 @@
 --     decided, right before they are written.
 --   * An item handed out dead_letter_after_attempts times without an ack is
 --     moved to dead_letters instead of being handed out again.
---   * Flow control (docs/flow-control.md): the rules of taskhub_flow_rules
---     are read once. Items of a paused activity are left out of the scans.
---     An item of a limited activity is leased only while fewer than its
---     max_running items hold a slot (taskhub_flow_slots), counted under the
---     key's advisory lock, taken without waiting: a key at its limit, or
---     another fetch counting it, is left out of the next scans, like a
---     contended session. The slot lasts as long as the lease, and the token
---     says the item holds one ('lock_<id>_flow_...').
+--   * Flow control (docs/flow-control.md): the rules' summary is read once
+--     (taskhub_flow_summary, by its key). Items of a paused activity are left
+--     out of the scans. An item of a limited activity is leased only with a
+--     free slot of its limit (taskhub_flow_slots: max_running rows), claimed
+--     with SKIP LOCKED and held until the lease's end; with none free, its
+--     activity is left out of the next scans, like a contended session. The
+--     token says which slot the item holds ('lock_<id>_flow<slot>_...').
 --   * Every statement reads or writes one table, with no subquery: on a hub
 --     distributed by Citus each is planned on its node like a plain one
 --     (docs/scale-out.md).
@@ -72,12 +71,8 @@ DECLARE
     v_foreign_read  boolean := false;
     v_skip_names    text[];   -- paused, or found at their limit in this call
     v_limited       text[];   -- activities with a limit (and not paused)
-    v_limits        integer[];  -- their max_running, in the same order
     v_name          text;
-    v_rule          integer;
-    v_held          bigint;
-    v_live          bigint;
-    v_slot          boolean;
+    v_slot          integer;  -- the slot claimed for this item, if limited
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -107,12 +102,11 @@ BEGIN
             quote_literal(p_tag_mode) USING ERRCODE = '22023';
     END IF;
 
-    SELECT coalesce(array_agg(r.name) FILTER (WHERE r.paused), '{}'),
-           coalesce(array_agg(r.name) FILTER (WHERE NOT r.paused), '{}'),
-           coalesce(array_agg(r.max_running) FILTER (WHERE NOT r.paused), '{}')
-      INTO v_skip_names, v_limited, v_limits
-      FROM __SCHEMA__.taskhub_flow_rules AS r
-     WHERE r.kind = 'activity';
+    -- The rules (on a hub without any: one probe of an empty index).
+    SELECT f.paused, nullif(f.limited, '{}') INTO v_skip_names, v_limited
+      FROM __SCHEMA__.taskhub_flow_summary AS f
+     WHERE f.kind = 'activity';
+    v_skip_names := coalesce(v_skip_names, '{}');
 
     FOR v_attempt IN 1 .. c_max_candidates LOOP
         v_scan_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
@@ -187,51 +181,57 @@ BEGIN
             END IF;
         END IF;
 
-        -- A limited activity: a slot, if one is free, else the next item.
-        v_slot := false;
-        IF cardinality(v_limited) > 0 THEN
+        -- The leases, from a clock read now that everything is decided.
+        v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+
+        -- A limited activity: the lease of a free slot too, else the next
+        -- item. (A slot whose lease ended unrenewed is free: a crashed
+        -- worker's comes back.)
+        v_slot := NULL;
+        IF v_limited IS NOT NULL THEN
             IF v_name IS NULL THEN
                 SELECT __SCHEMA__.taskhub_activity_name_of(q.work_item) INTO v_name
                   FROM __SCHEMA__.worker_queue AS q
                  WHERE q.id = v_id;
             END IF;
-            v_rule := array_position(v_limited, v_name);
-            IF v_rule IS NOT NULL THEN
-                IF NOT pg_try_advisory_xact_lock(
-                           __SCHEMA__.taskhub_flow_lock_key('activity', v_name)) THEN
-                    v_skip_names := v_skip_names || v_name;
-                    CONTINUE;
-                END IF;
-                v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
-                SELECT count(*) FILTER (WHERE s.held_until > v_now_ms), count(*)
-                  INTO v_live, v_held
-                  FROM __SCHEMA__.taskhub_flow_slots AS s
-                 WHERE s.kind = 'activity' AND s.name = v_name;
-                IF v_live >= v_limits[v_rule] THEN
-                    v_skip_names := v_skip_names || v_name;
-                    CONTINUE;
-                END IF;
-                IF v_held > v_live THEN
-                    -- Slots of leases that ended unacked (a crashed worker).
-                    DELETE FROM __SCHEMA__.taskhub_flow_slots AS s
+            IF v_name = ANY (v_limited) THEN
+                IF current_setting('citus.version', true) IS NOT NULL THEN
+                    SELECT s.slot INTO v_slot
+                      FROM __SCHEMA__.taskhub_flow_slots AS s
+                     WHERE s.kind = 'activity' AND s.name = v_name AND s.held_until <= v_now_ms
+                     ORDER BY s.slot
+                     LIMIT 1
+                       FOR UPDATE SKIP LOCKED;
+                    UPDATE __SCHEMA__.taskhub_flow_slots AS s
+                       SET item_id    = v_id,
+                           held_until = v_now_ms + p_lock_timeout_ms
+                     WHERE s.kind = 'activity' AND s.name = v_name AND s.slot = v_slot;
+                ELSE
+                    -- plain PostgreSQL only: the claim in one statement (on a
+                    -- server that runs Citus, the two above).
+                    UPDATE __SCHEMA__.taskhub_flow_slots AS s
+                       SET item_id    = v_id,
+                           held_until = v_now_ms + p_lock_timeout_ms
                      WHERE s.kind = 'activity' AND s.name = v_name
-                       AND s.held_until <= v_now_ms;
+                       AND s.slot = (SELECT f.slot
+                                       FROM __SCHEMA__.taskhub_flow_slots AS f
+                                      WHERE f.kind = 'activity' AND f.name = v_name
+                                        AND f.held_until <= v_now_ms
+                                      ORDER BY f.slot
+                                      LIMIT 1
+                                        FOR UPDATE SKIP LOCKED)
+                    RETURNING s.slot INTO v_slot;
                 END IF;
-                v_slot := true;
+                IF v_slot IS NULL THEN
+                    v_skip_names := v_skip_names || v_name;
+                    CONTINUE;
+                END IF;
             END IF;
         END IF;
 
-        -- The leases, from a clock read now that everything is decided.
-        -- The token names the item (taskhub_worker_item_of_token), and says
-        -- whether it holds a slot.
-        v_token := 'lock_' || v_id || CASE WHEN v_slot THEN '_flow_' ELSE '_' END
-                   || gen_random_uuid();
-        v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
-        IF v_slot THEN
-            INSERT INTO __SCHEMA__.taskhub_flow_slots AS s (item_id, kind, name, held_until)
-            VALUES (v_id, 'activity', v_name, v_now_ms + p_lock_timeout_ms)
-            ON CONFLICT (item_id, kind, name) DO UPDATE SET held_until = EXCLUDED.held_until;
-        END IF;
+        -- The token names the item (taskhub_worker_item_of_token), and the
+        -- slot it holds, if any.
+        v_token := 'lock_' || v_id || coalesce('_flow' || v_slot, '') || '_' || gen_random_uuid();
         IF v_session IS NOT NULL THEN
             IF v_session_row THEN
                 UPDATE __SCHEMA__.sessions AS s
@@ -249,7 +249,10 @@ BEGIN
         UPDATE __SCHEMA__.worker_queue AS q
            SET lock_token    = v_token,
                locked_until  = v_now_ms + p_lock_timeout_ms,
-               attempt_count = q.attempt_count + 1
+               attempt_count = q.attempt_count + 1,
+           -- The key of its slot, for the ack (a row written without it).
+           taskhub_activity_name = CASE WHEN v_slot IS NOT NULL THEN v_name
+                                        ELSE q.taskhub_activity_name END
          WHERE q.id = v_id
         RETURNING q.work_item, q.lock_token, q.attempt_count
              INTO out_work_item, out_lock_token, out_attempt_count;

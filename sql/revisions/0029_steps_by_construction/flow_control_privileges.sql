@@ -9,5 +9,6 @@ VALUES ('function', 'taskhub_pause_flow', 'EXECUTE', NULL, 'taskhub-pg flow paus
        ('function', 'taskhub_read_flow_rules', 'EXECUTE', NULL, 'taskhub-pg flow list, status, the metrics'),
        ('table', 'taskhub_flow_rules', 'SELECT', NULL, 'runbook: every read (inspect, status, check, the dashboard)'),
        ('table', 'taskhub_flow_slots', 'SELECT', NULL, 'runbook: every read (inspect, status, check, the dashboard)'),
-       ('table', 'taskhub_flow_changes', 'SELECT', NULL, 'runbook: every read (inspect, status, check, the dashboard)')
+       ('table', 'taskhub_flow_changes', 'SELECT', NULL, 'runbook: every read (inspect, status, check, the dashboard)'),
+       ('table', 'taskhub_flow_summary', 'SELECT', NULL, 'runbook: every read (inspect, status, check, the dashboard)')
 ON CONFLICT (object_kind, object_name, privilege) DO NOTHING;

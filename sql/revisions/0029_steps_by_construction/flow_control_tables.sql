@@ -10,7 +10,7 @@ CREATE TABLE __SCHEMA__.taskhub_flow_rules (
     kind        text        NOT NULL CHECK (kind IN ('activity')),
     name        text        NOT NULL CHECK (name <> '' AND octet_length(name) <= 1000),
     paused      boolean     NOT NULL DEFAULT false,
-    max_running integer     CHECK (max_running BETWEEN 1 AND 1000000),
+    max_running integer     CHECK (max_running BETWEEN 1 AND 10000),
     changed_at  timestamptz NOT NULL,
     changed_by  text        NOT NULL,
     reason      text,
@@ -19,14 +19,20 @@ CREATE TABLE __SCHEMA__.taskhub_flow_rules (
 );
 
 CREATE TABLE __SCHEMA__.taskhub_flow_slots (
-    item_id    bigint NOT NULL,
-    kind       text   NOT NULL,
-    name       text   NOT NULL,
-    held_until bigint NOT NULL,
-    PRIMARY KEY (item_id, kind, name)
+    kind       text    NOT NULL,
+    name       text    NOT NULL,
+    slot       integer NOT NULL,
+    item_id    bigint,
+    held_until bigint  NOT NULL,
+    PRIMARY KEY (kind, name, slot)
 );
-CREATE INDEX taskhub_flow_slots_key_idx
-    ON __SCHEMA__.taskhub_flow_slots (kind, name, held_until);
+
+CREATE TABLE __SCHEMA__.taskhub_flow_summary (
+    kind    text      PRIMARY KEY,
+    paused  text[]    NOT NULL,
+    limited text[]    NOT NULL,
+    limits  integer[] NOT NULL
+);
 
 CREATE TABLE __SCHEMA__.taskhub_flow_changes (
     id                 bigserial   PRIMARY KEY,

@@ -1,0 +1,128 @@
+"""taskhub-pg pause | resume | limit set | limit remove | limit list: flow
+control from the command line (provider/client/flow_control.py). The hub's
+fetches enforce the rules, so every runtime obeys them; each change is kept
+with the login that made it and why (taskhub_flow_changes)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+
+from provider.cli.options import (
+    USAGE,
+    AsJson,
+    Schema,
+    Url,
+    database_url,
+    fail,
+    print_json,
+    print_rows,
+    say,
+)
+from provider.client.app_client import Client
+from provider.client.pooling import ONE_SHOT_POOLER
+from provider.errors import InvalidInput
+
+limit_app = typer.Typer(
+    help="Fleet-wide concurrency limits per activity, enforced by the hub's fetches.",
+    no_args_is_help=True,
+)
+Activity = Annotated[
+    str, typer.Option("--activity", metavar="NAME", help="the activity's name, as registered")
+]
+Reason = Annotated[
+    str | None, typer.Option(help="why, kept with the change (taskhub_flow_changes)")
+]
+
+
+@contextmanager
+def _client(url: str | None, schema: str) -> Iterator[Client]:
+    """The hub's client; a refusal of the arguments ends the verb."""
+    try:
+        with Client.connect(
+            database_url(url), schema, pool_min_size=1, pooler=ONE_SHOT_POOLER
+        ) as client:
+            yield client
+    except InvalidInput as error:
+        fail(USAGE, error.message)
+
+
+@limit_app.command("set")
+def set_limit(
+    activity: Activity,
+    max_running: Annotated[
+        int, typer.Argument(metavar="MAX_RUNNING", min=1, max=10_000, help="at most this many (1-10000)")
+    ],
+    reason: Reason = None,
+    url: Url = None,
+    schema: Schema = "public",
+) -> None:
+    """Let at most MAX_RUNNING of the activity's items run at once, over every
+    worker and runtime of the hub (a lowered limit lets those running finish)."""
+    with _client(url, schema) as client:
+        before = client.set_activity_limit(activity, max_running, reason=reason)
+    was = "no limit" if before is None else f"{before}"
+    say(f"activity {activity}: at most {max_running} running (was {was})")
+
+
+@limit_app.command("remove")
+def remove_limit(
+    activity: Activity, reason: Reason = None, url: Url = None, schema: Schema = "public"
+) -> None:
+    """Remove the activity's limit (a pause stays)."""
+    with _client(url, schema) as client:
+        before = client.remove_activity_limit(activity, reason=reason)
+    say(f"activity {activity}: {'had no limit' if before is None else 'no limit now'}")
+
+
+@limit_app.command("list")
+def list_rules(url: Url = None, schema: Schema = "public", as_json: AsJson = False) -> None:
+    """Every flow rule: paused or not, its limit, how many run now, and the
+    latest change (who, when, why)."""
+    with _client(url, schema) as client:
+        rules = client.flow_rules()
+    if as_json:
+        print_json([asdict(rule) for rule in rules])
+        return
+    print_rows(
+        "flow rules",
+        [
+            {
+                rule.kind: rule.name,
+                "paused": "yes" if rule.paused else "no",
+                "running": rule.running,
+                "limit": "" if rule.max_running is None else rule.max_running,
+                "changed by": rule.changed_by,
+                "why": rule.reason or "",
+                "changed at": rule.changed_at,
+            }
+            for rule in rules
+        ],
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(limit_app, name="limit")
+
+    @app.command()
+    def pause(
+        activity: Activity, reason: Reason = None, url: Url = None, schema: Schema = "public"
+    ) -> None:
+        """Hand out none of the activity's items, to any worker or runtime,
+        until `taskhub-pg resume`; those running finish."""
+        with _client(url, schema) as client:
+            was_paused = client.pause_activity(activity, reason=reason)
+        say(f"activity {activity} {'was already paused' if was_paused else 'paused'}")
+
+    @app.command()
+    def resume(
+        activity: Activity, reason: Reason = None, url: Url = None, schema: Schema = "public"
+    ) -> None:
+        """Hand out the activity's items again, oldest first."""
+        with _client(url, schema) as client:
+            was_paused = client.resume_activity(activity, reason=reason)
+        say(f"activity {activity} {'resumed' if was_paused else 'was not paused'}")
