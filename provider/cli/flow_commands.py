@@ -55,7 +55,10 @@ def _client(url: str | None, schema: str) -> Iterator[Client]:
 def set_limit(
     activity: Activity,
     max_running: Annotated[
-        int, typer.Argument(metavar="MAX_RUNNING", min=1, max=10_000, help="at most this many (1-10000)")
+        int,
+        typer.Argument(
+            metavar="MAX_RUNNING", min=1, max=10_000, help="at most this many (1-10000)"
+        ),
     ],
     reason: Reason = None,
     url: Url = None,

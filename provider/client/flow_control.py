@@ -81,6 +81,13 @@ class FlowControlPlans(Catalogue):
         )
         return None if before is None else int(before)
 
+    def flow_rules_of_any_revision(self) -> Plan[list[FlowRule]]:
+        """The flow rules on a hub of any revision: none before 0029, which
+        has no flow control (the metrics, status)."""
+        if not (yield from self.has_function("taskhub_read_flow_rules()")):
+            return []
+        return (yield from self.flow_rules())
+
     def flow_rules(self) -> Plan[list[FlowRule]]:
         """Every flow rule, by kind and name, with the slots in use."""
         rows = yield from self._call("taskhub_read_flow_rules")

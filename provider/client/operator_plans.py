@@ -10,8 +10,11 @@ from provider.client.hub_views import HubViews
 from provider.client.instance_report import InstanceReports
 from provider.client.instance_requests import InstanceRequests
 from provider.client.operator_actions import OperatorActions
+from provider.client.flow_control import FlowControlPlans
 from provider.client.schedules import SchedulePlans
 
 
-class OperatorPlans(HubViews, InstanceReports, OperatorActions, InstanceRequests, SchedulePlans):
+class OperatorPlans(
+    HubViews, InstanceReports, OperatorActions, InstanceRequests, SchedulePlans, FlowControlPlans
+):
     """The runbook's reads and actions (docs/ops.md), on one hub."""

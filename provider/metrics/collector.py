@@ -81,11 +81,25 @@ class HubFamilies:
         self.stuck = _gauge(
             "taskhub_stuck_instances", "running instances with nothing queued, scheduled or leased"
         )
+        # Flow control (docs/flow-control.md): one series per rule.
+        self.flow_paused = _gauge(
+            "taskhub_flow_paused",
+            "1 while the key is paused (handed out to nobody)",
+            "kind",
+            "name",
+        )
+        self.flow_limit = _gauge(
+            "taskhub_flow_limit", "the key's concurrency limit (max_running)", "kind", "name"
+        )
+        self.flow_running = _gauge(
+            "taskhub_flow_running", "the key's slots held by a live lease", "kind", "name"
+        )
 
     def all(self) -> Iterator[GaugeMetricFamily]:
         yield self.up
         yield from self.queues.values()
         yield from (self.age, self.leases, self.poison, self.stuck)
+        yield from (self.flow_paused, self.flow_limit, self.flow_running)
 
 
 APPLICATION_NAME = "taskhub-pg metrics"
@@ -217,6 +231,12 @@ def _read(conn: psycopg.Connection[Any], schema: str, families: HubFamilies) -> 
             families.leases.add_metric([schema, kind, state], float(counted.get((kind, live), 0)))
     families.poison.add_metric([schema], float(hub.run(hub.plans.count_rows("poison"))))
     families.stuck.add_metric([schema], float(hub.run(hub.plans.count_rows("stuck"))))
+    for rule in hub.run(hub.plans.flow_rules_of_any_revision()):
+        key = [schema, rule.kind, rule.name]
+        families.flow_paused.add_metric(key, 1.0 if rule.paused else 0.0)
+        families.flow_running.add_metric(key, float(rule.running))
+        if rule.max_running is not None:
+            families.flow_limit.add_metric(key, float(rule.max_running))
 
 
 def healthz(collector: HubCollector, start_response: StartResponse) -> list[bytes]:

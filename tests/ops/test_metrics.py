@@ -31,7 +31,7 @@ def parse(text: str) -> Samples:
     }
 
 
-def value(samples: Samples, name: str, **labels: str) -> float:
+def value(samples: Samples, name: str, /, **labels: str) -> float:
     return samples[(name, tuple(sorted(labels.items())))]
 
 
@@ -165,3 +165,23 @@ def test_the_same_call_metrics_and_counters_as_opentelemetry_instruments(hub: Ta
     assert [(p.attributes["error_type"], p.value) for p in errors] == [("LockLost", 1)]
     completed = points["taskhub.worker.activities_completed"]
     assert [(p.attributes["worker"], p.value) for p in completed] == [("w1", 2)]
+
+
+def test_flow_rules_are_published_with_their_slots_in_use(
+    database_url: str, hub_schema: str, hub: TaskHub, sql: psycopg.Connection[Any]
+) -> None:
+    sql.execute(f"SELECT \"{hub_schema}\".taskhub_set_flow_limit('activity', 'Charge', 3)")
+    sql.execute(f"SELECT \"{hub_schema}\".taskhub_pause_flow('activity', 'Mail')")
+    hub.enqueue_worker_work(activity_execute("flow", 1, name="Charge"))
+    lease = hub.fetch_work_item(30_000)
+    assert lease is not None
+    registry = CollectorRegistry()
+    registry.register(HubCollector(database_url, [hub_schema], timeout_s=5))
+    samples = parse(generate_latest(registry).decode())
+    charge = {"schema": hub_schema, "kind": "activity", "name": "Charge"}
+    mail = {"schema": hub_schema, "kind": "activity", "name": "Mail"}
+    assert value(samples, "taskhub_flow_limit", **charge) == 3
+    assert value(samples, "taskhub_flow_running", **charge) == 1
+    assert value(samples, "taskhub_flow_paused", **charge) == 0
+    assert value(samples, "taskhub_flow_paused", **mail) == 1
+    hub.ack_work_item(lease.lock_token, None)

@@ -77,8 +77,8 @@ BEGIN
     DELETE FROM __SCHEMA__.taskhub_flow_slots AS s
      WHERE s.kind = p_kind AND s.name = p_name AND s.slot > coalesce(v_max_running, 0);
     IF v_max_running IS NOT NULL THEN
-        INSERT INTO __SCHEMA__.taskhub_flow_slots AS s (kind, name, slot, item_id, held_until)
-        SELECT p_kind, p_name, n, NULL, 0
+        INSERT INTO __SCHEMA__.taskhub_flow_slots AS s (kind, name, slot, item_id, lock_token)
+        SELECT p_kind, p_name, n, NULL, NULL
           FROM generate_series(1, v_max_running) AS n
         ON CONFLICT (kind, name, slot) DO NOTHING;
     END IF;

@@ -21,7 +21,7 @@ DECLARE
     v_now_ms bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
     v_rule   record;
 BEGIN
-    -- One table per statement (a Citus hub keeps these on its coordinator).
+    -- Not a call of the hot path: the count reads each slot's holder.
     FOR v_rule IN
         SELECT r.kind, r.name, r.paused, r.max_running, r.changed_at, r.changed_by, r.reason
           FROM __SCHEMA__.taskhub_flow_rules AS r
@@ -34,9 +34,14 @@ BEGIN
         changed_at := v_rule.changed_at;
         changed_by := v_rule.changed_by;
         reason := v_rule.reason;
+        -- A slot is held while its item holds the lease written in it.
         SELECT count(*) INTO running
           FROM __SCHEMA__.taskhub_flow_slots AS s
-         WHERE s.kind = v_rule.kind AND s.name = v_rule.name AND s.held_until > v_now_ms;
+         WHERE s.kind = v_rule.kind AND s.name = v_rule.name
+           AND EXISTS (SELECT 1
+                         FROM __SCHEMA__.worker_queue AS q
+                        WHERE q.id = s.item_id AND q.lock_token = s.lock_token
+                          AND q.locked_until > v_now_ms);
         RETURN NEXT;
     END LOOP;
 END;

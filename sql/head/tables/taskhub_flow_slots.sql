@@ -1,20 +1,19 @@
 -- The slots of each concurrency limit (taskhub_flow_rules.max_running): a
 -- limit of N is N rows, made and removed by taskhub_change_flow_rule. A fetch
--- leases an item of a limited activity only with a free slot, which it claims
--- (FOR UPDATE SKIP LOCKED: never waiting) and holds until the lease's end, so
--- more than N leases at once cannot be: there are no more rows. A renewal
--- extends it; an ack or an abandon frees it; a lease that ends unrenewed (a
--- crashed worker) frees it by ending (held_until past). The lock token says
--- which slot an item holds ('lock_<id>_flow<slot>_...'), so the calls of a
--- hub without limits never read this table.
+-- leases an item of a limited activity only with a free slot, which it
+-- claims (SKIP LOCKED: never waiting) by writing the item's id and lock token
+-- in it. A slot is held while that item holds that lease, read from the
+-- item's own row: an ack (the row goes), an abandon (its token goes) or a
+-- lease that ends unrenewed (a crashed worker) frees it, and a renewal keeps
+-- it, with no write here. So more leases at once than the limit cannot be
+-- (there are no more rows), and the calls after a fetch never touch this
+-- table.
 CREATE TABLE __SCHEMA__.taskhub_flow_slots (
     kind       text    NOT NULL,
     name       text    NOT NULL,
     slot       integer NOT NULL,
-    item_id    bigint,            -- worker_queue.id of the holder, NULL: never held
-    held_until bigint  NOT NULL,  -- epoch ms: the holder's lease end; free once past
-    -- The only index: a claim, a renewal or a release updates no indexed
-    -- column, so each is a HOT update.
+    item_id    bigint,  -- worker_queue.id of the latest holder (NULL: never held)
+    lock_token text,    -- and the lease it was claimed for
     PRIMARY KEY (kind, name, slot)
 );
 -- What the fetches read of the rules, one row per kind, kept by

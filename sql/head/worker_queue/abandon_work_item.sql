@@ -17,7 +17,6 @@ DECLARE
     v_now_ms       bigint;
     v_id           bigint;
     v_locked_until bigint;
-    v_name         text;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -63,17 +62,7 @@ BEGIN
            attempt_count = CASE WHEN p_ignore_attempt
                                 THEN greatest(0, q.attempt_count - 1)
                                 ELSE q.attempt_count END
-     WHERE q.id = v_id
-    RETURNING q.taskhub_activity_name INTO v_name;
-    -- A slot of a limited activity (the token says so) is free again.
-    IF strpos(p_lock_token, '_flow') > 0 THEN
-        UPDATE __SCHEMA__.taskhub_flow_slots AS s
-           SET held_until = 0
-         WHERE s.kind = 'activity' AND s.name = v_name
-           AND s.slot = __SCHEMA__.taskhub_flow_slot_of_token(p_lock_token)
-           AND s.item_id = v_id;
-        PERFORM __SCHEMA__.taskhub_wake('worker');
-    END IF;
+     WHERE q.id = v_id;
 END;
 $$;
 REVOKE EXECUTE ON FUNCTION __SCHEMA__.abandon_work_item(text, bigint, bigint, boolean) FROM PUBLIC;

@@ -36,7 +36,6 @@ DECLARE
     -- On a Citus node, statements on one table only (docs/scale-out.md).
     v_one_table  boolean := current_setting('citus.version', true) IS NOT NULL;
     v_id         bigint;
-    v_name       text;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -103,7 +102,7 @@ BEGIN
          WHERE q.id = v_item
            AND q.lock_token = p_lock_token
            AND q.locked_until > v_now_ms
-        RETURNING q.session_id, q.taskhub_activity_name INTO v_session, v_name;
+        RETURNING q.session_id INTO v_session;
     ELSE
         -- plain PostgreSQL only: whether a listener waits for the completion
         -- rides on the DELETE (an index probe; on a busy hub nobody waits).
@@ -111,10 +110,10 @@ BEGIN
          WHERE q.id = v_item
            AND q.lock_token = p_lock_token
            AND q.locked_until > v_now_ms
-        RETURNING q.session_id, q.taskhub_activity_name,
+        RETURNING q.session_id,
                   EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
                            WHERE l.queue = 'orchestrator' AND l.waiting)
-             INTO v_session, v_name, v_listener_waits;
+             INTO v_session, v_listener_waits;
     END IF;
     IF NOT FOUND THEN
         SELECT q.locked_until INTO v_seen_until
@@ -148,23 +147,6 @@ BEGIN
 
     IF v_session IS NOT NULL THEN
         PERFORM __SCHEMA__.taskhub_touch_session(v_session, v_now_ms);
-    END IF;
-
-    -- The item held a slot of a limited activity (its token says which): free
-    -- it, and wake a waiting worker, which may take an item the limit held back.
-    IF strpos(p_lock_token, '_flow') > 0 THEN
-        UPDATE __SCHEMA__.taskhub_flow_slots AS s
-           SET held_until = 0
-         WHERE s.kind = 'activity' AND s.name = v_name
-           AND s.slot = __SCHEMA__.taskhub_flow_slot_of_token(p_lock_token)
-           AND s.item_id = v_item;
-        SELECT true INTO v_listener_waits
-          FROM __SCHEMA__.taskhub_wakeup_listeners AS l
-         WHERE l.queue = 'worker' AND l.waiting
-         LIMIT 1;
-        IF FOUND THEN
-            PERFORM __SCHEMA__.taskhub_wake('worker');
-        END IF;
     END IF;
 END;
 $$;

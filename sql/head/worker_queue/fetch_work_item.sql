@@ -26,9 +26,9 @@
 --     (taskhub_flow_summary, by its key). Items of a paused activity are left
 --     out of the scans. An item of a limited activity is leased only with a
 --     free slot of its limit (taskhub_flow_slots: max_running rows), claimed
---     with SKIP LOCKED and held until the lease's end; with none free, its
---     activity is left out of the next scans, like a contended session. The
---     token says which slot the item holds ('lock_<id>_flow<slot>_...').
+--     with SKIP LOCKED for the item's lease, and held as long as the item
+--     holds that lease; with none free, its activity is left out of the next
+--     scans, like a contended session.
 --   * Every statement reads or writes one table, with no subquery: on a hub
 --     distributed by Citus each is planned on its node like a plain one
 --     (docs/scale-out.md).
@@ -73,6 +73,7 @@ DECLARE
     v_limited       text[];   -- activities with a limit (and not paused)
     v_name          text;
     v_slot          integer;  -- the slot claimed for this item, if limited
+    v_free          record;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -182,12 +183,13 @@ BEGIN
         END IF;
 
         -- The leases, from a clock read now that everything is decided.
+        -- The token names the item (taskhub_worker_item_of_token).
         v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+        v_token := 'lock_' || v_id || '_' || gen_random_uuid();
 
-        -- A limited activity: the lease of a free slot too, else the next
-        -- item. (A slot whose lease ended unrenewed is free: a crashed
-        -- worker's comes back.)
-        v_slot := NULL;
+        -- A limited activity: a free slot for this lease too, else the next
+        -- item. A slot is free when the item and lease written in it are not
+        -- held any more (acked, abandoned, ended unrenewed).
         IF v_limited IS NOT NULL THEN
             IF v_name IS NULL THEN
                 SELECT __SCHEMA__.taskhub_activity_name_of(q.work_item) INTO v_name
@@ -195,32 +197,32 @@ BEGIN
                  WHERE q.id = v_id;
             END IF;
             IF v_name = ANY (v_limited) THEN
-                IF current_setting('citus.version', true) IS NOT NULL THEN
-                    SELECT s.slot INTO v_slot
-                      FROM __SCHEMA__.taskhub_flow_slots AS s
-                     WHERE s.kind = 'activity' AND s.name = v_name AND s.held_until <= v_now_ms
-                     ORDER BY s.slot
-                     LIMIT 1
-                       FOR UPDATE SKIP LOCKED;
+                -- Each slot is locked (SKIP LOCKED), then its holder is read
+                -- in a statement of its own: a slot another fetch claimed
+                -- since this one began is read as that fetch left it, with
+                -- its holder's lease. (One statement that reads both would
+                -- recheck a changed slot against the queue as it was when it
+                -- began, see no lease, and take a slot that is held.)
+                v_slot := NULL;
+                FOR v_free IN
+                    SELECT f.slot, f.item_id, f.lock_token
+                      FROM __SCHEMA__.taskhub_flow_slots AS f
+                     WHERE f.kind = 'activity' AND f.name = v_name
+                     ORDER BY f.slot
+                       FOR UPDATE SKIP LOCKED
+                LOOP
+                    PERFORM 1 FROM __SCHEMA__.worker_queue AS q
+                     WHERE q.id = v_free.item_id AND q.lock_token = v_free.lock_token
+                       AND q.locked_until > v_now_ms;
+                    IF NOT FOUND THEN
+                        v_slot := v_free.slot;
+                        EXIT;
+                    END IF;
+                END LOOP;
+                IF v_slot IS NOT NULL THEN
                     UPDATE __SCHEMA__.taskhub_flow_slots AS s
-                       SET item_id    = v_id,
-                           held_until = v_now_ms + p_lock_timeout_ms
+                       SET item_id = v_id, lock_token = v_token
                      WHERE s.kind = 'activity' AND s.name = v_name AND s.slot = v_slot;
-                ELSE
-                    -- plain PostgreSQL only: the claim in one statement (on a
-                    -- server that runs Citus, the two above).
-                    UPDATE __SCHEMA__.taskhub_flow_slots AS s
-                       SET item_id    = v_id,
-                           held_until = v_now_ms + p_lock_timeout_ms
-                     WHERE s.kind = 'activity' AND s.name = v_name
-                       AND s.slot = (SELECT f.slot
-                                       FROM __SCHEMA__.taskhub_flow_slots AS f
-                                      WHERE f.kind = 'activity' AND f.name = v_name
-                                        AND f.held_until <= v_now_ms
-                                      ORDER BY f.slot
-                                      LIMIT 1
-                                        FOR UPDATE SKIP LOCKED)
-                    RETURNING s.slot INTO v_slot;
                 END IF;
                 IF v_slot IS NULL THEN
                     v_skip_names := v_skip_names || v_name;
@@ -228,10 +230,6 @@ BEGIN
                 END IF;
             END IF;
         END IF;
-
-        -- The token names the item (taskhub_worker_item_of_token), and the
-        -- slot it holds, if any.
-        v_token := 'lock_' || v_id || coalesce('_flow' || v_slot, '') || '_' || gen_random_uuid();
         IF v_session IS NOT NULL THEN
             IF v_session_row THEN
                 UPDATE __SCHEMA__.sessions AS s
@@ -249,10 +247,7 @@ BEGIN
         UPDATE __SCHEMA__.worker_queue AS q
            SET lock_token    = v_token,
                locked_until  = v_now_ms + p_lock_timeout_ms,
-               attempt_count = q.attempt_count + 1,
-           -- The key of its slot, for the ack (a row written without it).
-           taskhub_activity_name = CASE WHEN v_slot IS NOT NULL THEN v_name
-                                        ELSE q.taskhub_activity_name END
+               attempt_count = q.attempt_count + 1
          WHERE q.id = v_id
         RETURNING q.work_item, q.lock_token, q.attempt_count
              INTO out_work_item, out_lock_token, out_attempt_count;

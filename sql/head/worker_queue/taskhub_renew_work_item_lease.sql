@@ -17,7 +17,6 @@ DECLARE
     v_session      text;
     v_locked_until bigint;
     v_now_ms       bigint;
-    v_name         text;
 BEGIN
     IF p_extend_ms IS NULL OR p_extend_ms <= 0 THEN
         RAISE EXCEPTION 'p_extend_ms must be positive' USING ERRCODE = '22023';
@@ -28,16 +27,7 @@ BEGIN
                p_lock_token, p_now_ms, 'Lock token invalid, expired, or already acked') AS lease;
 
     v_locked_until := v_now_ms + p_extend_ms;
-    UPDATE __SCHEMA__.worker_queue AS q SET locked_until = v_locked_until WHERE q.id = v_id
-    RETURNING q.taskhub_activity_name INTO v_name;
-    -- A slot of a limited activity lasts as long as the lease.
-    IF strpos(p_lock_token, '_flow') > 0 THEN
-        UPDATE __SCHEMA__.taskhub_flow_slots AS s
-           SET held_until = v_locked_until
-         WHERE s.kind = 'activity' AND s.name = v_name
-           AND s.slot = __SCHEMA__.taskhub_flow_slot_of_token(p_lock_token)
-           AND s.item_id = v_id;
-    END IF;
+    UPDATE __SCHEMA__.worker_queue AS q SET locked_until = v_locked_until WHERE q.id = v_id;
     IF v_session IS NOT NULL THEN
         PERFORM __SCHEMA__.taskhub_touch_session(v_session, v_now_ms);
     END IF;

@@ -23,7 +23,7 @@ CREATE TABLE __SCHEMA__.taskhub_flow_slots (
     name       text    NOT NULL,
     slot       integer NOT NULL,
     item_id    bigint,
-    held_until bigint  NOT NULL,
+    lock_token text,
     PRIMARY KEY (kind, name, slot)
 );
 
