@@ -6,11 +6,11 @@ once, here and in the groups it joins."""
 
 from __future__ import annotations
 
+from provider.client.flow_control import FlowControlPlans
 from provider.client.hub_views import HubViews
 from provider.client.instance_report import InstanceReports
 from provider.client.instance_requests import InstanceRequests
 from provider.client.operator_actions import OperatorActions
-from provider.client.flow_control import FlowControlPlans
 from provider.client.schedules import SchedulePlans
 
 
