@@ -48,6 +48,10 @@ BEGIN
     -- Changes one at a time: each rewrites its kind's summary from the rules
     -- as committed (a rule's row may not exist yet). Fetches never take it.
     PERFORM pg_advisory_xact_lock(hashtextextended('taskhub:__SCHEMA__:flow rules', 0));
+    -- And the key's own lock, which a fetch holds while it claims a slot: the
+    -- slots change under no claim.
+    PERFORM pg_advisory_xact_lock(
+        hashtextextended('taskhub:__SCHEMA__:flow:' || p_kind || ':' || p_name, 0));
     SELECT r.paused, r.max_running INTO out_paused_before, out_max_running_before
       FROM __SCHEMA__.taskhub_flow_rules AS r
      WHERE r.kind = p_kind AND r.name = p_name;

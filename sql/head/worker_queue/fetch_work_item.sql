@@ -26,8 +26,9 @@
 --     (taskhub_flow_summary, by its key). Items of a paused activity are left
 --     out of the scans. An item of a limited activity is leased only with a
 --     free slot of its limit (taskhub_flow_slots: max_running rows), claimed
---     with SKIP LOCKED for the item's lease, and held as long as the item
---     holds that lease; with none free, its activity is left out of the next
+--     for the item's lease under the key's advisory lock (taken without
+--     waiting), and held as long as the item holds that lease; with none
+--     free, or another fetch claiming, its activity is left out of the next
 --     scans, like a contended session.
 --   * Every statement reads or writes one table, with no subquery: on a hub
 --     distributed by Citus each is planned on its node like a plain one
@@ -73,7 +74,10 @@ DECLARE
     v_limited       text[];   -- activities with a limit (and not paused)
     v_name          text;
     v_slot          integer;  -- the slot claimed for this item, if limited
-    v_free          record;
+    v_slots         integer[];
+    v_tokens        text[];
+    v_holders       bigint[];
+    v_live          text[];
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -197,32 +201,54 @@ BEGIN
                  WHERE q.id = v_id;
             END IF;
             IF v_name = ANY (v_limited) THEN
-                -- Each slot is locked (SKIP LOCKED), then its holder is read
-                -- in a statement of its own: a slot another fetch claimed
-                -- since this one began is read as that fetch left it, with
-                -- its holder's lease. (One statement that reads both would
-                -- recheck a changed slot against the queue as it was when it
-                -- began, see no lease, and take a slot that is held.)
+                -- One fetch at a time claims the key's slots: the others skip
+                -- it for this call, never waiting. Read after the lock, the
+                -- slots and their holders' leases are as the last claim left
+                -- them.
                 v_slot := NULL;
-                FOR v_free IN
-                    SELECT f.slot, f.item_id, f.lock_token
-                      FROM __SCHEMA__.taskhub_flow_slots AS f
-                     WHERE f.kind = 'activity' AND f.name = v_name
-                     ORDER BY f.slot
-                       FOR UPDATE SKIP LOCKED
-                LOOP
-                    PERFORM 1 FROM __SCHEMA__.worker_queue AS q
-                     WHERE q.id = v_free.item_id AND q.lock_token = v_free.lock_token
-                       AND q.locked_until > v_now_ms;
-                    IF NOT FOUND THEN
-                        v_slot := v_free.slot;
-                        EXIT;
+                IF pg_try_advisory_xact_lock(
+                       hashtextextended('taskhub:__SCHEMA__:flow:activity:' || v_name, 0)) THEN
+                    IF current_setting('citus.version', true) IS NOT NULL THEN
+                        -- One table a statement: the slots, then the leases
+                        -- still held among their holders.
+                        SELECT array_agg(f.slot ORDER BY f.slot),
+                               array_agg(f.lock_token ORDER BY f.slot),
+                               array_agg(f.item_id ORDER BY f.slot)
+                          INTO v_slots, v_tokens, v_holders
+                          FROM __SCHEMA__.taskhub_flow_slots AS f
+                         WHERE f.kind = 'activity' AND f.name = v_name;
+                        SELECT coalesce(array_agg(q.lock_token), '{}') INTO v_live
+                          FROM __SCHEMA__.worker_queue AS q
+                         WHERE q.id = ANY (v_holders) AND q.lock_token = ANY (v_tokens)
+                           AND q.locked_until > v_now_ms;
+                        FOR v_n IN 1 .. coalesce(cardinality(v_slots), 0) LOOP
+                            IF v_tokens[v_n] IS NULL OR NOT v_tokens[v_n] = ANY (v_live) THEN
+                                v_slot := v_slots[v_n];
+                                EXIT;
+                            END IF;
+                        END LOOP;
+                        UPDATE __SCHEMA__.taskhub_flow_slots AS s
+                           SET item_id = v_id, lock_token = v_token
+                         WHERE s.kind = 'activity' AND s.name = v_name AND s.slot = v_slot;
+                    ELSE
+                        -- plain PostgreSQL only: the first slot whose holder
+                        -- holds that lease no more, claimed in one statement
+                        -- (on a server that runs Citus, the three above).
+                        UPDATE __SCHEMA__.taskhub_flow_slots AS s
+                           SET item_id = v_id, lock_token = v_token
+                         WHERE s.kind = 'activity' AND s.name = v_name
+                           AND s.slot = (SELECT f.slot
+                                           FROM __SCHEMA__.taskhub_flow_slots AS f
+                                           LEFT JOIN __SCHEMA__.worker_queue AS q
+                                                  ON q.id = f.item_id
+                                                 AND q.lock_token = f.lock_token
+                                                 AND q.locked_until > v_now_ms
+                                          WHERE f.kind = 'activity' AND f.name = v_name
+                                            AND q.id IS NULL
+                                          ORDER BY f.slot
+                                          LIMIT 1)
+                        RETURNING s.slot INTO v_slot;
                     END IF;
-                END LOOP;
-                IF v_slot IS NOT NULL THEN
-                    UPDATE __SCHEMA__.taskhub_flow_slots AS s
-                       SET item_id = v_id, lock_token = v_token
-                     WHERE s.kind = 'activity' AND s.name = v_name AND s.slot = v_slot;
                 END IF;
                 IF v_slot IS NULL THEN
                     v_skip_names := v_skip_names || v_name;
