@@ -342,15 +342,19 @@ class Schedule:
 @dataclass(frozen=True)
 class FlowRule:
     """A flow rule of the hub (docs/flow-control.md), enforced by the fetch
-    every runtime calls: the activity `name` is paused (handed out never), or
-    limited to `max_running` items leased at once over the whole hub, of
-    which `running` hold a lease now."""
+    every runtime calls: the activity `name` is paused (handed out never),
+    limited to `max_running` items leased at once over the whole hub (of
+    which `running` hold a lease now), or to `per_second` handed out a second
+    with bursts up to `burst` (its bucket has `tokens` now)."""
 
     kind: Literal["activity"]
     name: str
     paused: bool
     max_running: int | None
     running: int
+    per_second: float | None
+    burst: int | None
+    tokens: float | None
     changed_at: datetime
     changed_by: str  # the login that made the latest change
     reason: str | None

@@ -1,4 +1,4 @@
-"""taskhub-pg pause | resume | limit set | limit remove | limit list: flow
+"""taskhub-pg pause | resume | limit set | rate | remove | remove-rate | list: flow
 control from the command line (provider/client/flow_control.py). The hub's
 fetches enforce the rules, so every runtime obeys them; each change is kept
 with the login that made it and why (taskhub_flow_changes)."""
@@ -28,7 +28,7 @@ from provider.client.pooling import ONE_SHOT_POOLER
 from provider.errors import InvalidInput
 
 limit_app = typer.Typer(
-    help="Fleet-wide concurrency limits per activity, enforced by the hub's fetches.",
+    help="Fleet-wide concurrency and rate limits per activity, enforced by the hub's fetches.",
     no_args_is_help=True,
 )
 Activity = Annotated[
@@ -82,10 +82,47 @@ def remove_limit(
     say(f"activity {activity}: {'had no limit' if before is None else 'no limit now'}")
 
 
+@limit_app.command("rate")
+def set_rate(
+    activity: Activity,
+    per_second: Annotated[
+        float,
+        typer.Argument(
+            metavar="PER_SECOND", min=0.001, max=100_000, help="at most this many a second"
+        ),
+    ],
+    burst: Annotated[
+        int | None,
+        typer.Option(
+            min=1, max=100_000, help="at most this many at once (default: a second's worth)"
+        ),
+    ] = None,
+    reason: Reason = None,
+    url: Url = None,
+    schema: Schema = "public",
+) -> None:
+    """Hand out at most PER_SECOND of the activity's items a second, over every
+    worker and runtime of the hub, with bursts up to --burst."""
+    with _client(url, schema) as client:
+        before = client.set_activity_rate(activity, per_second, burst=burst, reason=reason)
+    was = "no rate limit" if before is None else f"{before:g}/s"
+    say(f"activity {activity}: at most {per_second:g} a second (was {was})")
+
+
+@limit_app.command("remove-rate")
+def remove_rate(
+    activity: Activity, reason: Reason = None, url: Url = None, schema: Schema = "public"
+) -> None:
+    """Remove the activity's rate limit (a pause or a concurrency limit stays)."""
+    with _client(url, schema) as client:
+        before = client.remove_activity_rate(activity, reason=reason)
+    say(f"activity {activity}: {'had no rate limit' if before is None else 'no rate limit now'}")
+
+
 @limit_app.command("list")
 def list_rules(url: Url = None, schema: Schema = "public", as_json: AsJson = False) -> None:
-    """Every flow rule: paused or not, its limit, how many run now, and the
-    latest change (who, when, why)."""
+    """Every flow rule: paused or not, its limit and how many run now, its
+    rate, and the latest change (who, when, why)."""
     with _client(url, schema) as client:
         rules = client.flow_rules()
     if as_json:
@@ -99,6 +136,8 @@ def list_rules(url: Url = None, schema: Schema = "public", as_json: AsJson = Fal
                 "paused": "yes" if rule.paused else "no",
                 "running": rule.running,
                 "limit": "" if rule.max_running is None else rule.max_running,
+                "per second": "" if rule.per_second is None else f"{rule.per_second:g}",
+                "burst": "" if rule.burst is None else rule.burst,
                 "changed by": rule.changed_by,
                 "why": rule.reason or "",
                 "changed at": rule.changed_at,

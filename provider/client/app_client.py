@@ -214,6 +214,8 @@ class Client(ProcedureClient):
     resume_activity = blocking(ApplicationPlans.resume_activity)
     set_activity_limit = blocking(ApplicationPlans.set_activity_limit)
     remove_activity_limit = blocking(ApplicationPlans.remove_activity_limit)
+    set_activity_rate = blocking(ApplicationPlans.set_activity_rate)
+    remove_activity_rate = blocking(ApplicationPlans.remove_activity_rate)
     flow_rules = blocking(ApplicationPlans.flow_rules)
 
 
@@ -314,4 +316,6 @@ class AsyncClient(AsyncProcedureClient):
     resume_activity = awaitable(ApplicationPlans.resume_activity)
     set_activity_limit = awaitable(ApplicationPlans.set_activity_limit)
     remove_activity_limit = awaitable(ApplicationPlans.remove_activity_limit)
+    set_activity_rate = awaitable(ApplicationPlans.set_activity_rate)
+    remove_activity_rate = awaitable(ApplicationPlans.remove_activity_rate)
     flow_rules = awaitable(ApplicationPlans.flow_rules)

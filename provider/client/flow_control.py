@@ -1,6 +1,6 @@
 """Flow control as plans: pause and resume an activity, limit how many of
-its items run at once over the whole hub, and list the rules with their
-slots in use. The hub enforces them in fetch_work_item, so every runtime
+its items run at once over the whole hub or how many start a second, and
+list the rules with their use. The hub enforces them in fetch_work_item, so every runtime
 obeys them (sql/head/flow_control/, docs/flow-control.md); these plans only
 change and read them, and every change is kept with who made it and why
 (taskhub_flow_changes)."""
@@ -18,6 +18,8 @@ from provider.types import FlowRule
 MAX_NAME_BYTES = 1000
 MAX_REASON_BYTES = 2000
 MAX_RUNNING = 10_000
+MAX_PER_SECOND = 100_000
+MAX_BURST = 100_000
 
 
 def _check_key(operation: str, name: Any, reason: Any) -> None:
@@ -73,6 +75,53 @@ class FlowControlPlans(Catalogue):
         )
         return None if before is None else int(before)
 
+    def set_activity_rate(
+        self,
+        name: str,
+        per_second: float,
+        *,
+        burst: int | None = None,
+        reason: str | None = None,
+    ) -> Plan[float | None]:
+        """Hand out at most `per_second` of the activity's items a second on
+        average, with bursts up to `burst` (default: one second's worth),
+        over every worker and runtime of the hub. The rate before (None:
+        there was none)."""
+        _check_key("set_activity_rate", name, reason)
+        if (
+            not isinstance(per_second, int | float)
+            or isinstance(per_second, bool)
+            or not 0 < per_second <= MAX_PER_SECOND
+        ):
+            raise InvalidInput(
+                "set_activity_rate",
+                f"per_second must be a number above 0 and at most {MAX_PER_SECOND}",
+            )
+        if burst is not None and (
+            not isinstance(burst, int) or isinstance(burst, bool) or not 1 <= burst <= MAX_BURST
+        ):
+            raise InvalidInput(
+                "set_activity_rate", f"burst must be a whole number from 1 to {MAX_BURST}"
+            )
+        before = yield from self._scalar(
+            "taskhub_set_flow_rate",
+            p_kind="activity",
+            p_name=name,
+            p_per_second=float(per_second),
+            p_burst=burst,
+            p_reason=reason,
+        )
+        return None if before is None else float(before)
+
+    def remove_activity_rate(self, name: str, *, reason: str | None = None) -> Plan[float | None]:
+        """Remove the activity's rate limit (a pause or a concurrency limit stays).
+        The rate before."""
+        _check_key("remove_activity_rate", name, reason)
+        before = yield from self._scalar(
+            "taskhub_remove_flow_rate", p_kind="activity", p_name=name, p_reason=reason
+        )
+        return None if before is None else float(before)
+
     def remove_activity_limit(self, name: str, *, reason: str | None = None) -> Plan[int | None]:
         """Remove the activity's limit (a pause stays). The limit before."""
         _check_key("remove_activity_limit", name, reason)
@@ -98,6 +147,9 @@ class FlowControlPlans(Catalogue):
                 paused=bool(row["paused"]),
                 max_running=row["max_running"],
                 running=int(row["running"]),
+                per_second=row["per_second"],
+                burst=row["burst"],
+                tokens=row["tokens"],
                 changed_at=row["changed_at"],
                 changed_by=row["changed_by"],
                 reason=row["reason"],

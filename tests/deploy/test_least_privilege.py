@@ -51,6 +51,8 @@ OPERATOR_FUNCTIONS = {
     "taskhub_resume_flow",
     "taskhub_set_flow_limit",
     "taskhub_remove_flow_limit",
+    "taskhub_set_flow_rate",
+    "taskhub_remove_flow_rate",
     "taskhub_read_flow_rules",
 }
 

@@ -190,3 +190,58 @@ def test_bad_rules_are_refused_in_one_line_and_every_change_is_kept(
         ("resume", False, 4, None, True),
         ("remove limit", False, None, None, True),
     ]
+
+
+def test_a_rate_limit_hands_out_a_burst_then_no_faster_than_the_rate(
+    hub_schema: str, make_hub: HubFactory, sql: psycopg.Connection[Any], database_url: str
+) -> None:
+    hub = make_hub(hub_schema)
+    queue(hub, "Mail", 60)
+    queue(hub, "Sms", 2, first_id=1000)
+    with Client.connect(database_url, hub_schema) as client:
+        assert client.set_activity_rate("Mail", 50, burst=5, reason="the mail provider") is None
+        (rule,) = client.flow_rules()
+        assert (rule.per_second, rule.burst, rule.tokens) == (50, 5, 5)
+    started = time.monotonic()
+    done: list[str] = []
+    lock = threading.Lock()
+
+    def dispatcher() -> None:
+        own = make_hub(hub_schema)
+        while True:
+            with lock:
+                if len(done) >= 62:
+                    return
+            item = fetched_name(own)
+            if item is None:
+                time.sleep(0.002)
+                continue
+            with lock:
+                done.append(item[0])
+            own.ack_work_item(item[1], None)
+
+    threads = [threading.Thread(target=dispatcher, daemon=True) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    elapsed = time.monotonic() - started
+    assert sorted(done) == ["Mail"] * 60 + ["Sms"] * 2
+    # A burst of 5, then 55 at 50 a second: at least 1.1 s, whatever the load.
+    assert elapsed >= 55 / 50 * 0.95
+    # The unrated activity was not held behind the rated backlog.
+    assert done.index("Sms") < 30
+
+
+def test_removing_a_rate_lets_the_backlog_go_at_once(
+    hub_schema: str, make_hub: HubFactory, database_url: str
+) -> None:
+    hub = make_hub(hub_schema)
+    queue(hub, "Mail", 4)
+    with Client.connect(database_url, hub_schema) as client:
+        client.set_activity_rate("Mail", 0.01, burst=1)
+        first = fetched_name(hub)
+        assert first is not None and fetched_name(hub) is None
+        assert client.remove_activity_rate("Mail") == 0.01
+        assert client.flow_rules() == []
+    assert [fetched_name(hub) is not None for _ in range(4)] == [True, True, True, False]

@@ -15,6 +15,6 @@ SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT c.out_max_running_before
       FROM __SCHEMA__.taskhub_change_flow_rule(p_kind, p_name, 'set limit', p_max_running,
-                                                p_reason) AS c
+                                                NULL, NULL, p_reason) AS c
 $$;
 REVOKE EXECUTE ON FUNCTION __SCHEMA__.taskhub_set_flow_limit(text, text, integer, text) FROM PUBLIC;

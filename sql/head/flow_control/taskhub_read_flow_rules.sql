@@ -1,6 +1,6 @@
 -- Every flow rule with its current use: how many of its slots are held by a
--- live lease (at the database's clock). For
--- `taskhub-pg flow list`, the Client, the dashboard and the metrics.
+-- live lease (at the database's clock), and the tokens its bucket has now.
+-- For `taskhub-pg limit list`, the Client, the dashboard and the metrics.
 CREATE FUNCTION __SCHEMA__.taskhub_read_flow_rules()
 RETURNS TABLE (
     kind        text,
@@ -8,6 +8,9 @@ RETURNS TABLE (
     paused      boolean,
     max_running integer,
     running     bigint,
+    per_second  double precision,
+    burst       integer,
+    tokens      double precision,
     changed_at  timestamptz,
     changed_by  text,
     reason      text
@@ -23,7 +26,8 @@ DECLARE
 BEGIN
     -- Not a call of the hot path: the count reads each slot's holder.
     FOR v_rule IN
-        SELECT r.kind, r.name, r.paused, r.max_running, r.changed_at, r.changed_by, r.reason
+        SELECT r.kind, r.name, r.paused, r.max_running, r.per_second, r.burst, r.changed_at,
+               r.changed_by, r.reason
           FROM __SCHEMA__.taskhub_flow_rules AS r
          ORDER BY r.kind, r.name
     LOOP
@@ -31,6 +35,8 @@ BEGIN
         name := v_rule.name;
         paused := v_rule.paused;
         max_running := v_rule.max_running;
+        per_second := v_rule.per_second;
+        burst := v_rule.burst;
         changed_at := v_rule.changed_at;
         changed_by := v_rule.changed_by;
         reason := v_rule.reason;
@@ -42,6 +48,15 @@ BEGIN
                          FROM __SCHEMA__.worker_queue AS q
                         WHERE q.id = s.item_id AND q.lock_token = s.lock_token
                           AND q.locked_until > v_now_ms);
+        -- The bucket as a fetch would find it now.
+        SELECT least(b.burst, b.tokens
+                              + greatest(0, v_now_ms - b.refilled_at_ms) * b.per_second / 1000.0)
+          INTO tokens
+          FROM __SCHEMA__.taskhub_flow_buckets AS b
+         WHERE b.kind = v_rule.kind AND b.name = v_rule.name;
+        IF NOT FOUND THEN
+            tokens := NULL;
+        END IF;
         RETURN NEXT;
     END LOOP;
 END;

@@ -12,6 +12,7 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT coalesce(c.out_paused_before, false)
-      FROM __SCHEMA__.taskhub_change_flow_rule(p_kind, p_name, 'resume', NULL, p_reason) AS c
+      FROM __SCHEMA__.taskhub_change_flow_rule(p_kind, p_name, 'resume', NULL, NULL, NULL,
+                                                p_reason) AS c
 $$;
 REVOKE EXECUTE ON FUNCTION __SCHEMA__.taskhub_resume_flow(text, text, text) FROM PUBLIC;

@@ -8,11 +8,16 @@ CREATE TABLE __SCHEMA__.taskhub_flow_changes (
     kind               text        NOT NULL,
     name               text        NOT NULL,
     action             text        NOT NULL
-                       CHECK (action IN ('pause', 'resume', 'set limit', 'remove limit')),
+                       CHECK (action IN ('pause', 'resume', 'set limit', 'remove limit',
+                                         'set rate', 'remove rate')),
     paused_before      boolean,
     paused_after       boolean,
     max_running_before integer,
     max_running_after  integer,
+    per_second_before  double precision,
+    per_second_after   double precision,
+    burst_before       integer,
+    burst_after        integer,
     reason             text
 );
 CREATE INDEX taskhub_flow_changes_key_idx

@@ -1,7 +1,9 @@
 -- Flow control (docs/flow-control.md): what the fetches may hand out, per
 -- key. A key is a kind ('activity': the name of an activity) and a name. A
 -- paused key is handed out never; a key with max_running is handed out while
--- fewer than that many of its items hold a lease (taskhub_flow_slots).
+-- fewer than that many of its items hold a lease (taskhub_flow_slots); a key
+-- with per_second is handed out while its bucket has a token
+-- (taskhub_flow_buckets).
 -- fetch_work_item reads this table once per call and enforces it, so every
 -- runtime obeys it, the released one included. Only the hub's owner and its
 -- operator roles change it, through the taskhub_*_flow functions, which keep
@@ -11,10 +13,15 @@ CREATE TABLE __SCHEMA__.taskhub_flow_rules (
     name        text        NOT NULL CHECK (name <> '' AND octet_length(name) <= 1000),
     paused      boolean     NOT NULL DEFAULT false,
     max_running integer     CHECK (max_running BETWEEN 1 AND 10000),
+    -- A rate limit: per_second on average, up to burst at once.
+    per_second  double precision CHECK (per_second > 0 AND per_second <= 100000),
+    burst       integer     CHECK (burst BETWEEN 1 AND 100000),
     changed_at  timestamptz NOT NULL,
     changed_by  text        NOT NULL,
     reason      text,
     PRIMARY KEY (kind, name),
-    -- A key with neither is no rule: its row is deleted instead.
-    CONSTRAINT a_flow_rule_pauses_or_limits CHECK (paused OR max_running IS NOT NULL)
+    -- A key with none of them is no rule: its row is deleted instead.
+    CONSTRAINT a_rate_has_a_burst CHECK ((per_second IS NULL) = (burst IS NULL)),
+    CONSTRAINT a_flow_rule_pauses_or_limits
+        CHECK (paused OR max_running IS NOT NULL OR per_second IS NOT NULL)
 );

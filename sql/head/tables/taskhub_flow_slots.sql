@@ -18,11 +18,26 @@ CREATE TABLE __SCHEMA__.taskhub_flow_slots (
 );
 -- What the fetches read of the rules, one row per kind, kept by
 -- taskhub_change_flow_rule with every change: the paused names, and the
--- limited ones with their limits. A fetch reads it by its key (no row: no
+-- limited and rated ones. A fetch reads it by its key (no row: no
 -- rules), instead of gathering the rules on every call.
 CREATE TABLE __SCHEMA__.taskhub_flow_summary (
     kind    text      PRIMARY KEY,
     paused  text[]    NOT NULL,
-    limited text[]    NOT NULL,
-    limits  integer[] NOT NULL
+    limited text[]    NOT NULL,  -- with a concurrency limit, not paused
+    rated   text[]    NOT NULL   -- with a rate limit, not paused
+);
+
+-- The token bucket of each rate limit (taskhub_flow_rules.per_second), made
+-- full and removed by taskhub_change_flow_rule. A fetch of a rated activity
+-- takes a token under the key's advisory lock, in the statement that refills
+-- the bucket for the time since its last take (at most burst tokens), or
+-- skips the activity when there is none: it never waits.
+CREATE TABLE __SCHEMA__.taskhub_flow_buckets (
+    kind           text             NOT NULL,
+    name           text             NOT NULL,
+    per_second     double precision NOT NULL,
+    burst          integer          NOT NULL,
+    tokens         double precision NOT NULL,
+    refilled_at_ms bigint           NOT NULL,
+    PRIMARY KEY (kind, name)
 );

@@ -50,11 +50,13 @@ VALUES
     ('function', 'taskhub_search_instances', 'EXECUTE', NULL, 'taskhub-pg inspect instances, the dashboard''s search'),
     -- Revision 0029: schedules with their failed fires.
     ('function', 'taskhub_read_schedules', 'EXECUTE', NULL, 'taskhub-pg schedule list, the dashboard'),
-    ('function', 'taskhub_pause_flow', 'EXECUTE', NULL, 'taskhub-pg flow pause, the Client'),
-    ('function', 'taskhub_resume_flow', 'EXECUTE', NULL, 'taskhub-pg flow resume, the Client'),
-    ('function', 'taskhub_set_flow_limit', 'EXECUTE', NULL, 'taskhub-pg flow limit, the Client'),
-    ('function', 'taskhub_remove_flow_limit', 'EXECUTE', NULL, 'taskhub-pg flow unlimit, the Client'),
-    ('function', 'taskhub_read_flow_rules', 'EXECUTE', NULL, 'taskhub-pg flow list, status, the metrics');
+    ('function', 'taskhub_pause_flow', 'EXECUTE', NULL, 'taskhub-pg pause, the Client'),
+    ('function', 'taskhub_resume_flow', 'EXECUTE', NULL, 'taskhub-pg resume, the Client'),
+    ('function', 'taskhub_set_flow_limit', 'EXECUTE', NULL, 'taskhub-pg limit set, the Client'),
+    ('function', 'taskhub_remove_flow_limit', 'EXECUTE', NULL, 'taskhub-pg limit remove, the Client'),
+    ('function', 'taskhub_set_flow_rate', 'EXECUTE', NULL, 'taskhub-pg limit rate, the Client'),
+    ('function', 'taskhub_remove_flow_rate', 'EXECUTE', NULL, 'taskhub-pg limit remove-rate, the Client'),
+    ('function', 'taskhub_read_flow_rules', 'EXECUTE', NULL, 'taskhub-pg limit list, status, the metrics');
 
 -- Every read of the runbook: the hub's own tables and views, by name.
 INSERT INTO __SCHEMA__.taskhub_operator_privileges
@@ -70,4 +72,5 @@ SELECT 'table', name, 'SELECT', NULL, 'runbook: every read (inspect, status, che
            'taskhub_trace_contexts', 'taskhub_wakeup_listeners', 'worker_queue',
            'taskhub_current_leases', 'taskhub_poison_candidates', 'taskhub_queue_health',
            'taskhub_session_owners', 'taskhub_stuck_instances', 'taskhub_flow_rules',
-           'taskhub_flow_slots', 'taskhub_flow_changes', 'taskhub_flow_summary']) AS name;
+           'taskhub_flow_slots', 'taskhub_flow_changes', 'taskhub_flow_summary',
+           'taskhub_flow_buckets']) AS name;

@@ -72,6 +72,7 @@ DECLARE
     v_foreign_read  boolean := false;
     v_skip_names    text[];   -- paused, or found at their limit in this call
     v_limited       text[];   -- activities with a limit (and not paused)
+    v_rated         text[];   -- activities with a rate limit (and not paused)
     v_name          text;
     v_slot          integer;  -- the slot claimed for this item, if limited
     v_slots         integer[];
@@ -108,7 +109,8 @@ BEGIN
     END IF;
 
     -- The rules (on a hub without any: one probe of an empty index).
-    SELECT f.paused, nullif(f.limited, '{}') INTO v_skip_names, v_limited
+    SELECT f.paused, nullif(f.limited, '{}'), nullif(f.rated, '{}')
+      INTO v_skip_names, v_limited, v_rated
       FROM __SCHEMA__.taskhub_flow_summary AS f
      WHERE f.kind = 'activity';
     v_skip_names := coalesce(v_skip_names, '{}');
@@ -191,66 +193,88 @@ BEGIN
         v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
         v_token := 'lock_' || v_id || '_' || gen_random_uuid();
 
-        -- A limited activity: a free slot for this lease too, else the next
-        -- item. A slot is free when the item and lease written in it are not
-        -- held any more (acked, abandoned, ended unrenewed).
-        IF v_limited IS NOT NULL THEN
+        -- A limited activity: a free slot for this lease too, and a rated one
+        -- a token, else the next item. A slot is free when the item and
+        -- lease written in it are not held any more (acked, abandoned, ended
+        -- unrenewed).
+        IF v_limited IS NOT NULL OR v_rated IS NOT NULL THEN
             IF v_name IS NULL THEN
                 SELECT __SCHEMA__.taskhub_activity_name_of(q.work_item) INTO v_name
                   FROM __SCHEMA__.worker_queue AS q
                  WHERE q.id = v_id;
             END IF;
+            -- One fetch at a time claims the key's slots and takes its
+            -- tokens: the others skip it for this call, never waiting. Read
+            -- after the lock, the slots and their holders' leases are as the
+            -- last claim left them.
+            IF (v_name = ANY (v_limited) OR v_name = ANY (v_rated))
+               AND NOT pg_try_advisory_xact_lock(
+                           hashtextextended('taskhub:__SCHEMA__:flow:activity:' || v_name, 0)) THEN
+                v_skip_names := v_skip_names || v_name;
+                CONTINUE;
+            END IF;
             IF v_name = ANY (v_limited) THEN
-                -- One fetch at a time claims the key's slots: the others skip
-                -- it for this call, never waiting. Read after the lock, the
-                -- slots and their holders' leases are as the last claim left
-                -- them.
                 v_slot := NULL;
-                IF pg_try_advisory_xact_lock(
-                       hashtextextended('taskhub:__SCHEMA__:flow:activity:' || v_name, 0)) THEN
-                    IF current_setting('citus.version', true) IS NOT NULL THEN
-                        -- One table a statement: the slots, then the leases
-                        -- still held among their holders.
-                        SELECT array_agg(f.slot ORDER BY f.slot),
-                               array_agg(f.lock_token ORDER BY f.slot),
-                               array_agg(f.item_id ORDER BY f.slot)
-                          INTO v_slots, v_tokens, v_holders
-                          FROM __SCHEMA__.taskhub_flow_slots AS f
-                         WHERE f.kind = 'activity' AND f.name = v_name;
-                        SELECT coalesce(array_agg(q.lock_token), '{}') INTO v_live
-                          FROM __SCHEMA__.worker_queue AS q
-                         WHERE q.id = ANY (v_holders) AND q.lock_token = ANY (v_tokens)
-                           AND q.locked_until > v_now_ms;
-                        FOR v_n IN 1 .. coalesce(cardinality(v_slots), 0) LOOP
-                            IF v_tokens[v_n] IS NULL OR NOT v_tokens[v_n] = ANY (v_live) THEN
-                                v_slot := v_slots[v_n];
-                                EXIT;
-                            END IF;
-                        END LOOP;
-                        UPDATE __SCHEMA__.taskhub_flow_slots AS s
-                           SET item_id = v_id, lock_token = v_token
-                         WHERE s.kind = 'activity' AND s.name = v_name AND s.slot = v_slot;
-                    ELSE
-                        -- plain PostgreSQL only: the first slot whose holder
-                        -- holds that lease no more, claimed in one statement
-                        -- (on a server that runs Citus, the three above).
-                        UPDATE __SCHEMA__.taskhub_flow_slots AS s
-                           SET item_id = v_id, lock_token = v_token
-                         WHERE s.kind = 'activity' AND s.name = v_name
-                           AND s.slot = (SELECT f.slot
-                                           FROM __SCHEMA__.taskhub_flow_slots AS f
-                                           LEFT JOIN __SCHEMA__.worker_queue AS q
-                                                  ON q.id = f.item_id
-                                                 AND q.lock_token = f.lock_token
-                                                 AND q.locked_until > v_now_ms
-                                          WHERE f.kind = 'activity' AND f.name = v_name
-                                            AND q.id IS NULL
-                                          ORDER BY f.slot
-                                          LIMIT 1)
-                        RETURNING s.slot INTO v_slot;
-                    END IF;
+                IF current_setting('citus.version', true) IS NOT NULL THEN
+                    -- One table a statement: the slots, then the leases
+                    -- still held among their holders.
+                    SELECT array_agg(f.slot ORDER BY f.slot),
+                           array_agg(f.lock_token ORDER BY f.slot),
+                           array_agg(f.item_id ORDER BY f.slot)
+                      INTO v_slots, v_tokens, v_holders
+                      FROM __SCHEMA__.taskhub_flow_slots AS f
+                     WHERE f.kind = 'activity' AND f.name = v_name;
+                    SELECT coalesce(array_agg(q.lock_token), '{}') INTO v_live
+                      FROM __SCHEMA__.worker_queue AS q
+                     WHERE q.id = ANY (v_holders) AND q.lock_token = ANY (v_tokens)
+                       AND q.locked_until > v_now_ms;
+                    FOR v_n IN 1 .. coalesce(cardinality(v_slots), 0) LOOP
+                        IF v_tokens[v_n] IS NULL OR NOT v_tokens[v_n] = ANY (v_live) THEN
+                            v_slot := v_slots[v_n];
+                            EXIT;
+                        END IF;
+                    END LOOP;
+                    UPDATE __SCHEMA__.taskhub_flow_slots AS s
+                       SET item_id = v_id, lock_token = v_token
+                     WHERE s.kind = 'activity' AND s.name = v_name AND s.slot = v_slot;
+                ELSE
+                    -- plain PostgreSQL only: the first slot whose holder
+                    -- holds that lease no more, claimed in one statement
+                    -- (on a server that runs Citus, the three above).
+                    UPDATE __SCHEMA__.taskhub_flow_slots AS s
+                       SET item_id = v_id, lock_token = v_token
+                     WHERE s.kind = 'activity' AND s.name = v_name
+                       AND s.slot = (SELECT f.slot
+                                       FROM __SCHEMA__.taskhub_flow_slots AS f
+                                       LEFT JOIN __SCHEMA__.worker_queue AS q
+                                              ON q.id = f.item_id
+                                             AND q.lock_token = f.lock_token
+                                             AND q.locked_until > v_now_ms
+                                      WHERE f.kind = 'activity' AND f.name = v_name
+                                        AND q.id IS NULL
+                                      ORDER BY f.slot
+                                      LIMIT 1)
+                    RETURNING s.slot INTO v_slot;
                 END IF;
                 IF v_slot IS NULL THEN
+                    v_skip_names := v_skip_names || v_name;
+                    CONTINUE;
+                END IF;
+            END IF;
+            IF v_name = ANY (v_rated) THEN
+                -- A token, refilled for the time since the last one was taken.
+                -- None: skip (a slot claimed above frees itself: the lease
+                -- written in it is never the item's).
+                UPDATE __SCHEMA__.taskhub_flow_buckets AS b
+                   SET tokens = least(b.burst, b.tokens
+                                               + greatest(0, v_now_ms - b.refilled_at_ms)
+                                                 * b.per_second / 1000.0) - 1,
+                       refilled_at_ms = greatest(b.refilled_at_ms, v_now_ms)
+                 WHERE b.kind = 'activity' AND b.name = v_name
+                   AND least(b.burst, b.tokens
+                                      + greatest(0, v_now_ms - b.refilled_at_ms)
+                                        * b.per_second / 1000.0) >= 1;
+                IF NOT FOUND THEN
                     v_skip_names := v_skip_names || v_name;
                     CONTINUE;
                 END IF;

@@ -11,11 +11,16 @@ CREATE TABLE __SCHEMA__.taskhub_flow_rules (
     name        text        NOT NULL CHECK (name <> '' AND octet_length(name) <= 1000),
     paused      boolean     NOT NULL DEFAULT false,
     max_running integer     CHECK (max_running BETWEEN 1 AND 10000),
+    -- A rate limit: per_second on average, up to burst at once.
+    per_second  double precision CHECK (per_second > 0 AND per_second <= 100000),
+    burst       integer     CHECK (burst BETWEEN 1 AND 100000),
     changed_at  timestamptz NOT NULL,
     changed_by  text        NOT NULL,
     reason      text,
     PRIMARY KEY (kind, name),
-    CONSTRAINT a_flow_rule_pauses_or_limits CHECK (paused OR max_running IS NOT NULL)
+    CONSTRAINT a_rate_has_a_burst CHECK ((per_second IS NULL) = (burst IS NULL)),
+    CONSTRAINT a_flow_rule_pauses_or_limits
+        CHECK (paused OR max_running IS NOT NULL OR per_second IS NOT NULL)
 );
 
 CREATE TABLE __SCHEMA__.taskhub_flow_slots (
@@ -31,7 +36,17 @@ CREATE TABLE __SCHEMA__.taskhub_flow_summary (
     kind    text      PRIMARY KEY,
     paused  text[]    NOT NULL,
     limited text[]    NOT NULL,
-    limits  integer[] NOT NULL
+    rated   text[]    NOT NULL
+);
+
+CREATE TABLE __SCHEMA__.taskhub_flow_buckets (
+    kind           text             NOT NULL,
+    name           text             NOT NULL,
+    per_second     double precision NOT NULL,
+    burst          integer          NOT NULL,
+    tokens         double precision NOT NULL,
+    refilled_at_ms bigint           NOT NULL,
+    PRIMARY KEY (kind, name)
 );
 
 CREATE TABLE __SCHEMA__.taskhub_flow_changes (
@@ -41,11 +56,16 @@ CREATE TABLE __SCHEMA__.taskhub_flow_changes (
     kind               text        NOT NULL,
     name               text        NOT NULL,
     action             text        NOT NULL
-                       CHECK (action IN ('pause', 'resume', 'set limit', 'remove limit')),
+                       CHECK (action IN ('pause', 'resume', 'set limit', 'remove limit',
+                                         'set rate', 'remove rate')),
     paused_before      boolean,
     paused_after       boolean,
     max_running_before integer,
     max_running_after  integer,
+    per_second_before  double precision,
+    per_second_after   double precision,
+    burst_before       integer,
+    burst_after        integer,
     reason             text
 );
 CREATE INDEX taskhub_flow_changes_key_idx
