@@ -45,6 +45,7 @@ from provider.deploy.run_report import MigrationRun
 from provider.deploy.run_report import log as migration_log
 from provider.deploy.session_pinning import one_transaction_behind_a_pooler
 from provider.operations.hub_status import HubStatus, read_hub_status, schema_exists
+from provider.types import FlowRule
 
 if TYPE_CHECKING:
     from provider.operations.drift_check import Problem
@@ -191,6 +192,7 @@ def _status_json(found: HubStatus, head: str, note: str | None) -> dict[str, Any
         if roles is None
         else [{"role": name, "runtime_ddl": mode} for name, mode in roles],
         "shielded_failures": None if shielded is None else asdict(shielded),
+        "flow_rules": [asdict(rule) for rule in found.flow_rules],
         "note": note,
     }
 
@@ -217,6 +219,19 @@ def _print_status(found: HubStatus, head: str, note: str | None) -> None:
             f"transient failures given back: {shielded.last_day} in the last day,"
             f" {shielded.total} in all (transient_failure_policy {shielded.policy})"
         )
+    if found.flow_rules:
+        print("flow rules (taskhub-pg limit list):")
+    for rule in found.flow_rules:
+        print(visible(f"  {rule.kind} {rule.name}: {_rule_text(rule)}"))
+
+
+def _rule_text(rule: FlowRule) -> str:
+    parts = ["PAUSED"] if rule.paused else []
+    if rule.max_running is not None:
+        parts.append(f"{rule.running} of at most {rule.max_running} running")
+    if rule.per_second is not None:
+        parts.append(f"at most {rule.per_second:g}/s (burst {rule.burst})")
+    return ", ".join(parts)
 
 
 def _explain_not_migrated(target: str, schema: str, as_json: bool) -> None:
@@ -318,7 +333,12 @@ def register(app: typer.Typer) -> None:
             note = _status_note(conn, schema)
             hub = OnConnection(conn, schema)
             with the_servers_own_errors():
-                found = read_hub_status(conn, schema, lambda: hub.run(hub.plans.queue_health()))
+                found = read_hub_status(
+                    conn,
+                    schema,
+                    lambda: hub.run(hub.plans.queue_health()),
+                    lambda: hub.run(hub.plans.flow_rules()),
+                )
         from provider.deploy import migrate
 
         head = migrate.head_revision()

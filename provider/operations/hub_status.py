@@ -18,6 +18,7 @@ from psycopg import sql
 
 from provider.deploy.version_table import installed_revision
 from provider.hub_rows import QueueHealth
+from provider.types import FlowRule
 
 # Which schemas hold a hub, from the catalogue alone (no privilege on the
 # schemas needed): revision 0001 creates taskhub_settings and a downgrade to
@@ -51,6 +52,7 @@ class HubStatus:
     queues: list[QueueHealth] = field(default_factory=list)
     runtime_roles: list[tuple[str, str]] | None = None  # (role, runtime_ddl); None: no table
     shielded_failures: ShieldedFailures | None = None
+    flow_rules: list[FlowRule] = field(default_factory=list)  # docs/flow-control.md
 
 
 @dataclass(frozen=True)
@@ -71,15 +73,20 @@ def schema_exists(conn: psycopg.Connection[Any], schema: str) -> bool:
 
 
 def read_hub_status(
-    conn: psycopg.Connection[Any], schema: str, queues: Callable[[], list[QueueHealth]]
+    conn: psycopg.Connection[Any],
+    schema: str,
+    queues: Callable[[], list[QueueHealth]],
+    flow_rules: Callable[[], list[FlowRule]] = list,
 ) -> HubStatus:
-    """The schema's status; `queues` reads its queues where it has the view."""
+    """The schema's status; `queues` reads its queues where it has the view,
+    `flow_rules` its flow rules."""
     return HubStatus(
         schema=schema,
         revision=installed_revision(conn, schema),
         queues=queues() if _has(conn, schema, "taskhub_queue_health") else [],
         runtime_roles=_runtime_roles(conn, schema),
         shielded_failures=_shielded_failures(conn, schema),
+        flow_rules=flow_rules() if _has(conn, schema, "taskhub_flow_rules") else [],
     )
 
 
