@@ -266,6 +266,12 @@ def dashboard_app(
         found = pages.schedule_values(hub.run(hub.plans.schedule_listing()))
         return render(request, "schedules.html", schedules=found)
 
+    def flow(request: Request) -> HTMLResponse:
+        """The flow rules (docs/flow-control.md): what is paused or limited,
+        how much of each limit is in use, and who changed it last."""
+        rules = plain(hub.run(hub.plans.flow_rules_of_any_revision()))
+        return render(request, "flow.html", rules=rules)
+
     def timed_out(request: Request, error: Exception) -> Response:
         """A statement cut off by the timeout: a 503 saying so, not a 500."""
         if not (isinstance(error, TaskHubError) and error.sqlstate == QUERY_CANCELED):
@@ -291,6 +297,7 @@ def dashboard_app(
         Route("/lists/{name}", listing),
         Route("/dead-letters", dead_letters),
         Route("/schedules", schedules),
+        Route("/flow", flow),
         Route("/actions/{name}", act, methods=["POST"]),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]

@@ -435,3 +435,19 @@ def test_the_schedules_page_of_a_hub_before_0027(database_url: str) -> None:
     with TestClient(dashboard_app(database_url, schema), base_url=LOCAL) as dashboard:
         page = dashboard.get("/schedules")
     assert page.status_code == 200 and "older than revision 0027" in page.text
+
+
+def test_the_flow_page_shows_what_is_paused_and_limited(
+    database_url: str, hub_schema: str
+) -> None:
+    with Client.connect(database_url, hub_schema) as client:
+        client.set_activity_limit("Charge", 5, reason="PSP <quota>")
+        client.pause_activity("Sms")
+    with TestClient(dashboard_app(database_url, hub_schema), base_url=LOCAL) as dashboard:
+        page = dashboard.get("/flow")
+    assert page.status_code == 200
+    assert "PSP &lt;quota&gt;" in page.text  # stored text is never markup
+    rows = dict(re.findall(r'<tr data-rule="([^"]+)">(.*?)</tr>', unescape(page.text), re.S))
+    assert list(rows) == ["Charge", "Sms"]
+    assert '<td class="n">5</td>' in rows["Charge"] and "<td>no</td>" in rows["Charge"]
+    assert "<td>yes</td>" in rows["Sms"]

@@ -263,6 +263,7 @@ def test_under_a_sub_path_search_a_preset_and_a_failure_then_every_page_at_400_p
                 ("/instances/refund-1", "narrow-instance.png"),
                 ("/dead-letters", None),
                 ("/schedules", None),
+                ("/flow", None),
                 ("/lists/leases", None),
             ):
                 browser.get(root + path)
