@@ -50,6 +50,7 @@ AREAS = {
     "management": "Management: deletes, prunes and the client's calls.",
     "operations": "The operator's reads and actions (the runbook).",
     "schedules": "Schedules.",
+    "flow_control": "Flow control: pauses, concurrency and rate limits that the fetches enforce.",
     "wakeups": "Push wakeups (LISTEN/NOTIFY): who is listening, and the notifications.",
     "transient_failures": "The shield: transient failures given back, and their record.",
     "tracing": "Trace contexts kept with an instance.",
