@@ -5,27 +5,20 @@ with the login that made it and why (taskhub_flow_changes)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
 from typing import Annotated
 
 import typer
 
+from provider.cli.app_session import app_client
 from provider.cli.options import (
-    USAGE,
     AsJson,
     Schema,
     Url,
-    database_url,
-    fail,
     print_json,
     print_rows,
     say,
 )
-from provider.client.app_client import Client
-from provider.client.pooling import ONE_SHOT_POOLER
-from provider.errors import InvalidInput
 
 limit_app = typer.Typer(
     help="Fleet-wide concurrency and rate limits per activity, enforced by the hub's fetches.",
@@ -37,18 +30,6 @@ Activity = Annotated[
 Reason = Annotated[
     str | None, typer.Option(help="why, kept with the change (taskhub_flow_changes)")
 ]
-
-
-@contextmanager
-def _client(url: str | None, schema: str) -> Iterator[Client]:
-    """The hub's client; a refusal of the arguments ends the verb."""
-    try:
-        with Client.connect(
-            database_url(url), schema, pool_min_size=1, pooler=ONE_SHOT_POOLER
-        ) as client:
-            yield client
-    except InvalidInput as error:
-        fail(USAGE, error.message)
 
 
 @limit_app.command("set")
@@ -66,7 +47,7 @@ def set_limit(
 ) -> None:
     """Let at most MAX_RUNNING of the activity's items run at once, over every
     worker and runtime of the hub (a lowered limit lets those running finish)."""
-    with _client(url, schema) as client:
+    with app_client(url, schema) as client:
         before = client.set_activity_limit(activity, max_running, reason=reason)
     was = "no limit" if before is None else f"{before}"
     say(f"activity {activity}: at most {max_running} running (was {was})")
@@ -77,7 +58,7 @@ def remove_limit(
     activity: Activity, reason: Reason = None, url: Url = None, schema: Schema = "public"
 ) -> None:
     """Remove the activity's limit (a pause stays)."""
-    with _client(url, schema) as client:
+    with app_client(url, schema) as client:
         before = client.remove_activity_limit(activity, reason=reason)
     say(f"activity {activity}: {'had no limit' if before is None else 'no limit now'}")
 
@@ -103,7 +84,7 @@ def set_rate(
 ) -> None:
     """Hand out at most PER_SECOND of the activity's items a second, over every
     worker and runtime of the hub, with bursts up to --burst."""
-    with _client(url, schema) as client:
+    with app_client(url, schema) as client:
         before = client.set_activity_rate(activity, per_second, burst=burst, reason=reason)
     was = "no rate limit" if before is None else f"{before:g}/s"
     say(f"activity {activity}: at most {per_second:g} a second (was {was})")
@@ -114,7 +95,7 @@ def remove_rate(
     activity: Activity, reason: Reason = None, url: Url = None, schema: Schema = "public"
 ) -> None:
     """Remove the activity's rate limit (a pause or a concurrency limit stays)."""
-    with _client(url, schema) as client:
+    with app_client(url, schema) as client:
         before = client.remove_activity_rate(activity, reason=reason)
     say(f"activity {activity}: {'had no rate limit' if before is None else 'no rate limit now'}")
 
@@ -123,7 +104,7 @@ def remove_rate(
 def list_rules(url: Url = None, schema: Schema = "public", as_json: AsJson = False) -> None:
     """Every flow rule: paused or not, its limit and how many run now, its
     rate, and the latest change (who, when, why)."""
-    with _client(url, schema) as client:
+    with app_client(url, schema) as client:
         rules = client.flow_rules()
     if as_json:
         print_json([asdict(rule) for rule in rules])
@@ -156,7 +137,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Hand out none of the activity's items, to any worker or runtime,
         until `taskhub-pg resume`; those running finish."""
-        with _client(url, schema) as client:
+        with app_client(url, schema) as client:
             was_paused = client.pause_activity(activity, reason=reason)
         say(f"activity {activity} {'was already paused' if was_paused else 'paused'}")
 
@@ -165,6 +146,6 @@ def register(app: typer.Typer) -> None:
         activity: Activity, reason: Reason = None, url: Url = None, schema: Schema = "public"
     ) -> None:
         """Hand out the activity's items again, oldest first."""
-        with _client(url, schema) as client:
+        with app_client(url, schema) as client:
             was_paused = client.resume_activity(activity, reason=reason)
         say(f"activity {activity} {'resumed' if was_paused else 'was not paused'}")

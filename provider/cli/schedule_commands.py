@@ -6,29 +6,23 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
 from typing import Annotated, Any
 
 import typer
 
+from provider.cli.app_session import app_client
 from provider.cli.options import (
-    NOT_FOUND,
     USAGE,
     AsJson,
     Schema,
     Url,
-    database_url,
     fail,
     print_json,
     print_rows,
     say,
 )
-from provider.client.app_client import Client
-from provider.client.pooling import ONE_SHOT_POOLER
 from provider.client.scheduler import Scheduler
-from provider.errors import InvalidInput, ScheduleNotFound
 from provider.types import MissedPolicy
 
 schedule_app = typer.Typer(
@@ -36,20 +30,6 @@ schedule_app = typer.Typer(
     no_args_is_help=True,
 )
 Name = Annotated[str, typer.Argument(metavar="NAME", help="the schedule's name")]
-
-
-@contextmanager
-def _client(url: str | None, schema: str) -> Iterator[Client]:
-    """The hub's client; a refusal of the arguments or the name ends the verb."""
-    try:
-        with Client.connect(
-            database_url(url), schema, pool_min_size=1, pooler=ONE_SHOT_POOLER
-        ) as client:
-            yield client
-    except InvalidInput as error:
-        fail(USAGE, error.message)
-    except ScheduleNotFound as error:
-        fail(NOT_FOUND, error.message)
 
 
 @schedule_app.command("add")
@@ -83,7 +63,7 @@ def add(
     if missed not in ("skip", "once"):
         fail(USAGE, "--missed must be skip or once")
     policy: MissedPolicy = "skip" if missed == "skip" else "once"
-    with _client(url, schema) as client:
+    with app_client(url, schema) as client:
         created = client.set_schedule(
             name,
             orchestration,
@@ -105,7 +85,7 @@ def list_(url: Url = None, schema: Schema = "public", as_json: AsJson = False) -
     """Every schedule: what it starts, when, whether it is paused, and its
     failed fires in a row with why (the reason it was paused, else the latest
     error)."""
-    with _client(url, schema) as client:
+    with app_client(url, schema) as client:
         schedules = client.list_schedules()
     rows: list[dict[str, Any]] = [asdict(schedule) for schedule in schedules]
     if as_json:
@@ -135,7 +115,7 @@ def list_(url: Url = None, schema: Schema = "public", as_json: AsJson = False) -
 @schedule_app.command("pause")
 def pause(name: Name, url: Url = None, schema: Schema = "public") -> None:
     """Start none of its ticks until it is resumed."""
-    with _client(url, schema) as client:
+    with app_client(url, schema) as client:
         was_paused = client.pause_schedule(name)
     say(f"schedule {name} {'was already paused' if was_paused else 'paused'}")
 
@@ -143,7 +123,7 @@ def pause(name: Name, url: Url = None, schema: Schema = "public") -> None:
 @schedule_app.command("resume")
 def resume(name: Name, url: Url = None, schema: Schema = "public") -> None:
     """Start its ticks again, from now on (those that fell while paused never)."""
-    with _client(url, schema) as client:
+    with app_client(url, schema) as client:
         was_paused = client.resume_schedule(name)
     say(f"schedule {name} {'resumed' if was_paused else 'was not paused'}")
 
@@ -151,7 +131,7 @@ def resume(name: Name, url: Url = None, schema: Schema = "public") -> None:
 @schedule_app.command("remove")
 def remove(name: Name, url: Url = None, schema: Schema = "public") -> None:
     """Remove the schedule; the instances it started stay."""
-    with _client(url, schema) as client:
+    with app_client(url, schema) as client:
         client.remove_schedule(name)
     say(f"schedule {name} removed")
 
@@ -169,6 +149,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Start the schedules' ticks, each once, until Ctrl-C. Run as many as
         you like: they take turns, a tick is started by one of them."""
-        with _client(url, schema) as client, Scheduler(client, poll_s=poll):
+        with app_client(url, schema) as client, Scheduler(client, poll_s=poll):
             say(f"scheduler running on schema {schema}: Ctrl-C stops it")
             threading.Event().wait()
