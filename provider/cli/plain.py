@@ -16,13 +16,8 @@ import re
 
 from rich.text import Text
 
-_UNSHOWN = re.compile(
-    "[\x00-\x1f\x7f-\x9f"  # C0, DEL, C1
-    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidirectional marks and overrides
-    "\u2028\u2029"  # line and paragraph separators
-    "\ud800-\udfff]"  # lone surrogates: no encoding can print them
-)
-
+from provider.inert_text import escape_one as _escape
+from provider.inert_text import visible as visible  # re-exported: the CLI's one escaper
 
 # The same, but for the line breaks and tabs of a text of several lines (a
 # traceback): those are layout, and reach the terminal as such.
@@ -32,16 +27,6 @@ _UNSHOWN_IN_LINES = re.compile(
     "\u2028\u2029"
     "\ud800-\udfff]"
 )
-
-
-def _escape(found: re.Match[str]) -> str:
-    code = ord(found.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
-
-
-def visible(value: object) -> str:
-    """`value` as one line of inert text: each control character as its escape."""
-    return _UNSHOWN.sub(_escape, str(value))
 
 
 def visible_lines(value: object, indent: str = "") -> str:

@@ -39,6 +39,7 @@ from provider.client.pooling import (
 )
 from provider.client.session_standing import refuse_a_privileged_session
 from provider.errors import InvalidInput, TaskHubError
+from provider.inert_text import visible
 from provider.logs import fields
 from provider.masking import passwords_of
 from provider.metrics.exposure import (
@@ -232,7 +233,8 @@ def _read(conn: psycopg.Connection[Any], schema: str, families: HubFamilies) -> 
     families.poison.add_metric([schema], float(hub.run(hub.plans.count_rows("poison"))))
     families.stuck.add_metric([schema], float(hub.run(hub.plans.count_rows("stuck"))))
     for rule in hub.run(hub.plans.flow_rules_of_any_revision()):
-        key = [schema, rule.kind, rule.name]
+        # A stored name, inert: no control character reaches a scraper's terminal.
+        key = [schema, rule.kind, visible(rule.name)]
         families.flow_paused.add_metric(key, 1.0 if rule.paused else 0.0)
         families.flow_running.add_metric(key, float(rule.running))
         if rule.max_running is not None:

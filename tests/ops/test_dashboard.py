@@ -437,9 +437,7 @@ def test_the_schedules_page_of_a_hub_before_0027(database_url: str) -> None:
     assert page.status_code == 200 and "older than revision 0027" in page.text
 
 
-def test_the_flow_page_shows_what_is_paused_and_limited(
-    database_url: str, hub_schema: str
-) -> None:
+def test_the_flow_page_shows_what_is_paused_and_limited(database_url: str, hub_schema: str) -> None:
     with Client.connect(database_url, hub_schema) as client:
         client.set_activity_limit("Charge", 5, reason="PSP <quota>")
         client.pause_activity("Sms")

@@ -185,3 +185,19 @@ def test_flow_rules_are_published_with_their_slots_in_use(
     assert value(samples, "taskhub_flow_paused", **charge) == 0
     assert value(samples, "taskhub_flow_paused", **mail) == 1
     hub.ack_work_item(lease.lock_token, None)
+
+
+def test_a_rules_name_reaches_the_scrape_inert(
+    database_url: str, hub_schema: str, sql: psycopg.Connection[Any]
+) -> None:
+    """Found by a fresh attacker: ESC and BEL in an activity's name went out
+    raw in the label (Prometheus escapes only \\, " and the newline)."""
+    name = "Charge\x1b[31mRED\x07"
+    sql.execute(f"SELECT \"{hub_schema}\".taskhub_pause_flow('activity', %s)", [name])
+    registry = CollectorRegistry()
+    registry.register(HubCollector(database_url, [hub_schema], timeout_s=5))
+    text = generate_latest(registry).decode()
+    assert "\x1b" not in text and "\x07" not in text
+    samples = parse(text)
+    inert = {"schema": hub_schema, "kind": "activity", "name": "Charge\\x1b[31mRED\\x07"}
+    assert value(samples, "taskhub_flow_paused", **inert) == 1

@@ -15,7 +15,7 @@ import psycopg
 import pytest
 
 from devkit.workloads.work_items import activity_execute
-from provider import Client, TaskHub
+from provider import Client, TaskHub, now_ms
 from provider.errors import InvalidInput
 
 HubFactory = Callable[..., TaskHub]
@@ -245,3 +245,84 @@ def test_removing_a_rate_lets_the_backlog_go_at_once(
         assert client.remove_activity_rate("Mail") == 0.01
         assert client.flow_rules() == []
     assert [fetched_name(hub) is not None for _ in range(4)] == [True, True, True, False]
+
+
+def test_a_lowered_or_removed_limit_still_counts_the_leases_held(
+    hub_schema: str, make_hub: HubFactory, sql: psycopg.Connection[Any]
+) -> None:
+    """Found by a fresh attacker: the verbs deleted held slots, and new items
+    were let in on top of the ones still running (8 live under a limit of 5)."""
+    hub = make_hub(hub_schema)
+    queue(hub, "Charge", 20)
+
+    def limit(n: int | None) -> None:
+        verb = "taskhub_remove_flow_limit('activity', 'Charge')"
+        if n is not None:
+            verb = f"taskhub_set_flow_limit('activity', 'Charge', {n})"
+        sql.execute(f'SELECT "{hub_schema}".{verb}')
+
+    def fetch_all() -> list[str]:
+        tokens = []
+        while (item := fetched_name(hub)) is not None:
+            tokens.append(item[1])
+        return tokens
+
+    limit(5)
+    held = fetch_all()
+    assert len(held) == 5
+    for token in held[:2]:
+        hub.ack_work_item(token, None)
+    running_now = held[2:]  # in slots 3 to 5
+    limit(3)
+    assert fetch_all() == []  # 3 run: the lowered limit is full
+    limit(2)
+    limit(5)
+    more = fetch_all()
+    assert len(more) == 2  # 5 live, not 8
+    limit(None)
+    limit(3)
+    assert fetch_all() == []  # the 5 still held count against the new 3
+    assert running(sql, hub_schema) == 5
+    for token in running_now + more:
+        hub.ack_work_item(token, None)
+    assert len(fetch_all()) == 3
+
+
+def test_a_caller_clock_ahead_frees_no_held_slot_and_adds_no_token(
+    hub_schema: str, make_hub: HubFactory, sql: psycopg.Connection[Any]
+) -> None:
+    """Found by a fresh attacker: a fetch whose p_now_ms ran a second ahead
+    took the slot of a lease with less than a second left, which its holder
+    then renewed (2 live under a limit of 1); and a bucket refilled by it."""
+    hub = make_hub(hub_schema)
+    queue(hub, "Charge", 3)
+    queue(hub, "Mail", 6, first_id=100)
+    sql.execute(f"SELECT \"{hub_schema}\".taskhub_set_flow_limit('activity', 'Charge', 1)")
+    holder = hub.fetch_work_item(800)
+    assert holder is not None
+    ahead = hub.fetch_work_item(30_000, caller_now_ms=now_ms() + 1_000)
+    assert ahead is None or ahead.work_item["ActivityExecute"]["name"] == "Mail"  # type: ignore[index]
+    hub.renew_work_item_lock(holder.lock_token, 30_000)
+    assert running(sql, hub_schema) == 1
+
+    sql.execute(f"SELECT \"{hub_schema}\".taskhub_set_flow_rate('activity', 'Mail', 0.01, 2)")
+    taken = [hub.fetch_work_item(30_000, caller_now_ms=now_ms() + 1_000) for _ in range(4)]
+    mails = [t for t in taken if t is not None and t.work_item["ActivityExecute"]["name"] == "Mail"]  # type: ignore[index]
+    assert len(mails) <= 2 + (1 if ahead is not None else 0)
+
+
+def test_activities_at_their_limits_do_not_use_up_the_attempts_of_others(
+    hub_schema: str, make_hub: HubFactory, sql: psycopg.Connection[Any]
+) -> None:
+    """Found by a fresh attacker: 8 activities at their limits, each with an
+    item waiting ahead of an unlimited one, made every fetch return nothing."""
+    hub = make_hub(hub_schema)
+    for n in range(10):
+        name = f"Vendor{n}"
+        sql.execute(f"SELECT \"{hub_schema}\".taskhub_set_flow_limit('activity', %s, 1)", [name])
+        queue(hub, name, 2, first_id=10 * n + 1)
+    queue(hub, "Unlimited", 1, first_id=1000)
+    names = []
+    while (item := fetched_name(hub)) is not None:
+        names.append(item[0])
+    assert sorted(names) == sorted([f"Vendor{n}" for n in range(10)] + ["Unlimited"])

@@ -32,6 +32,7 @@ FORBIDDEN = {
     "testing": {"cli", "dashboard"},
 }
 LEAVES = (
+    "inert_text",
     "shapes",
     "types",
     "errors",

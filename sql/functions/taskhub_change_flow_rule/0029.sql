@@ -35,6 +35,7 @@ DECLARE
     v_paused_names    text[];
     v_limited_names   text[];
     v_rated_names     text[];
+    v_limits          integer[];
     v_any             boolean;
 BEGIN
     IF p_kind IS DISTINCT FROM 'activity' THEN
@@ -105,9 +106,14 @@ BEGIN
          WHERE r.kind = p_kind AND r.name = p_name;
     END IF;
 
-    -- Exactly max_running slots (none without a limit).
+    -- max_running slots (none without a limit). A held slot beyond them
+    -- stays, and counts, until its lease ends (by the server's clock).
     DELETE FROM __SCHEMA__.taskhub_flow_slots AS s
-     WHERE s.kind = p_kind AND s.name = p_name AND s.slot > coalesce(v_max_running, 0);
+     WHERE s.kind = p_kind AND s.name = p_name AND s.slot > coalesce(v_max_running, 0)
+       AND NOT EXISTS (SELECT 1
+                         FROM __SCHEMA__.worker_queue AS q
+                        WHERE q.id = s.item_id AND q.lock_token = s.lock_token
+                          AND q.locked_until > v_now_ms);
     IF v_max_running IS NOT NULL THEN
         INSERT INTO __SCHEMA__.taskhub_flow_slots AS s (kind, name, slot, item_id, lock_token)
         SELECT p_kind, p_name, n, NULL, NULL
@@ -134,17 +140,22 @@ BEGIN
     SELECT coalesce(array_agg(r.name) FILTER (WHERE r.paused), '{}'),
            coalesce(array_agg(r.name) FILTER (WHERE NOT r.paused AND r.max_running IS NOT NULL),
                     '{}'),
+           coalesce(array_agg(r.max_running)
+                        FILTER (WHERE NOT r.paused AND r.max_running IS NOT NULL), '{}'),
            coalesce(array_agg(r.name) FILTER (WHERE NOT r.paused AND r.per_second IS NOT NULL),
                     '{}'),
            count(*) > 0
-      INTO v_paused_names, v_limited_names, v_rated_names, v_any
+      INTO v_paused_names, v_limited_names, v_limits, v_rated_names, v_any
       FROM __SCHEMA__.taskhub_flow_rules AS r
      WHERE r.kind = p_kind;
     IF v_any THEN
-        INSERT INTO __SCHEMA__.taskhub_flow_summary AS f (kind, paused, limited, rated)
-        VALUES (p_kind, v_paused_names, v_limited_names, v_rated_names)
+        INSERT INTO __SCHEMA__.taskhub_flow_summary AS f (kind, paused, limited, limits, rated)
+        VALUES (p_kind, v_paused_names, v_limited_names, v_limits, v_rated_names)
         ON CONFLICT (kind) DO UPDATE
-           SET paused = EXCLUDED.paused, limited = EXCLUDED.limited, rated = EXCLUDED.rated;
+           SET paused  = EXCLUDED.paused,
+               limited = EXCLUDED.limited,
+               limits  = EXCLUDED.limits,
+               rated   = EXCLUDED.rated;
     ELSE
         DELETE FROM __SCHEMA__.taskhub_flow_summary AS f WHERE f.kind = p_kind;
     END IF;

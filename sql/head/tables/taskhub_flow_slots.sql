@@ -1,13 +1,14 @@
 -- The slots of each concurrency limit (taskhub_flow_rules.max_running): a
 -- limit of N is N rows, made and removed by taskhub_change_flow_rule. A fetch
 -- leases an item of a limited activity only with a free slot, which it
--- claims (SKIP LOCKED: never waiting) by writing the item's id and lock token
--- in it. A slot is held while that item holds that lease, read from the
--- item's own row: an ack (the row goes), an abandon (its token goes) or a
--- lease that ends unrenewed (a crashed worker) frees it, and a renewal keeps
--- it, with no write here. So more leases at once than the limit cannot be
--- (there are no more rows), and the calls after a fetch never touch this
--- table.
+-- claims, under the key's advisory lock (taken without waiting), by writing
+-- the item's id and lock token in it, while fewer than max_running slots
+-- are held. A slot is held while that item holds that lease (by the server's
+-- clock), read from the item's own row: an ack (the row goes), an abandon
+-- (its token goes) or a lease that ends unrenewed (a crashed worker) frees
+-- it, and a renewal keeps it, with no write here; the calls after a fetch
+-- never touch this table. A held slot is never deleted: after a limit is
+-- lowered or removed, it counts until its lease ends.
 CREATE TABLE __SCHEMA__.taskhub_flow_slots (
     kind       text    NOT NULL,
     name       text    NOT NULL,
@@ -24,6 +25,7 @@ CREATE TABLE __SCHEMA__.taskhub_flow_summary (
     kind    text      PRIMARY KEY,
     paused  text[]    NOT NULL,
     limited text[]    NOT NULL,  -- with a concurrency limit, not paused
+    limits  integer[] NOT NULL,  -- their max_running, in the same order
     rated   text[]    NOT NULL   -- with a rate limit, not paused
 );
 

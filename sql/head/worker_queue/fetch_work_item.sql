@@ -72,7 +72,10 @@ DECLARE
     v_foreign_read  boolean := false;
     v_skip_names    text[];   -- paused, or found at their limit in this call
     v_limited       text[];   -- activities with a limit (and not paused)
+    v_limits        integer[];  -- their max_running, in the same order
     v_rated         text[];   -- activities with a rate limit (and not paused)
+    v_limit         integer;
+    v_server_ms     bigint;   -- the server's clock alone, for the slots and tokens
     v_name          text;
     v_slot          integer;  -- the slot claimed for this item, if limited
     v_slots         integer[];
@@ -109,13 +112,17 @@ BEGIN
     END IF;
 
     -- The rules (on a hub without any: one probe of an empty index).
-    SELECT f.paused, nullif(f.limited, '{}'), nullif(f.rated, '{}')
-      INTO v_skip_names, v_limited, v_rated
+    SELECT f.paused, nullif(f.limited, '{}'), f.limits, nullif(f.rated, '{}')
+      INTO v_skip_names, v_limited, v_limits, v_rated
       FROM __SCHEMA__.taskhub_flow_summary AS f
      WHERE f.kind = 'activity';
     v_skip_names := coalesce(v_skip_names, '{}');
 
-    FOR v_attempt IN 1 .. c_max_candidates LOOP
+    -- An activity found at its limit or out of tokens takes one attempt and
+    -- is left out of the next scans: the bound grows by one a rule, so that
+    -- full activities cannot use up the attempts of those behind them.
+    FOR v_attempt IN 1 .. c_max_candidates + coalesce(cardinality(v_limited), 0)
+                                           + coalesce(cardinality(v_rated), 0) LOOP
         v_scan_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
 
         SELECT q.id, q.session_id, q.attempt_count, q.taskhub_activity_name
@@ -213,7 +220,12 @@ BEGIN
                 v_skip_names := v_skip_names || v_name;
                 CONTINUE;
             END IF;
-            IF v_name = ANY (v_limited) THEN
+            -- Whether a holder's lease is live, and the tokens, go by the
+            -- server's clock: a caller's clock ahead of it (up to
+            -- taskhub_max_clock_skew_ms) frees no held slot, refills no bucket.
+            v_server_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+            v_limit := v_limits[array_position(v_limited, v_name)];
+            IF v_limit IS NOT NULL THEN
                 v_slot := NULL;
                 IF current_setting('citus.version', true) IS NOT NULL THEN
                     -- One table a statement: the slots, then the leases
@@ -227,8 +239,9 @@ BEGIN
                     SELECT coalesce(array_agg(q.lock_token), '{}') INTO v_live
                       FROM __SCHEMA__.worker_queue AS q
                      WHERE q.id = ANY (v_holders) AND q.lock_token = ANY (v_tokens)
-                       AND q.locked_until > v_now_ms;
+                       AND q.locked_until > v_server_ms;
                     FOR v_n IN 1 .. coalesce(cardinality(v_slots), 0) LOOP
+                        EXIT WHEN cardinality(v_live) >= v_limit;
                         IF v_tokens[v_n] IS NULL OR NOT v_tokens[v_n] = ANY (v_live) THEN
                             v_slot := v_slots[v_n];
                             EXIT;
@@ -238,9 +251,11 @@ BEGIN
                        SET item_id = v_id, lock_token = v_token
                      WHERE s.kind = 'activity' AND s.name = v_name AND s.slot = v_slot;
                 ELSE
-                    -- plain PostgreSQL only: the first slot whose holder
-                    -- holds that lease no more, claimed in one statement
-                    -- (on a server that runs Citus, the three above).
+                    -- plain PostgreSQL only: while fewer than the limit are
+                    -- held (a held slot left beyond a lowered limit counts),
+                    -- the first slot whose holder holds that lease no more,
+                    -- claimed in one statement (on a server that runs Citus,
+                    -- the three above).
                     UPDATE __SCHEMA__.taskhub_flow_slots AS s
                        SET item_id = v_id, lock_token = v_token
                      WHERE s.kind = 'activity' AND s.name = v_name
@@ -249,11 +264,18 @@ BEGIN
                                        LEFT JOIN __SCHEMA__.worker_queue AS q
                                               ON q.id = f.item_id
                                              AND q.lock_token = f.lock_token
-                                             AND q.locked_until > v_now_ms
+                                             AND q.locked_until > v_server_ms
                                       WHERE f.kind = 'activity' AND f.name = v_name
                                         AND q.id IS NULL
                                       ORDER BY f.slot
                                       LIMIT 1)
+                       AND (SELECT count(*)
+                              FROM __SCHEMA__.taskhub_flow_slots AS f
+                              JOIN __SCHEMA__.worker_queue AS q
+                                ON q.id = f.item_id
+                               AND q.lock_token = f.lock_token
+                               AND q.locked_until > v_server_ms
+                             WHERE f.kind = 'activity' AND f.name = v_name) < v_limit
                     RETURNING s.slot INTO v_slot;
                 END IF;
                 IF v_slot IS NULL THEN
@@ -267,12 +289,12 @@ BEGIN
                 -- written in it is never the item's).
                 UPDATE __SCHEMA__.taskhub_flow_buckets AS b
                    SET tokens = least(b.burst, b.tokens
-                                               + greatest(0, v_now_ms - b.refilled_at_ms)
+                                               + greatest(0, v_server_ms - b.refilled_at_ms)
                                                  * b.per_second / 1000.0) - 1,
-                       refilled_at_ms = greatest(b.refilled_at_ms, v_now_ms)
+                       refilled_at_ms = greatest(b.refilled_at_ms, v_server_ms)
                  WHERE b.kind = 'activity' AND b.name = v_name
                    AND least(b.burst, b.tokens
-                                      + greatest(0, v_now_ms - b.refilled_at_ms)
+                                      + greatest(0, v_server_ms - b.refilled_at_ms)
                                         * b.per_second / 1000.0) >= 1;
                 IF NOT FOUND THEN
                     v_skip_names := v_skip_names || v_name;

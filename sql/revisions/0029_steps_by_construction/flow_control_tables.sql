@@ -36,6 +36,7 @@ CREATE TABLE __SCHEMA__.taskhub_flow_summary (
     kind    text      PRIMARY KEY,
     paused  text[]    NOT NULL,
     limited text[]    NOT NULL,
+    limits  integer[] NOT NULL,
     rated   text[]    NOT NULL
 );
 
