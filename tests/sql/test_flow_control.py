@@ -301,13 +301,13 @@ def test_a_caller_clock_ahead_frees_no_held_slot_and_adds_no_token(
     holder = hub.fetch_work_item(800)
     assert holder is not None
     ahead = hub.fetch_work_item(30_000, caller_now_ms=now_ms() + 1_000)
-    assert ahead is None or ahead.work_item["ActivityExecute"]["name"] == "Mail"  # type: ignore[index]
+    assert ahead is None or str(ahead.work_item["ActivityExecute"]).count("'Mail'") == 1
     hub.renew_work_item_lock(holder.lock_token, 30_000)
     assert running(sql, hub_schema) == 1
 
     sql.execute(f"SELECT \"{hub_schema}\".taskhub_set_flow_rate('activity', 'Mail', 0.01, 2)")
     taken = [hub.fetch_work_item(30_000, caller_now_ms=now_ms() + 1_000) for _ in range(4)]
-    mails = [t for t in taken if t is not None and t.work_item["ActivityExecute"]["name"] == "Mail"]  # type: ignore[index]
+    mails = [t for t in taken if t is not None and "'Mail'" in str(t.work_item)]
     assert len(mails) <= 2 + (1 if ahead is not None else 0)
 
 
