@@ -34,7 +34,8 @@ CHECKOUT = Path(__file__).resolve().parent.parent
 # What a server's version can change: the schema's deployment and its way
 # back, adoption of duroxide 0.2.2's schema, the contract and validation
 # suite, the bad-input catalogue, the hot path's SQL, the released runtime's
-# scenarios (0.2.2 and 0.2.1), roles and privileges, and the drift check.
+# scenarios (0.2.2 and 0.2.1), roles and privileges, flow control in the
+# worker fetch, and the drift check.
 TIER = (
     "tests/deploy/test_migrations.py",
     "tests/deploy/test_head_schema.py",
@@ -52,6 +53,7 @@ TIER = (
     "tests/sql/test_hot_path_writes.py",
     "tests/sql/test_orchestration_fetch.py",
     "tests/sql/test_worker_fetch.py",
+    "tests/sql/test_flow_control.py",
     "tests/sql/test_fixed_defects.py",
     "tests/sql/test_operations.py",
     "tests/runtime/test_duroxide_runtime.py",
