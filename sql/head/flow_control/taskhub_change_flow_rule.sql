@@ -30,7 +30,7 @@ DECLARE
     v_burst           integer;
     v_burst_before    integer;
     v_now             timestamptz := clock_timestamp();
-    v_now_ms          bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+    v_now_ms          bigint := __SCHEMA__.taskhub_clock_ms(NULL);
     v_id              bigint;
     v_paused_names    text[];
     v_limited_names   text[];
@@ -68,8 +68,7 @@ BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended('taskhub:__SCHEMA__:flow rules', 0));
     -- And the key's own lock, which a fetch holds while it claims a slot or
     -- takes a token: the slots and the bucket change under no fetch.
-    PERFORM pg_advisory_xact_lock(
-        hashtextextended('taskhub:__SCHEMA__:flow:' || p_kind || ':' || p_name, 0));
+    PERFORM pg_advisory_xact_lock(__SCHEMA__.taskhub_flow_lock_key(p_kind, p_name));
     SELECT r.paused, r.max_running, r.per_second, r.burst
       INTO out_paused_before, out_max_running_before, out_per_second_before, v_burst_before
       FROM __SCHEMA__.taskhub_flow_rules AS r

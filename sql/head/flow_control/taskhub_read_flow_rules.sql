@@ -21,7 +21,7 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_now_ms bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+    v_now_ms bigint := __SCHEMA__.taskhub_clock_ms(NULL);
     v_rule   record;
 BEGIN
     -- Not a call of the hot path: the count reads each slot's holder.

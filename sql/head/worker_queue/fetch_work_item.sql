@@ -216,14 +216,14 @@ BEGIN
             -- last claim left them.
             IF (v_name = ANY (v_limited) OR v_name = ANY (v_rated))
                AND NOT pg_try_advisory_xact_lock(
-                           hashtextextended('taskhub:__SCHEMA__:flow:activity:' || v_name, 0)) THEN
+                           __SCHEMA__.taskhub_flow_lock_key('activity', v_name)) THEN
                 v_skip_names := v_skip_names || v_name;
                 CONTINUE;
             END IF;
             -- Whether a holder's lease is live, and the tokens, go by the
             -- server's clock: a caller's clock ahead of it (up to
             -- taskhub_max_clock_skew_ms) frees no held slot, refills no bucket.
-            v_server_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+            v_server_ms := __SCHEMA__.taskhub_clock_ms(NULL);
             v_limit := v_limits[array_position(v_limited, v_name)];
             IF v_limit IS NOT NULL THEN
                 v_slot := NULL;
