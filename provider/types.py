@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, cast, get_args
@@ -281,12 +282,21 @@ class InstanceStatus:
 
 @dataclass(frozen=True)
 class StartRequest:
-    """One start of Client.start_many."""
+    """One start of Client.start_many. `priority` (0, the default, to 9:
+    higher is taken first) and `labels` ({"tenant": "acme"}) steer the
+    instance and everything it causes (docs/flow-control.md)."""
 
     instance_id: str
     orchestration: str
     input: Any = None
     version: str | None = None
+    priority: int = 0
+    labels: Mapping[str, str] | None = field(default=None, hash=False)
+
+    @property
+    def steered(self) -> bool:
+        """Whether the start asks for a priority or labels."""
+        return self.priority != 0 or bool(self.labels)
 
 
 @dataclass(frozen=True)

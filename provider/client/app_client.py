@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar, Unpack
 
 import psycopg
@@ -53,6 +53,7 @@ WAIT_POLLING = Backoff(first_s=0.02, cap_s=1.0, jitter=0.0)
 # revision that added them.
 _ADDED_IN = {
     "taskhub_start_orchestrations": "0027",
+    "taskhub_start_steered_orchestrations": "0029",
     "taskhub_search_instances": "0028",
     "taskhub_read_schedules": "0029",
     "taskhub_fire_schedule_outcome": "0029",
@@ -145,14 +146,19 @@ class Client(ProcedureClient):
         input: Any = None,
         *,
         version: str | None = None,
+        priority: int = 0,
+        labels: Mapping[str, str] | None = None,
         conn: psycopg.Connection[Any] | None = None,
     ) -> StartResult:
         """Start the orchestration once. started=False: it already exists (or
         its start is queued) with the same orchestration and input, nothing
         written; with another one, StartConflict. With `conn`, the start is
         written in the caller's open transaction (an outbox) and commits or
-        rolls back with it."""
-        return self.run(self.plans.start(instance_id, orchestration, input, version), conn)
+        rolls back with it. `priority` (0 to 9, higher first) and `labels`
+        ({"tenant": "acme"}) steer it and all it causes
+        (docs/flow-control.md); a start without them is as before."""
+        plan = self.plans.start(instance_id, orchestration, input, version, priority, labels)
+        return self.run(plan, conn)
 
     def start_many(
         self, starts: Iterable[StartRequest], *, conn: psycopg.Connection[Any] | None = None
@@ -258,10 +264,13 @@ class AsyncClient(AsyncProcedureClient):
         input: Any = None,
         *,
         version: str | None = None,
+        priority: int = 0,
+        labels: Mapping[str, str] | None = None,
         conn: psycopg.AsyncConnection[Any] | None = None,
     ) -> StartResult:
         """As Client.start."""
-        return await self.run(self.plans.start(instance_id, orchestration, input, version), conn)
+        plan = self.plans.start(instance_id, orchestration, input, version, priority, labels)
+        return await self.run(plan, conn)
 
     async def start_many(
         self, starts: Iterable[StartRequest], *, conn: psycopg.AsyncConnection[Any] | None = None

@@ -6,9 +6,11 @@ run them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
+
+from psycopg.types.json import Jsonb
 
 from provider.client.arguments import (
     check_instance_id,
@@ -75,11 +77,17 @@ class ApplicationPlans(SchedulePlans, FlowControlPlans, InstanceRequests):
         return found
 
     def start(
-        self, instance_id: str, orchestration: str, input: Any = None, version: str | None = None
+        self,
+        instance_id: str,
+        orchestration: str,
+        input: Any = None,
+        version: str | None = None,
+        priority: int = 0,
+        labels: Mapping[str, str] | None = None,
     ) -> Plan[StartResult]:
         """start_many of one."""
         results = yield from self.start_many(
-            [StartRequest(instance_id, orchestration, input, version)]
+            [StartRequest(instance_id, orchestration, input, version, priority, labels)]
         )
         return results[0]
 
@@ -97,14 +105,22 @@ class ApplicationPlans(SchedulePlans, FlowControlPlans, InstanceRequests):
         if not items:
             return []
         context = current_trace_context()
-        rows = yield from self._call(
-            "taskhub_start_orchestrations",
-            p_instance_ids=[start.instance_id for start in starts],
-            p_work_items=items,
-            p_visible_at=visible_after(0),
-            p_traceparent=context.traceparent if context else None,
-            p_tracestate=context.tracestate if context else None,
-        )
+        arguments: dict[str, Any] = {
+            "p_instance_ids": [start.instance_id for start in starts],
+            "p_work_items": items,
+            "p_visible_at": visible_after(0),
+            "p_traceparent": context.traceparent if context else None,
+            "p_tracestate": context.tracestate if context else None,
+        }
+        if any(start.steered for start in starts):
+            # The hub checks the priority and the labels (taskhub_check_steering).
+            rows = yield from self._call(
+                "taskhub_start_steered_orchestrations",
+                **arguments,
+                p_steering=Jsonb([_steering("start_many", start) for start in starts]),
+            )
+        else:  # as 0027 and 0028 take it, so a client of 0029 starts on them
+            rows = yield from self._call("taskhub_start_orchestrations", **arguments)
         return [StartResult(row["out_instance_id"], bool(row["out_started"])) for row in rows]
 
     def status(self, instance_id: str) -> Plan[InstanceStatus | None]:
@@ -130,6 +146,24 @@ class ApplicationPlans(SchedulePlans, FlowControlPlans, InstanceRequests):
             created_at=summary.created_at,
             updated_at=summary.updated_at,
         )
+
+
+def _steering(operation: str, start: StartRequest) -> dict[str, Any] | None:
+    """A start's priority and labels as taskhub_start_steered_orchestrations
+    takes them; their rules are the hub's, checked there."""
+    if not start.steered:
+        return None
+    if not isinstance(start.priority, int) or isinstance(start.priority, bool):
+        raise InvalidInput(operation, f"priority must be a whole number, got {start.priority!r}")
+    labels = start.labels or {}
+    if not isinstance(labels, Mapping) or not all(
+        isinstance(key, str) and isinstance(value, str) for key, value in labels.items()
+    ):
+        raise InvalidInput(operation, "labels must map texts to texts, as {'tenant': 'acme'}")
+    return {
+        "priority": start.priority,
+        "labels": [f"{key}={value}" for key, value in labels.items()],
+    }
 
 
 def _start_item(operation: str, start: object) -> str:

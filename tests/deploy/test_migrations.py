@@ -79,16 +79,26 @@ def test_tables_match_the_duroxide_schema_column_for_column(
     ours = columns(sql, hub_schema)
     theirs = columns(sql, duroxide_schema)
     assert len(ours) > 60
-    # A new hub stores its history as json (revision 0029), and its worker
-    # queue keeps the activity's name for flow control in a column of its own
-    # (revision 0029, named taskhub_*); the rest is 0.2.2's.
+    # A new hub stores its history as json (revision 0029), and keeps for
+    # flow control, in columns of its own (revision 0029, named taskhub_*,
+    # nullable, no default: a change of the catalog alone on a live hub), the
+    # worker queue's activity names and the queues' and leases' steering;
+    # the rest is 0.2.2's.
     event_data = next(row for row in ours if row[:2] == ("history", "event_data"))
     assert event_data[3] == "json"
-    ours_only = {row for row in ours if str(row[1]).startswith("taskhub_")}
-    assert ours_only == {("worker_queue", "taskhub_activity_name", 13, "text", "YES", "")}
-    assert (ours - {event_data} - ours_only) | {
-        (*event_data[:3], "text", *event_data[4:])
-    } == theirs
+    ours_only = {row[:2] for row in ours if str(row[1]).startswith("taskhub_")}
+    steering = {"taskhub_priority", "taskhub_labels"}
+    assert ours_only == {
+        ("worker_queue", "taskhub_activity_name"),
+        *(("worker_queue", name) for name in (*steering, "taskhub_rank")),
+        *(("orchestrator_queue", name) for name in (*steering, "taskhub_rank")),
+        *(("instance_locks", name) for name in steering),
+    }
+    assert all(
+        row[4] == "YES" and row[5] == "" for row in ours if str(row[1]).startswith("taskhub_")
+    )
+    ours = {row for row in ours if not str(row[1]).startswith("taskhub_")}
+    assert (ours - {event_data}) | {(*event_data[:3], "text", *event_data[4:])} == theirs
     assert primary_keys(sql, hub_schema) == primary_keys(sql, duroxide_schema)
 
 

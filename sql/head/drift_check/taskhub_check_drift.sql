@@ -56,7 +56,7 @@ AS $$
     settings AS (
         SELECT expected.name, s.value
           FROM (VALUES ('dead_letter_after_attempts'), ('transient_failure_policy'),
-                       ('schedule_pause_after_failures'))
+                       ('schedule_pause_after_failures'), ('priority_aging_ms'))
                AS expected (name)
           LEFT JOIN __SCHEMA__.taskhub_settings AS s ON s.name = expected.name
     )
@@ -117,6 +117,9 @@ AS $$
                                ' table would take messages before its poison handling', s.value)
                WHEN s.name = 'schedule_pause_after_failures'
                    THEN format('%L is not a whole number of at least 1: read as 5', s.value)
+               WHEN s.name = 'priority_aging_ms'
+                   THEN format('%L is not a whole number from 0 to 86400000: read as 300000',
+                               s.value)
                ELSE format('%L is neither retry nor record', s.value)
            END
       FROM settings AS s
@@ -126,6 +129,8 @@ AS $$
         OR (s.name = 'transient_failure_policy' AND s.value NOT IN ('retry', 'record'))
         OR (s.name = 'schedule_pause_after_failures'
             AND CASE WHEN s.value ~ '^[0-9]{1,9}$' THEN s.value::integer < 1 ELSE true END)
+        OR (s.name = 'priority_aging_ms'
+            AND CASE WHEN s.value ~ '^[0-9]{1,9}$' THEN s.value::integer > 86400000 ELSE true END)
     UNION ALL
     SELECT 'unrecorded', 'taskhub_definitions', 'no definitions recorded: run a migration'
      WHERE NOT EXISTS (SELECT 1 FROM recorded)

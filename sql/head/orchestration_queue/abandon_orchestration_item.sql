@@ -65,6 +65,11 @@ BEGIN
            visible_at    = CASE WHEN p_delay_ms > 0
                                 THEN to_timestamp((v_now_ms + p_delay_ms) / 1000.0)
                                 ELSE q.visible_at END,
+           -- A rank keeps its head start on the new visible_at.
+           taskhub_rank  = CASE WHEN p_delay_ms > 0
+                                THEN to_timestamp((v_now_ms + p_delay_ms) / 1000.0)
+                                     - (q.visible_at - q.taskhub_rank)
+                                ELSE q.taskhub_rank END,
            attempt_count = CASE WHEN p_ignore_attempt
                                 THEN greatest(0, q.attempt_count - 1)
                                 ELSE q.attempt_count END

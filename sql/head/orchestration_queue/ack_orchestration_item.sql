@@ -65,6 +65,16 @@ DECLARE
     v_fire_at_ms bigint;
     v_wakes     boolean := false;
     v_listener_waits boolean;
+    -- The turn's steering (its lease's: the fetch took it from the turn's
+    -- messages), given to the work it queues, and the rank of that work.
+    v_priority  smallint;
+    v_labels    text[];
+    v_rank      timestamptz;
+    v_target    text;
+    v_to_priority smallint;
+    v_to_labels text[];
+    v_visible   timestamptz;
+    v_aging_ms  integer;    -- priority_aging_ms, read when some work has a priority
     -- On a server that runs Citus, a VALUES row at a time (each planned on
     -- the hub's node like a plain statement); elsewhere one INSERT ... SELECT
     -- for a whole array (docs/scale-out.md).
@@ -108,7 +118,8 @@ BEGIN
     -- the lease must still be live after the wait.
     v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
     -- not by instance: the contract names the lease by its token alone.
-    SELECT il.instance_id, il.locked_until INTO v_instance, v_locked_until
+    SELECT il.instance_id, il.locked_until, il.taskhub_priority, il.taskhub_labels
+      INTO v_instance, v_locked_until, v_priority, v_labels
       FROM __SCHEMA__.instance_locks AS il
      WHERE il.lock_token = p_lock_token
        AND il.locked_until > v_now_ms
@@ -124,6 +135,16 @@ BEGIN
     END IF;
     v_now_ts := to_timestamp(v_now_ms / 1000.0);
     v_status  := v_meta ->> 'status';
+    -- The setting is read only when the turn queues work that may have a
+    -- priority: its own, or a message to another (steered) instance.
+    IF v_priority > 0
+       OR EXISTS (SELECT 1
+                    FROM jsonb_array_elements(v_orch) AS o
+                   WHERE NOT o ? 'StartOrchestration'
+                     AND __SCHEMA__.taskhub_target_instance(o) <> v_instance) THEN
+        v_aging_ms := __SCHEMA__.taskhub_priority_aging_ms();
+        v_rank := __SCHEMA__.taskhub_rank_of(v_now_ts, v_priority, v_aging_ms);
+    END IF;
 
     -- The runtime records its provider's transient failure as the end of the
     -- orchestration; the failed call rolled back, so give the turn back.
@@ -298,21 +319,24 @@ BEGIN
                 v_id := nextval('__SCHEMA__.worker_queue_id_seq');
                 INSERT INTO __SCHEMA__.worker_queue
                        (id, work_item, visible_at, created_at, instance_id, execution_id,
-                        activity_id, session_id, tag, taskhub_activity_name)
+                        activity_id, session_id, tag, taskhub_activity_name, taskhub_priority,
+                        taskhub_labels, taskhub_rank)
                 VALUES (v_id, v_text, v_now_ts, v_now_ts,
                         v_element -> 'ActivityExecute' ->> 'instance',
                         (v_element -> 'ActivityExecute' ->> 'execution_id')::bigint,
                         (v_element -> 'ActivityExecute' ->> 'id')::bigint,
                         v_element -> 'ActivityExecute' ->> 'session_id',
                         v_element -> 'ActivityExecute' ->> 'tag',
-                        v_element -> 'ActivityExecute' ->> 'name');
+                        v_element -> 'ActivityExecute' ->> 'name',
+                        v_priority, v_labels, v_rank);
             END LOOP;
         ELSE
             -- plain PostgreSQL only: one INSERT ... SELECT for the whole array (on a
             -- server that runs Citus, the loop).
             INSERT INTO __SCHEMA__.worker_queue
                    (work_item, visible_at, created_at, instance_id, execution_id, activity_id,
-                    session_id, tag, taskhub_activity_name)
+                    session_id, tag, taskhub_activity_name, taskhub_priority, taskhub_labels,
+                    taskhub_rank)
             -- Every level of a jsonb value takes at least 8 bytes.
             SELECT CASE WHEN pg_column_size(w) >= 8 * __SCHEMA__.taskhub_max_json_depth()
                         THEN __SCHEMA__.taskhub_storable_json(w::text, 'an activity item')
@@ -323,7 +347,8 @@ BEGIN
                    (w -> 'ActivityExecute' ->> 'id')::bigint,
                    w -> 'ActivityExecute' ->> 'session_id',
                    w -> 'ActivityExecute' ->> 'tag',
-                   w -> 'ActivityExecute' ->> 'name'
+                   w -> 'ActivityExecute' ->> 'name',
+                   v_priority, v_labels, v_rank
               FROM jsonb_array_elements(v_workers) WITH ORDINALITY AS item (w, pos)
              WHERE CASE
                        WHEN __TOO_LARGE(w)__
@@ -370,42 +395,89 @@ BEGIN
                                                                      'an orchestrator item')
                                ELSE v_element::text END;
                 v_fire_at_ms := (v_element -> 'TimerFired' ->> 'fire_at_ms')::bigint;
+                v_visible := CASE WHEN v_fire_at_ms > 0 THEN to_timestamp(v_fire_at_ms / 1000.0)
+                                  ELSE v_now_ts END;
+                -- The steering of the instance it is for: this turn's for
+                -- its own messages and for a sub-orchestration it starts.
+                v_target := coalesce(__SCHEMA__.taskhub_target_instance(v_element), v_instance);
+                v_to_priority := v_priority;
+                v_to_labels := v_labels;
+                IF v_target <> v_instance AND NOT v_element ? 'StartOrchestration' THEN
+                    SELECT nullif(l.priority, 0), nullif(l.labels, '{}')
+                      INTO v_to_priority, v_to_labels
+                      FROM __SCHEMA__.taskhub_instance_labels AS l
+                     WHERE l.instance_id = v_target;
+                END IF;
                 v_id := nextval('__SCHEMA__.orchestrator_queue_id_seq');
                 INSERT INTO __SCHEMA__.orchestrator_queue
-                       (id, instance_id, work_item, visible_at, created_at)
-                VALUES (v_id, coalesce(__SCHEMA__.taskhub_target_instance(v_element), v_instance),
-                        v_text,
-                        CASE WHEN v_fire_at_ms > 0 THEN to_timestamp(v_fire_at_ms / 1000.0)
-                             ELSE v_now_ts END,
-                        v_now_ts);
+                       (id, instance_id, work_item, visible_at, created_at, taskhub_priority,
+                        taskhub_labels, taskhub_rank)
+                VALUES (v_id, v_target, v_text, v_visible, v_now_ts, v_to_priority, v_to_labels,
+                        __SCHEMA__.taskhub_rank_of(v_visible, v_to_priority, v_aging_ms));
                 -- Timers that fire later wake nobody: the poll finds them.
                 v_wakes := v_wakes OR coalesce(v_fire_at_ms, 0) <= v_now_ms;
             END LOOP;
         ELSE
             -- plain PostgreSQL only: one INSERT ... SELECT for the whole array (on a
             -- server that runs Citus, the loop).
-            INSERT INTO __SCHEMA__.orchestrator_queue (instance_id, work_item, visible_at, created_at)
-            SELECT coalesce(__SCHEMA__.taskhub_target_instance(o), v_instance),
-                   -- Every level of a jsonb value takes at least 8 bytes.
-                   CASE WHEN pg_column_size(o) >= 8 * __SCHEMA__.taskhub_max_json_depth()
-                        THEN __SCHEMA__.taskhub_storable_json(o::text, 'an orchestrator item')
-                        ELSE o::text END,
-                   CASE WHEN (o -> 'TimerFired' ->> 'fire_at_ms')::bigint > 0
-                        THEN to_timestamp((o -> 'TimerFired' ->> 'fire_at_ms')::bigint / 1000.0)
-                        ELSE v_now_ts END,
-                   v_now_ts
-              FROM jsonb_array_elements(v_orch) WITH ORDINALITY AS item (o, pos)
-             WHERE CASE
-                       WHEN __TOO_LARGE(o)__
-                       THEN __SCHEMA__.taskhub_refuse_turn_element(1)
-                       WHEN __NOT_AN_ORCHESTRATOR_ITEM(o)__
-                       THEN __SCHEMA__.taskhub_refuse_turn_element(4)
-                       ELSE true
-                   END
-             ORDER BY pos;
+            INSERT INTO __SCHEMA__.orchestrator_queue
+                   (instance_id, work_item, visible_at, created_at, taskhub_priority,
+                    taskhub_labels, taskhub_rank)
+            -- The steering of the instance each is for: this turn's for its
+            -- own messages and for a sub-orchestration it starts, the
+            -- instance's own for the others (read only for those).
+            SELECT m.target, m.item, m.visible, v_now_ts, m.priority, m.labels,
+                   __SCHEMA__.taskhub_rank_of(m.visible, m.priority, v_aging_ms)
+              FROM (SELECT e.target, e.item, e.visible, e.pos,
+                           CASE WHEN e.target = v_instance OR e.o ? 'StartOrchestration'
+                                THEN v_priority
+                                ELSE (SELECT nullif(l.priority, 0)
+                                        FROM __SCHEMA__.taskhub_instance_labels AS l
+                                       WHERE l.instance_id = e.target) END AS priority,
+                           CASE WHEN e.target = v_instance OR e.o ? 'StartOrchestration'
+                                THEN v_labels
+                                ELSE (SELECT nullif(l.labels, '{}')
+                                        FROM __SCHEMA__.taskhub_instance_labels AS l
+                                       WHERE l.instance_id = e.target) END AS labels
+                      FROM (SELECT o, pos,
+                                   coalesce(__SCHEMA__.taskhub_target_instance(o), v_instance)
+                                       AS target,
+                                   -- Every level of a jsonb value takes at least 8 bytes.
+                                   CASE WHEN pg_column_size(o) >= 8 * __SCHEMA__.taskhub_max_json_depth()
+                                        THEN __SCHEMA__.taskhub_storable_json(o::text,
+                                                                              'an orchestrator item')
+                                        ELSE o::text END AS item,
+                                   CASE WHEN (o -> 'TimerFired' ->> 'fire_at_ms')::bigint > 0
+                                        THEN to_timestamp((o -> 'TimerFired' ->> 'fire_at_ms')::bigint
+                                                          / 1000.0)
+                                        ELSE v_now_ts END AS visible
+                              FROM jsonb_array_elements(v_orch) WITH ORDINALITY AS item (o, pos)
+                             WHERE CASE
+                                       WHEN __TOO_LARGE(o)__
+                                       THEN __SCHEMA__.taskhub_refuse_turn_element(1)
+                                       WHEN __NOT_AN_ORCHESTRATOR_ITEM(o)__
+                                       THEN __SCHEMA__.taskhub_refuse_turn_element(4)
+                                       ELSE true
+                                   END) AS e) AS m
+             ORDER BY m.pos;
             v_wakes := EXISTS (SELECT 1 FROM jsonb_array_elements(v_orch) AS o
                                 WHERE coalesce((o -> 'TimerFired' ->> 'fire_at_ms')::bigint, 0)
                                       <= v_now_ms);
+        END IF;
+        -- A sub-orchestration of a steered turn is steered as it is
+        -- (a row written by an earlier start of its id stays).
+        IF v_priority IS NOT NULL OR v_labels IS NOT NULL THEN
+            FOR v_target IN
+                SELECT DISTINCT __SCHEMA__.taskhub_target_instance(o)
+                  FROM jsonb_array_elements(v_orch) AS o
+                 WHERE o ? 'StartOrchestration'
+                   AND __SCHEMA__.taskhub_target_instance(o) <> v_instance
+            LOOP
+                INSERT INTO __SCHEMA__.taskhub_instance_labels AS l
+                       (instance_id, priority, labels, started_at)
+                VALUES (v_target, coalesce(v_priority, 0), coalesce(v_labels, '{}'), v_now_ts)
+                ON CONFLICT (instance_id) DO NOTHING;
+            END LOOP;
         END IF;
         IF v_wakes THEN
             SELECT true INTO v_listener_waits

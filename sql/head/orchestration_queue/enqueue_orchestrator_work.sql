@@ -20,6 +20,9 @@ DECLARE
     v_listener_waits boolean;
     v_id             bigint;
     v_now_ts         timestamptz;
+    v_priority       smallint;
+    v_labels         text[];
+    v_rank           timestamptz;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -58,8 +61,19 @@ BEGIN
     -- INSERT (on Citus it would cost a distributed plan on every call).
     v_id := nextval('__SCHEMA__.orchestrator_queue_id_seq');
     v_now_ts := clock_timestamp();
-    INSERT INTO __SCHEMA__.orchestrator_queue (id, instance_id, work_item, visible_at, created_at)
-    VALUES (v_id, p_instance_id, p_work_item, p_visible_at, v_now_ts);
+    -- The instance's steering, for the message (none: nothing more written).
+    SELECT nullif(l.priority, 0), nullif(l.labels, '{}') INTO v_priority, v_labels
+      FROM __SCHEMA__.taskhub_instance_labels AS l
+     WHERE l.instance_id = p_instance_id;
+    IF v_priority > 0 THEN
+        v_rank := __SCHEMA__.taskhub_rank_of(p_visible_at, v_priority,
+                                             __SCHEMA__.taskhub_priority_aging_ms());
+    END IF;
+    INSERT INTO __SCHEMA__.orchestrator_queue
+           (id, instance_id, work_item, visible_at, created_at, taskhub_priority, taskhub_labels,
+            taskhub_rank)
+    VALUES (v_id, p_instance_id, p_work_item, p_visible_at, v_now_ts, v_priority, v_labels,
+            v_rank);
     -- A message for later (a delayed timer) wakes nobody: the poll finds it.
     IF p_visible_at <= v_now_ts THEN
         -- Whether a listener waits: an index probe; taskhub_wake runs only

@@ -111,6 +111,8 @@ DECLARE
     v_token      text;
     v_locked_until bigint;
     v_locked_at  bigint;
+    v_priority   smallint;  -- the turn's steering, from its messages
+    v_labels     text[];
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -128,11 +130,13 @@ BEGIN
             USING ERRCODE = '22023';
     END IF;
 
-    -- 1. Candidates: the instances of the oldest visible messages that have no
-    --    live lease (and, with a version range, whose current execution is
-    --    pinned inside it). Nothing is locked; everything is re-checked under
-    --    lock. The queue is read in pages along the (visible_at, id) index,
-    --    from the oldest message; a page's instances are checked for leases in
+    -- 1. Candidates: the instances of the first visible messages by rank
+    --    (highest priority first, then oldest: taskhub_rank_of; without a
+    --    priority the rank is visible_at) that have no live lease (and, with
+    --    a version range, whose current execution is pinned inside it).
+    --    Nothing is locked; everything is re-checked under lock. The queue is
+    --    read in pages along the rank's index (taskhub_orch_rank_idx), from
+    --    the first message; a page's instances are checked for leases in
     --    one read, and leased ones are left out of the following pages. Pages
     --    double in size, so a leased instance with a long backlog is walked
     --    past in a few reads, and the walk ends at the end of the visible
@@ -147,24 +151,27 @@ BEGIN
     v_scan_ts := to_timestamp(v_scan_ms / 1000.0);
     v_candidates := '{}';
     v_passed := '{}';
-    v_after_ts := '-infinity';
+    v_after_ts := '-infinity';  -- the rank of the last message read
     v_after_id := 0;
     v_page_rows := c_scan_rows;
     LOOP
         v_page := '{}';
         v_read := 0;
         FOR v_row IN
-            SELECT q.instance_id, q.visible_at, q.id
+            SELECT q.instance_id, coalesce(q.taskhub_rank, q.visible_at) AS rank, q.id
               FROM __SCHEMA__.orchestrator_queue AS q
-             WHERE q.visible_at <= v_scan_ts
-               AND (q.visible_at, q.id) > (v_after_ts, v_after_id)
+             WHERE coalesce(q.taskhub_rank, q.visible_at) <= v_scan_ts
+               AND (coalesce(q.taskhub_rank, q.visible_at), q.id) > (v_after_ts, v_after_id)
+               -- Due: a test no index serves, so that the rank's index alone
+               -- can drive the scan, whatever the statistics.
+               AND CASE WHEN q.visible_at <= v_scan_ts THEN true ELSE false END
                AND (q.lock_token IS NULL OR q.locked_until <= v_scan_ms)
                AND q.instance_id <> ALL (v_passed)
-             ORDER BY q.visible_at, q.id
+             ORDER BY coalesce(q.taskhub_rank, q.visible_at), q.id
              LIMIT v_page_rows
         LOOP
             v_read := v_read + 1;
-            v_after_ts := v_row.visible_at;
+            v_after_ts := v_row.rank;
             v_after_id := v_row.id;
             IF NOT v_row.instance_id = ANY (v_page) THEN
                 v_page := v_page || v_row.instance_id;
@@ -242,10 +249,12 @@ BEGIN
         v_live_ids := NULL;
         v_buried_ids := NULL;
         v_attempts := NULL;
+        v_priority := NULL;
+        v_labels := NULL;
         v_items := '{}';
         v_in_order := true;
         FOR v_message IN
-            SELECT q.id, q.attempt_count, q.work_item
+            SELECT q.id, q.attempt_count, q.work_item, q.taskhub_priority, q.taskhub_labels
               FROM __SCHEMA__.orchestrator_queue AS q
              WHERE q.instance_id = v_instance
                -- One test, which no index serves: only the instance's index
@@ -276,6 +285,9 @@ BEGIN
                 v_live_ids := v_live_ids || v_message.id;
                 v_items := v_items || v_message.work_item;
                 v_attempts := greatest(v_attempts, v_message.attempt_count);
+                -- The turn's steering: its messages', the highest priority.
+                v_priority := greatest(v_priority, v_message.taskhub_priority);
+                v_labels := coalesce(v_labels, v_message.taskhub_labels);
             ELSE
                 v_buried_ids := v_buried_ids || v_message.id;
             END IF;
@@ -394,10 +406,14 @@ BEGIN
         v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
         v_locked_until := v_now_ms + p_lock_timeout_ms;
         v_locked_at := __SCHEMA__.taskhub_clock_ms(NULL);
-        INSERT INTO __SCHEMA__.instance_locks AS il (instance_id, lock_token, locked_until, locked_at)
-        VALUES (v_instance, v_token, v_locked_until, v_locked_at)
+        -- With the turn's steering, which the ack gives the work it queues.
+        INSERT INTO __SCHEMA__.instance_locks AS il
+               (instance_id, lock_token, locked_until, locked_at, taskhub_priority, taskhub_labels)
+        VALUES (v_instance, v_token, v_locked_until, v_locked_at, v_priority, v_labels)
         ON CONFLICT (instance_id) DO UPDATE
-           SET lock_token   = EXCLUDED.lock_token,
+           SET taskhub_priority = EXCLUDED.taskhub_priority,
+               taskhub_labels   = EXCLUDED.taskhub_labels,
+               lock_token   = EXCLUDED.lock_token,
                locked_until = EXCLUDED.locked_until,
                locked_at    = EXCLUDED.locked_at;
         UPDATE __SCHEMA__.orchestrator_queue AS q

@@ -52,6 +52,8 @@ BEGIN
                          = 'StartOrchestration') THEN
         RETURN false;
     END IF;
+    -- Started without steering: none left by an earlier instance of the id.
+    DELETE FROM __SCHEMA__.taskhub_instance_labels AS l WHERE l.instance_id = p_instance_id;
     -- Every check of the message (ids, sizes, nesting) is the enqueue's own.
     IF p_traceparent IS NULL THEN
         PERFORM __SCHEMA__.enqueue_orchestrator_work(p_instance_id, p_work_item, p_visible_at);

@@ -7,7 +7,12 @@ CREATE TABLE __SCHEMA__.instance_locks (
     instance_id  text   NOT NULL PRIMARY KEY,
     lock_token   text   NOT NULL,
     locked_until bigint NOT NULL,
-    locked_at    bigint NOT NULL
+    locked_at    bigint NOT NULL,
+    -- Ours (revision 0029): the steering of the turn, from its messages,
+    -- written by the fetch and read by the ack with the lease, for the
+    -- work the turn queues (docs/flow-control.md).
+    taskhub_priority smallint,
+    taskhub_labels   text[]
 );
 -- Ack, abandon and renew look leases up by token.
 CREATE UNIQUE INDEX taskhub_instance_locks_token_idx ON __SCHEMA__.instance_locks (lock_token);

@@ -12,10 +12,19 @@ CREATE TABLE __SCHEMA__.orchestrator_queue (
     lock_token    text,
     locked_until  bigint,
     created_at    timestamptz NOT NULL,
-    attempt_count integer     NOT NULL DEFAULT 0
+    attempt_count integer     NOT NULL DEFAULT 0,
+    -- Ours (revision 0029): the steering of the instance the message is for
+    -- (docs/flow-control.md), and its rank (worker_queue.sql says how).
+    -- NULL on a row without any: priority 0, no labels, ranked by visible_at.
+    taskhub_priority smallint,
+    taskhub_labels   text[],
+    taskhub_rank     timestamptz
 );
 -- Candidate selection walks this index from the oldest visible message.
 CREATE INDEX taskhub_orch_visible_idx ON __SCHEMA__.orchestrator_queue (visible_at, id);
+-- The fetch walks this one: by rank, then id (fetch_orchestration_item).
+CREATE INDEX taskhub_orch_rank_idx
+    ON __SCHEMA__.orchestrator_queue ((coalesce(taskhub_rank, visible_at)), id);
 -- Claiming all messages of one instance; ack, abandon and renew find the
 -- messages a lease tagged through it too (by instance, then token). No index
 -- holds lock_token or locked_until, so the fetch's lease tag is a HOT update.

@@ -73,4 +73,4 @@ SELECT 'table', name, 'SELECT', NULL, 'runbook: every read (inspect, status, che
            'taskhub_current_leases', 'taskhub_poison_candidates', 'taskhub_queue_health',
            'taskhub_session_owners', 'taskhub_stuck_instances', 'taskhub_flow_rules',
            'taskhub_flow_slots', 'taskhub_flow_changes', 'taskhub_flow_summary',
-           'taskhub_flow_buckets']) AS name;
+           'taskhub_flow_buckets', 'taskhub_instance_labels']) AS name;

@@ -62,6 +62,9 @@ SELECT 'function', name, 'EXECUTE',
   FROM unnest(ARRAY['taskhub_fire_schedule_outcome', 'taskhub_read_schedules',
                     'taskhub_count_schedule_failure']) AS name
 UNION ALL
+SELECT 'function', 'taskhub_start_steered_orchestrations', 'EXECUTE',
+       'taskhub application client: start and start_many with a priority and labels'
+UNION ALL
 VALUES
     ('table', 'instances', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),
     ('table', 'executions', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),

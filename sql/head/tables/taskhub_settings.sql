@@ -35,4 +35,10 @@ VALUES ('dead_letter_after_attempts', '50',
         'a conflicting instance, a cron expression or time zone the scheduler cannot read) is '
         'paused, with the reason in taskhub-pg schedule list and on the dashboard; the other '
         'schedules keep firing. A transient failure (a timeout, a lost connection) does not count. '
-        'A whole number of at least 1; any other value is read as 5, and taskhub-pg check names it.');
+        'A whole number of at least 1; any other value is read as 5, and taskhub-pg check names it.'),
+       ('priority_aging_ms', '300000',
+        'The head start of the highest priority (9), in milliseconds: work of priority p is '
+        'ranked as if it had become due p/9 of this earlier, so work that has waited longer than '
+        'this is taken ahead of any that arrives after it, whatever their priorities. Read when '
+        'work is queued. A whole number from 0 to 86400000; any other value is read as 300000, '
+        'and taskhub-pg check names it.');

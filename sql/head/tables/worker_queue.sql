@@ -20,9 +20,20 @@ CREATE TABLE __SCHEMA__.worker_queue (
     -- the functions that queue an item, for flow control (fetch_work_item).
     -- NULL on a row written otherwise: the fetch reads such a row's name from
     -- work_item when a rule needs it (taskhub_activity_name_of).
-    taskhub_activity_name text
+    taskhub_activity_name text,
+    -- Ours too (revision 0029): the steering of the instance that queued the
+    -- item (docs/flow-control.md). NULL on a row without any: priority 0,
+    -- no labels, ranked by visible_at.
+    taskhub_priority      smallint,
+    taskhub_labels        text[],
+    -- When a fetch may take the item ahead of others: visible_at less the
+    -- head start of its priority (taskhub_rank_of). NULL: visible_at.
+    taskhub_rank          timestamptz
 );
 CREATE INDEX taskhub_worker_visible_idx ON __SCHEMA__.worker_queue (visible_at, id);
+-- The fetch walks this one: by rank, then id (fetch_work_item).
+CREATE INDEX taskhub_worker_rank_idx
+    ON __SCHEMA__.worker_queue ((coalesce(taskhub_rank, visible_at)), id);
 -- Cancellation deletes the rows of scheduled activities by identity.
 CREATE INDEX taskhub_worker_activity_idx
     ON __SCHEMA__.worker_queue (instance_id, execution_id, activity_id);

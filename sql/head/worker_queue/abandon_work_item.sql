@@ -59,6 +59,9 @@ BEGIN
        SET lock_token    = NULL,
            locked_until  = NULL,
            visible_at    = to_timestamp((v_now_ms + coalesce(p_delay_ms, 0)) / 1000.0),
+           -- A rank keeps its head start on the new visible_at.
+           taskhub_rank  = to_timestamp((v_now_ms + coalesce(p_delay_ms, 0)) / 1000.0)
+                           - (q.visible_at - q.taskhub_rank),
            attempt_count = CASE WHEN p_ignore_attempt
                                 THEN greatest(0, q.attempt_count - 1)
                                 ELSE q.attempt_count END

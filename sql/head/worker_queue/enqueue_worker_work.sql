@@ -17,6 +17,9 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+    v_priority       smallint;
+    v_labels         text[];
+    v_rank           timestamptz;
     v_now_ts         timestamptz := to_timestamp(__SCHEMA__.taskhub_clock_ms(NULL) / 1000.0);
     v_listener_waits boolean;
     v_id             bigint;
@@ -61,11 +64,19 @@ BEGIN
     -- The id is drawn first: no volatile call inside the INSERT (on Citus it
     -- would cost a distributed plan on every call).
     v_id := nextval('__SCHEMA__.worker_queue_id_seq');
+    -- The instance's steering, for the item (none: nothing more written).
+    SELECT nullif(l.priority, 0), nullif(l.labels, '{}') INTO v_priority, v_labels
+      FROM __SCHEMA__.taskhub_instance_labels AS l
+     WHERE l.instance_id = coalesce(p_instance_id, v_item ->> 'instance');
+    IF v_priority > 0 THEN
+        v_rank := __SCHEMA__.taskhub_rank_of(v_now_ts, v_priority,
+                                             __SCHEMA__.taskhub_priority_aging_ms());
+    END IF;
     INSERT INTO __SCHEMA__.worker_queue
            (id, work_item, visible_at, created_at, instance_id, execution_id, activity_id,
-            session_id, tag, taskhub_activity_name)
+            session_id, tag, taskhub_activity_name, taskhub_priority, taskhub_labels, taskhub_rank)
     VALUES (v_id, p_work_item, v_now_ts, v_now_ts, p_instance_id, p_execution_id, p_activity_id,
-            p_session_id, p_tag, v_item ->> 'name');
+            p_session_id, p_tag, v_item ->> 'name', v_priority, v_labels, v_rank);
     -- Whether a listener waits: an index probe; taskhub_wake runs only then
     -- (on a busy hub nobody waits). A statement of its own.
     SELECT true INTO v_listener_waits

@@ -1,11 +1,13 @@
 -- Lease the oldest visible worker item that this worker may run.
 --
---   * Oldest by when it became visible: candidates walk
---     taskhub_worker_visible_idx up to now, so work due later (an item given
---     back with a delay, a backlog scheduled ahead) costs a fetch nothing.
---     (Up to 0020 they went by id, and every fetch read past each such row
---     queued before the visible ones: 100,000 of them made a fetch take
---     hundreds of milliseconds.)
+--   * Highest priority first, then oldest by when it became visible:
+--     candidates walk taskhub_worker_rank_idx (the rank is visible_at less
+--     the head start of the item's priority, taskhub_rank_of; without a
+--     priority, visible_at) up to now, so work due later (an item given back
+--     with a delay, a backlog scheduled ahead) costs a fetch nothing, bar
+--     prioritized work due within its head start. (Up to 0020 they went by
+--     id, and every fetch read past each such row queued before the visible
+--     ones: 100,000 of them made a fetch take hundreds of milliseconds.)
 --   * Tags: p_tag_mode 'default_only' (untagged items), 'tags' (tag in
 --     p_tag_filter), 'default_and' (either), 'any', or 'none' (nothing).
 --   * Sessions: without p_owner_id only items outside sessions are eligible.
@@ -128,7 +130,11 @@ BEGIN
         SELECT q.id, q.session_id, q.attempt_count, q.taskhub_activity_name
           INTO v_id, v_session, v_attempts, v_name
           FROM __SCHEMA__.worker_queue AS q
-         WHERE q.visible_at <= to_timestamp(v_scan_ms / 1000.0)
+         WHERE coalesce(q.taskhub_rank, q.visible_at) <= to_timestamp(v_scan_ms / 1000.0)
+           -- Due: a test no index serves, so that the rank's index alone
+           -- can drive the scan, whatever the statistics.
+           AND CASE WHEN q.visible_at <= to_timestamp(v_scan_ms / 1000.0) THEN true
+                    ELSE false END
            AND (q.lock_token IS NULL OR q.locked_until <= v_scan_ms)
            AND CASE WHEN q.tag IS NULL THEN v_mode <> 'tags'
                     ELSE v_mode <> 'default_only' AND (v_mode = 'any' OR q.tag = ANY (p_tag_filter))
@@ -140,7 +146,7 @@ BEGIN
                 OR NOT coalesce(q.taskhub_activity_name,
                                 __SCHEMA__.taskhub_activity_name_of(q.work_item), '')
                        = ANY (v_skip_names))
-         ORDER BY q.visible_at, q.id
+         ORDER BY coalesce(q.taskhub_rank, q.visible_at), q.id
          LIMIT 1
            FOR UPDATE OF q SKIP LOCKED;
         IF NOT FOUND THEN
@@ -251,11 +257,15 @@ BEGIN
                        SET item_id = v_id, lock_token = v_token
                      WHERE s.kind = 'activity' AND s.name = v_name AND s.slot = v_slot;
                 ELSE
-                    -- plain PostgreSQL only: while fewer than the limit are
-                    -- held (a held slot left beyond a lowered limit counts),
-                    -- the first slot whose holder holds that lease no more,
-                    -- claimed in one statement (on a server that runs Citus,
-                    -- the three above).
+                    -- plain PostgreSQL only: a free slot among the first
+                    -- max_running, claimed in one statement (on a server
+                    -- that runs Citus, the three above). A slot held beyond
+                    -- them (left by a lowered limit, until its lease ends)
+                    -- takes one of them: with L such, the (L+1)th free one is
+                    -- claimed, so no more than the limit are ever held. The
+                    -- walk stops at that slot: its cost follows the leases
+                    -- held, not the limit (a limit of 10,000 with one lease
+                    -- held reads two slots, not 10,000).
                     UPDATE __SCHEMA__.taskhub_flow_slots AS s
                        SET item_id = v_id, lock_token = v_token
                      WHERE s.kind = 'activity' AND s.name = v_name
@@ -266,16 +276,18 @@ BEGIN
                                              AND q.lock_token = f.lock_token
                                              AND q.locked_until > v_server_ms
                                       WHERE f.kind = 'activity' AND f.name = v_name
+                                        AND f.slot <= v_limit
                                         AND q.id IS NULL
                                       ORDER BY f.slot
+                                     OFFSET (SELECT count(*)
+                                               FROM __SCHEMA__.taskhub_flow_slots AS f
+                                               JOIN __SCHEMA__.worker_queue AS q
+                                                 ON q.id = f.item_id
+                                                AND q.lock_token = f.lock_token
+                                                AND q.locked_until > v_server_ms
+                                              WHERE f.kind = 'activity' AND f.name = v_name
+                                                AND f.slot > v_limit)
                                       LIMIT 1)
-                       AND (SELECT count(*)
-                              FROM __SCHEMA__.taskhub_flow_slots AS f
-                              JOIN __SCHEMA__.worker_queue AS q
-                                ON q.id = f.item_id
-                               AND q.lock_token = f.lock_token
-                               AND q.locked_until > v_server_ms
-                             WHERE f.kind = 'activity' AND f.name = v_name) < v_limit
                     RETURNING s.slot INTO v_slot;
                 END IF;
                 IF v_slot IS NULL THEN

@@ -5,7 +5,10 @@ DELETE FROM __SCHEMA__.taskhub_operator_privileges
                        'taskhub_remove_flow_limit', 'taskhub_read_flow_rules',
                        'taskhub_flow_rules', 'taskhub_flow_slots', 'taskhub_flow_changes',
                        'taskhub_flow_summary', 'taskhub_flow_buckets',
-                       'taskhub_set_flow_rate', 'taskhub_remove_flow_rate');
+                       'taskhub_set_flow_rate', 'taskhub_remove_flow_rate',
+                       'taskhub_instance_labels');
+DELETE FROM __SCHEMA__.taskhub_runtime_privileges
+ WHERE object_name = 'taskhub_start_steered_orchestrations';
 DROP TABLE __SCHEMA__.taskhub_flow_rules, __SCHEMA__.taskhub_flow_slots,
            __SCHEMA__.taskhub_flow_changes, __SCHEMA__.taskhub_flow_summary,
            __SCHEMA__.taskhub_flow_buckets;

@@ -13,5 +13,13 @@ VALUES ('function', 'taskhub_pause_flow', 'EXECUTE', NULL, 'taskhub-pg pause, th
        ('table', 'taskhub_flow_slots', 'SELECT', NULL, 'runbook: every read (inspect, status, check, the dashboard)'),
        ('table', 'taskhub_flow_changes', 'SELECT', NULL, 'runbook: every read (inspect, status, check, the dashboard)'),
        ('table', 'taskhub_flow_summary', 'SELECT', NULL, 'runbook: every read (inspect, status, check, the dashboard)'),
-       ('table', 'taskhub_flow_buckets', 'SELECT', NULL, 'runbook: every read (inspect, status, check, the dashboard)')
+       ('table', 'taskhub_flow_buckets', 'SELECT', NULL, 'runbook: every read (inspect, status, check, the dashboard)'),
+       ('table', 'taskhub_instance_labels', 'SELECT', NULL, 'runbook: every read (inspect, status, check, the dashboard)')
 ON CONFLICT (object_kind, object_name, privilege) DO NOTHING;
+
+-- Starts with a priority and labels: granted to every runtime role by the
+-- migration run (taskhub_refresh_runtime_roles), as the starts without.
+INSERT INTO __SCHEMA__.taskhub_runtime_privileges (object_kind, object_name, privilege, needed_by)
+VALUES ('function', 'taskhub_start_steered_orchestrations', 'EXECUTE',
+        'taskhub application client: start and start_many with a priority and labels')
+ON CONFLICT (object_kind, object_name) DO NOTHING;
