@@ -80,8 +80,9 @@ class PermanentError(TaskHubError):
 
 
 class InvalidInput(PermanentError, ValueError):
-    """Bad input caught in Python before any SQL runs: the same family as the
-    bad input the procedures refuse (SQLSTATE 22023), and a ValueError."""
+    """Bad input, caught in Python before any SQL runs or refused by the hub
+    (SQLSTATE 22023, for the application client: a rule the hub keeps
+    itself, as a label's form): a ValueError."""
 
     def __init__(self, operation: str, message: str) -> None:
         super().__init__(operation, message, "22023")
@@ -182,7 +183,10 @@ REFUSALS: dict[str, type[PermanentError]] = {
 
 def refined(error: TaskHubError) -> TaskHubError:
     """A hub's refusal as its own class (InstanceNotFound, InstanceEnded,
-    StartConflict, ScheduleNotFound); any other error as it is."""
+    StartConflict, ScheduleNotFound, InvalidInput for bad input the hub
+    checks itself: a label's form); any other error as it is."""
+    if error.sqlstate == "22023" and type(error) is PermanentError:
+        return InvalidInput(error.operation, error.message)
     kind = REFUSALS.get(error.sqlstate or "")
     if kind is None or type(error) is not PermanentError:
         return error

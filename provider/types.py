@@ -352,12 +352,14 @@ class Schedule:
 @dataclass(frozen=True)
 class FlowRule:
     """A flow rule of the hub (docs/flow-control.md), enforced by the fetch
-    every runtime calls: the activity `name` is paused (handed out never),
+    every runtime calls: the key `name` (an activity's name for kind
+    "activity", a label 'tenant=acme' for "label", a label's key for
+    "label_each", each of whose values has the limit) is paused (handed out never),
     limited to `max_running` items leased at once over the whole hub (of
     which `running` hold a lease now), or to `per_second` handed out a second
     with bursts up to `burst` (its bucket has `tokens` now)."""
 
-    kind: Literal["activity"]
+    kind: Literal["activity", "label", "label_each"]
     name: str
     paused: bool
     max_running: int | None

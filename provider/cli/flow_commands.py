@@ -1,11 +1,13 @@
 """taskhub-pg pause | resume | limit set | rate | remove | remove-rate | list: flow
-control from the command line (provider/client/flow_control.py). The hub's
-fetches enforce the rules, so every runtime obeys them; each change is kept
-with the login that made it and why (taskhub_flow_changes)."""
+control from the command line (provider/client/flow_control.py), by activity
+(--activity NAME), by label (--label tenant=acme) or for each value of a
+label (--each-label tenant, limits only). The hub's fetches enforce the
+rules, so every runtime obeys them; each change is kept with the login that
+made it and why (taskhub_flow_changes)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Annotated
 
 import typer
@@ -15,18 +17,70 @@ from provider.cli.options import (
     AsJson,
     Schema,
     Url,
+    fail,
     print_json,
     print_rows,
     say,
 )
 
 limit_app = typer.Typer(
-    help="Fleet-wide concurrency and rate limits per activity, enforced by the hub's fetches.",
+    help="Fleet-wide concurrency and rate limits per activity or label, enforced by the hub's"
+    " fetches.",
     no_args_is_help=True,
 )
 Activity = Annotated[
-    str, typer.Option("--activity", metavar="NAME", help="the activity's name, as registered")
+    str | None,
+    typer.Option("--activity", metavar="NAME", help="an activity, by its registered name"),
 ]
+Label = Annotated[
+    str | None,
+    typer.Option(
+        "--label",
+        metavar="KEY=VALUE",
+        help="the items of the instances started with this label",
+    ),
+]
+EachLabel = Annotated[
+    str | None,
+    typer.Option(
+        "--each-label",
+        metavar="KEY",
+        help="each value of this label its own limit (per tenant: --each-label tenant)",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Key:
+    """What a rule is about: one of --activity, --label, --each-label."""
+
+    kind: str  # activity, label, label_each
+    name: str
+
+    def __str__(self) -> str:
+        if self.kind == "label_each":
+            return f"each value of label {self.name}"
+        return f"{self.kind} {self.name}"
+
+
+def key_of(
+    activity: str | None,
+    label: str | None,
+    each_label: str | None = None,
+    *,
+    each_allowed: bool = False,
+) -> Key:
+    given = [
+        Key(kind, name)
+        for kind, name in (("activity", activity), ("label", label), ("label_each", each_label))
+        if name is not None
+    ]
+    if len(given) != 1:
+        options = "--activity, --label or --each-label" if each_allowed else "--activity or --label"
+        fail(2, f"name exactly one of {options}")
+    return given[0]
+
+
 Reason = Annotated[
     str | None, typer.Option(help="why, kept with the change (taskhub_flow_changes)")
 ]
@@ -34,38 +88,54 @@ Reason = Annotated[
 
 @limit_app.command("set")
 def set_limit(
-    activity: Activity,
     max_running: Annotated[
         int,
         typer.Argument(
             metavar="MAX_RUNNING", min=1, max=10_000, help="at most this many (1-10000)"
         ),
     ],
+    activity: Activity = None,
+    label: Label = None,
+    each_label: EachLabel = None,
     reason: Reason = None,
     url: Url = None,
     schema: Schema = "public",
 ) -> None:
-    """Let at most MAX_RUNNING of the activity's items run at once, over every
+    """Let at most MAX_RUNNING of the key's items run at once, over every
     worker and runtime of the hub (a lowered limit lets those running finish)."""
+    key = key_of(activity, label, each_label, each_allowed=True)
     with app_client(url, schema) as client:
-        before = client.set_activity_limit(activity, max_running, reason=reason)
+        if key.kind == "activity":
+            before = client.set_activity_limit(key.name, max_running, reason=reason)
+        else:
+            each = key.kind == "label_each"
+            before = client.set_label_limit(key.name, max_running, each_value=each, reason=reason)
     was = "no limit" if before is None else f"{before}"
-    say(f"activity {activity}: at most {max_running} running (was {was})")
+    say(f"{key}: at most {max_running} running (was {was})")
 
 
 @limit_app.command("remove")
 def remove_limit(
-    activity: Activity, reason: Reason = None, url: Url = None, schema: Schema = "public"
+    activity: Activity = None,
+    label: Label = None,
+    each_label: EachLabel = None,
+    reason: Reason = None,
+    url: Url = None,
+    schema: Schema = "public",
 ) -> None:
-    """Remove the activity's limit (a pause stays)."""
+    """Remove the key's limit (a pause stays)."""
+    key = key_of(activity, label, each_label, each_allowed=True)
     with app_client(url, schema) as client:
-        before = client.remove_activity_limit(activity, reason=reason)
-    say(f"activity {activity}: {'had no limit' if before is None else 'no limit now'}")
+        if key.kind == "activity":
+            before = client.remove_activity_limit(key.name, reason=reason)
+        else:
+            each = key.kind == "label_each"
+            before = client.remove_label_limit(key.name, each_value=each, reason=reason)
+    say(f"{key}: {'had no limit' if before is None else 'no limit now'}")
 
 
 @limit_app.command("rate")
 def set_rate(
-    activity: Activity,
     per_second: Annotated[
         float,
         typer.Argument(
@@ -78,26 +148,40 @@ def set_rate(
             min=1, max=100_000, help="at most this many at once (default: a second's worth)"
         ),
     ] = None,
+    activity: Activity = None,
+    label: Label = None,
     reason: Reason = None,
     url: Url = None,
     schema: Schema = "public",
 ) -> None:
-    """Hand out at most PER_SECOND of the activity's items a second, over every
+    """Hand out at most PER_SECOND of the key's items a second, over every
     worker and runtime of the hub, with bursts up to --burst."""
+    key = key_of(activity, label)
     with app_client(url, schema) as client:
-        before = client.set_activity_rate(activity, per_second, burst=burst, reason=reason)
+        if key.kind == "activity":
+            before = client.set_activity_rate(key.name, per_second, burst=burst, reason=reason)
+        else:
+            before = client.set_label_rate(key.name, per_second, burst=burst, reason=reason)
     was = "no rate limit" if before is None else f"{before:g}/s"
-    say(f"activity {activity}: at most {per_second:g} a second (was {was})")
+    say(f"{key}: at most {per_second:g} a second (was {was})")
 
 
 @limit_app.command("remove-rate")
 def remove_rate(
-    activity: Activity, reason: Reason = None, url: Url = None, schema: Schema = "public"
+    activity: Activity = None,
+    label: Label = None,
+    reason: Reason = None,
+    url: Url = None,
+    schema: Schema = "public",
 ) -> None:
-    """Remove the activity's rate limit (a pause or a concurrency limit stays)."""
+    """Remove the key's rate limit (a pause or a concurrency limit stays)."""
+    key = key_of(activity, label)
     with app_client(url, schema) as client:
-        before = client.remove_activity_rate(activity, reason=reason)
-    say(f"activity {activity}: {'had no rate limit' if before is None else 'no rate limit now'}")
+        if key.kind == "activity":
+            before = client.remove_activity_rate(key.name, reason=reason)
+        else:
+            before = client.remove_label_rate(key.name, reason=reason)
+    say(f"{key}: {'had no rate limit' if before is None else 'no rate limit now'}")
 
 
 @limit_app.command("list")
@@ -113,7 +197,8 @@ def list_rules(url: Url = None, schema: Schema = "public", as_json: AsJson = Fal
         "flow rules",
         [
             {
-                rule.kind: rule.name,
+                "kind": rule.kind,
+                "name": rule.name,
                 "paused": "yes" if rule.paused else "no",
                 "running": rule.running,
                 "limit": "" if rule.max_running is None else rule.max_running,
@@ -133,19 +218,35 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def pause(
-        activity: Activity, reason: Reason = None, url: Url = None, schema: Schema = "public"
+        activity: Activity = None,
+        label: Label = None,
+        reason: Reason = None,
+        url: Url = None,
+        schema: Schema = "public",
     ) -> None:
-        """Hand out none of the activity's items, to any worker or runtime,
-        until `taskhub-pg resume`; those running finish."""
+        """Hand out none of the activity's (or label's) items, to any worker
+        or runtime, until `taskhub-pg resume`; those running finish."""
+        key = key_of(activity, label)
         with app_client(url, schema) as client:
-            was_paused = client.pause_activity(activity, reason=reason)
-        say(f"activity {activity} {'was already paused' if was_paused else 'paused'}")
+            if key.kind == "activity":
+                was_paused = client.pause_activity(key.name, reason=reason)
+            else:
+                was_paused = client.pause_label(key.name, reason=reason)
+        say(f"{key} {'was already paused' if was_paused else 'paused'}")
 
     @app.command()
     def resume(
-        activity: Activity, reason: Reason = None, url: Url = None, schema: Schema = "public"
+        activity: Activity = None,
+        label: Label = None,
+        reason: Reason = None,
+        url: Url = None,
+        schema: Schema = "public",
     ) -> None:
-        """Hand out the activity's items again, oldest first."""
+        """Hand out the activity's (or label's) items again, in order."""
+        key = key_of(activity, label)
         with app_client(url, schema) as client:
-            was_paused = client.resume_activity(activity, reason=reason)
-        say(f"activity {activity} {'resumed' if was_paused else 'was not paused'}")
+            if key.kind == "activity":
+                was_paused = client.resume_activity(key.name, reason=reason)
+            else:
+                was_paused = client.resume_label(key.name, reason=reason)
+        say(f"{key} {'resumed' if was_paused else 'was not paused'}")

@@ -222,6 +222,12 @@ class Client(ProcedureClient):
     remove_activity_limit = blocking(ApplicationPlans.remove_activity_limit)
     set_activity_rate = blocking(ApplicationPlans.set_activity_rate)
     remove_activity_rate = blocking(ApplicationPlans.remove_activity_rate)
+    pause_label = blocking(ApplicationPlans.pause_label)
+    resume_label = blocking(ApplicationPlans.resume_label)
+    set_label_limit = blocking(ApplicationPlans.set_label_limit)
+    remove_label_limit = blocking(ApplicationPlans.remove_label_limit)
+    set_label_rate = blocking(ApplicationPlans.set_label_rate)
+    remove_label_rate = blocking(ApplicationPlans.remove_label_rate)
     flow_rules = blocking(ApplicationPlans.flow_rules)
 
 
@@ -327,4 +333,10 @@ class AsyncClient(AsyncProcedureClient):
     remove_activity_limit = awaitable(ApplicationPlans.remove_activity_limit)
     set_activity_rate = awaitable(ApplicationPlans.set_activity_rate)
     remove_activity_rate = awaitable(ApplicationPlans.remove_activity_rate)
+    pause_label = awaitable(ApplicationPlans.pause_label)
+    resume_label = awaitable(ApplicationPlans.resume_label)
+    set_label_limit = awaitable(ApplicationPlans.set_label_limit)
+    remove_label_limit = awaitable(ApplicationPlans.remove_label_limit)
+    set_label_rate = awaitable(ApplicationPlans.set_label_rate)
+    remove_label_rate = awaitable(ApplicationPlans.remove_label_rate)
     flow_rules = awaitable(ApplicationPlans.flow_rules)

@@ -69,6 +69,41 @@ def test_the_flow_verbs_change_list_and_refuse(cli: Cli) -> None:
     assert json.loads(cli("limit", "list", "--json")[1]) == []
 
 
+def test_label_rules_from_the_command_line(cli: Cli) -> None:
+    assert cli("pause", "--label", "tenant=acme", "--reason", "noisy")[1] == (
+        "label tenant=acme paused\n"
+    )
+    assert cli("limit", "set", "--each-label", "tenant", "2") == (
+        0,
+        "each value of label tenant: at most 2 running (was no limit)\n",
+        "",
+    )
+    assert cli("limit", "rate", "--label", "tenant=globex", "5")[0] == 0
+    rules = json.loads(cli("limit", "list", "--json")[1])
+    assert {(rule["kind"], rule["name"]) for rule in rules} == {
+        ("label", "tenant=acme"),
+        ("label", "tenant=globex"),
+        ("label_each", "tenant"),
+    }
+    code, out, _ = cli("status")
+    assert code == 0 and "  label tenant=acme: PAUSED" in out
+    # One key, of a form the hub takes, or exit 2 and nothing changed.
+    for argv in (
+        ("pause",),
+        ("pause", "--activity", "Charge", "--label", "tenant=acme"),
+        ("pause", "--label", "Tenant=acme"),
+        ("limit", "set", "--each-label", "tenant=acme", "2"),
+    ):
+        code, _, err = cli(*argv)
+        assert code == 2, argv
+        assert "Traceback" not in err
+    assert len(json.loads(cli("limit", "list", "--json")[1])) == 3
+    assert cli("resume", "--label", "tenant=acme")[1] == "label tenant=acme resumed\n"
+    assert cli("limit", "remove", "--each-label", "tenant")[0] == 0
+    assert cli("limit", "remove-rate", "--label", "tenant=globex")[0] == 0
+    assert json.loads(cli("limit", "list", "--json")[1]) == []
+
+
 def test_an_operator_changes_the_rules_under_its_own_login(
     database_url: str, hub_schema: str, sql: psycopg.Connection[Any]
 ) -> None:

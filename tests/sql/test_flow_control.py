@@ -326,3 +326,86 @@ def test_activities_at_their_limits_do_not_use_up_the_attempts_of_others(
     while (item := fetched_name(hub)) is not None:
         names.append(item[0])
     assert sorted(names) == sorted([f"Vendor{n}" for n in range(10)] + ["Unlimited"])
+
+
+def tenant_items(client: Client, hub: TaskHub, tenant: str, count: int) -> None:
+    """`count` Work items of an instance started with tenant=`tenant`."""
+    instance = f"order-{tenant}"
+    client.start(instance, "Order", labels={"tenant": tenant})
+    for activity_id in range(1, count + 1):
+        hub.enqueue_worker_work(activity_execute(instance, activity_id, name="Work"))
+
+
+def leased_by_tenant(sql: psycopg.Connection[Any], schema: str) -> dict[str, int]:
+    rows = sql.execute(
+        f'SELECT taskhub_labels[1], count(*) FROM "{schema}".worker_queue'
+        " WHERE lock_token IS NOT NULL GROUP BY 1"
+    ).fetchall()
+    return {str(label): int(count) for label, count in rows}
+
+
+def test_a_paused_label_holds_its_items_and_no_other(
+    hub_schema: str, make_hub: HubFactory, database_url: str, sql: psycopg.Connection[Any]
+) -> None:
+    hub = make_hub(hub_schema)
+    with Client.connect(database_url, hub_schema) as client:
+        tenant_items(client, hub, "acme", 3)
+        tenant_items(client, hub, "globex", 2)
+        sql.execute(
+            f"SELECT \"{hub_schema}\".taskhub_pause_flow('label', 'tenant=acme', 'noisy tenant')"
+        )
+        leases = [hub.fetch_work_item(30_000) for _ in range(3)]
+        assert [lease is not None for lease in leases] == [True, True, False]
+        assert leased_by_tenant(sql, hub_schema) == {"tenant=globex": 2}
+        sql.execute(f"SELECT \"{hub_schema}\".taskhub_resume_flow('label', 'tenant=acme')")
+        assert all(hub.fetch_work_item(30_000) is not None for _ in range(3))
+        assert leased_by_tenant(sql, hub_schema) == {"tenant=acme": 3, "tenant=globex": 2}
+
+
+def test_a_limit_for_each_value_of_a_label_holds_each_tenant_to_it(
+    hub_schema: str, make_hub: HubFactory, database_url: str, sql: psycopg.Connection[Any]
+) -> None:
+    """A per-tenant limit of 2 over 4 tenants, tenant a with a backlog ahead
+    of the others: 2 of each run at once, and a's backlog keeps no other
+    tenant waiting."""
+    hub = make_hub(hub_schema)
+    with Client.connect(database_url, hub_schema) as client:
+        tenant_items(client, hub, "a", 50)
+        for tenant in ("b", "c", "d"):
+            tenant_items(client, hub, tenant, 3)
+        sql.execute(f"SELECT \"{hub_schema}\".taskhub_set_flow_limit('label_each', 'tenant', 2)")
+        leases = []
+        while (lease := hub.fetch_work_item(30_000)) is not None:
+            leases.append(lease)
+        assert leased_by_tenant(sql, hub_schema) == {
+            "tenant=a": 2,
+            "tenant=b": 2,
+            "tenant=c": 2,
+            "tenant=d": 2,
+        }
+        # An ack frees its tenant's slot, for that tenant's next item.
+        hub.ack_work_item(leases[0].lock_token, None)
+        lease = hub.fetch_work_item(30_000)
+        assert lease is not None
+        assert leased_by_tenant(sql, hub_schema)["tenant=a"] == 2
+        running = sql.execute(
+            f'SELECT kind, name, max_running, running FROM "{hub_schema}".taskhub_read_flow_rules()'
+        ).fetchall()
+        assert running == [("label_each", "tenant", 2, 8)]
+
+
+def test_label_rules_are_refused_in_one_line_when_they_cannot_be(
+    hub_schema: str, sql: psycopg.Connection[Any]
+) -> None:
+    q = f'"{hub_schema}"'
+    for call, message in (
+        (f"{q}.taskhub_pause_flow('label', 'Tenant=acme', NULL)", "is not key=value"),
+        (f"{q}.taskhub_pause_flow('label_each', 'tenant', NULL)", "not paused or rated"),
+        (f"{q}.taskhub_set_flow_rate('label_each', 'tenant', 5)", "not paused or rated"),
+        (f"{q}.taskhub_set_flow_limit('label_each', 'tenant=acme', 2)", "is not a key"),
+        (f"{q}.taskhub_pause_flow('queue', 'x', NULL)", "activity, label or label_each"),
+    ):
+        with pytest.raises(psycopg.errors.InvalidParameterValue, match=message) as refused:
+            sql.execute(f"SELECT {call}")
+        assert "\n" not in (refused.value.diag.message_primary or "\n")
+    assert sql.execute(f"SELECT count(*) FROM {q}.taskhub_flow_rules").fetchone() == (0,)

@@ -51,13 +51,15 @@ def test_delete_instance_bulk_safety_and_limits(provider: TaskHub) -> None:
 
 def test_delete_instance_bulk_completed_before_filter(provider: TaskHub) -> None:
     ids = ["bulk-del-time-1", "bulk-del-time-2"]
-    # The filter is strict (completed_at < cutoff) and now_ms() truncates to
-    # the ms: no completion is before `before_creation`, and every one is
-    # before the ms after the last completion.
+    # The filter is strict (completed_at < cutoff). now_ms() truncates to the
+    # ms, and the hub's clock (taskhub_clock_ms) rounds to it: a completion
+    # can read up to 1 ms past a now_ms() taken after it (PostgreSQL 15 under
+    # load read it so). No completion is before `before_creation`, and every
+    # one is before 2 ms after the last.
     before_creation = now_ms()
     for instance in ids:
         create_completed_instance(provider, instance)
-    after_creation = now_ms() + 1
+    after_creation = now_ms() + 2
 
     result = provider.delete_instance_bulk(instance_ids=ids, completed_before_ms=before_creation)
     assert result.instances_deleted == 0

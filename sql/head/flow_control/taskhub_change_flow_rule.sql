@@ -2,10 +2,12 @@
 -- applies p_action ('pause', 'resume', 'set limit', 'remove limit',
 -- 'set rate', 'remove rate') to the key's rule (deleted when it neither
 -- pauses nor limits), gives it exactly max_running slots
--- (taskhub_flow_slots; a slot removed while held lets its item finish) and a
+-- (taskhub_flow_slots; a slot removed while held lets its item finish; a
+-- limit for each value of a label gets its slots from the fetch that first
+-- meets the value) and a
 -- bucket while it has a rate (taskhub_flow_buckets: full when the rate is
 -- new, its tokens kept up to the new burst when it changes), rewrites the
--- kind's summary that the fetches read (taskhub_flow_summary), and records
+-- summary that the fetches read (taskhub_flow_summary), and records
 -- the change in taskhub_flow_changes, all or nothing. Returns the rule
 -- before (NULLs: none). Bad input: 22023 in one line, nothing changed.
 CREATE FUNCTION __SCHEMA__.taskhub_change_flow_rule(
@@ -33,17 +35,25 @@ DECLARE
     v_now_ms          bigint := __SCHEMA__.taskhub_clock_ms(NULL);
     v_id              bigint;
     v_paused_names    text[];
+    v_paused_labels   text[];
     v_limited_names   text[];
     v_rated_names     text[];
     v_limits          integer[];
     v_any             boolean;
 BEGIN
-    IF p_kind IS DISTINCT FROM 'activity' THEN
-        RAISE EXCEPTION 'a flow rule''s kind must be activity (got %)',
+    IF p_kind IS NULL OR p_kind NOT IN ('activity', 'label', 'label_each') THEN
+        RAISE EXCEPTION 'a flow rule''s kind must be activity, label or label_each (got %)',
             coalesce(quote_literal(p_kind), 'NULL') USING ERRCODE = '22023';
     ELSIF p_name IS NULL OR p_name = '' OR octet_length(p_name) > 1000 THEN
         RAISE EXCEPTION 'a flow rule''s name must be a non-empty text of at most 1000 bytes'
             USING ERRCODE = '22023';
+    ELSIF p_kind = 'label_each' AND p_action NOT IN ('set limit', 'remove limit') THEN
+        RAISE EXCEPTION 'a label''s values can each be limited, not paused or rated: % one '
+                        'value (kind label, name %=VALUE)', p_action, p_name
+            USING ERRCODE = '22023';
+    ELSIF p_kind = 'label_each' AND p_name !~ '^[a-z][a-z0-9_.-]{0,62}$' THEN
+        RAISE EXCEPTION 'label key % is not a key (a-z, 0-9, _ . - from a letter, up to 63 bytes)',
+            quote_literal(left(p_name, 80)) USING ERRCODE = '22023';
     ELSIF p_action = 'set limit' AND (p_max_running IS NULL OR p_max_running < 1
                                       OR p_max_running > 10000) THEN
         RAISE EXCEPTION 'max_running must be a whole number from 1 to 10000 (got %)',
@@ -63,7 +73,12 @@ BEGIN
             USING ERRCODE = '22023';
     END IF;
 
-    -- Changes one at a time: each rewrites its kind's summary from the rules
+    IF p_kind = 'label' THEN
+        -- The label's own rules (taskhub_check_steering says them).
+        PERFORM __SCHEMA__.taskhub_check_steering(NULL, ARRAY[p_name]);
+    END IF;
+
+    -- Changes one at a time: each rewrites the summary from the rules
     -- as committed (a rule's row may not exist yet). Fetches never take it.
     PERFORM pg_advisory_xact_lock(hashtextextended('taskhub:__SCHEMA__:flow rules', 0));
     -- And the key's own lock, which a fetch holds while it claims a slot or
@@ -107,13 +122,19 @@ BEGIN
 
     -- max_running slots (none without a limit). A held slot beyond them
     -- stays, and counts, until its lease ends (by the server's clock).
+    -- A limit for each value of a label: the slots of every value (the
+    -- fetches make them as they meet the values).
     DELETE FROM __SCHEMA__.taskhub_flow_slots AS s
-     WHERE s.kind = p_kind AND s.name = p_name AND s.slot > coalesce(v_max_running, 0)
+     WHERE s.kind = p_kind
+       AND CASE WHEN p_kind = 'label_each'
+                THEN left(s.name, length(p_name) + 1) = p_name || '='
+                ELSE s.name = p_name END
+       AND s.slot > coalesce(v_max_running, 0)
        AND NOT EXISTS (SELECT 1
                          FROM __SCHEMA__.worker_queue AS q
                         WHERE q.id = s.item_id AND q.lock_token = s.lock_token
                           AND q.locked_until > v_now_ms);
-    IF v_max_running IS NOT NULL THEN
+    IF v_max_running IS NOT NULL AND p_kind <> 'label_each' THEN
         INSERT INTO __SCHEMA__.taskhub_flow_slots AS s (kind, name, slot, item_id, lock_token)
         SELECT p_kind, p_name, n, NULL, NULL
           FROM generate_series(1, v_max_running) AS n
@@ -135,28 +156,32 @@ BEGIN
                tokens     = least(b.tokens, EXCLUDED.burst);
     END IF;
 
-    -- What the fetches read: the kind's paused, limited and rated names.
-    SELECT coalesce(array_agg(r.name) FILTER (WHERE r.paused), '{}'),
-           coalesce(array_agg(r.name) FILTER (WHERE NOT r.paused AND r.max_running IS NOT NULL),
-                    '{}'),
+    -- What the worker fetch reads: the paused activities and labels, and
+    -- the limited and rated keys as kind:name.
+    SELECT coalesce(array_agg(r.name) FILTER (WHERE r.paused AND r.kind = 'activity'), '{}'),
+           coalesce(array_agg(r.name) FILTER (WHERE r.paused AND r.kind = 'label'), '{}'),
+           coalesce(array_agg(r.kind || ':' || r.name)
+                        FILTER (WHERE NOT r.paused AND r.max_running IS NOT NULL), '{}'),
            coalesce(array_agg(r.max_running)
                         FILTER (WHERE NOT r.paused AND r.max_running IS NOT NULL), '{}'),
-           coalesce(array_agg(r.name) FILTER (WHERE NOT r.paused AND r.per_second IS NOT NULL),
-                    '{}'),
+           coalesce(array_agg(r.kind || ':' || r.name)
+                        FILTER (WHERE NOT r.paused AND r.per_second IS NOT NULL), '{}'),
            count(*) > 0
-      INTO v_paused_names, v_limited_names, v_limits, v_rated_names, v_any
-      FROM __SCHEMA__.taskhub_flow_rules AS r
-     WHERE r.kind = p_kind;
+      INTO v_paused_names, v_paused_labels, v_limited_names, v_limits, v_rated_names, v_any
+      FROM __SCHEMA__.taskhub_flow_rules AS r;
     IF v_any THEN
-        INSERT INTO __SCHEMA__.taskhub_flow_summary AS f (kind, paused, limited, limits, rated)
-        VALUES (p_kind, v_paused_names, v_limited_names, v_limits, v_rated_names)
+        INSERT INTO __SCHEMA__.taskhub_flow_summary AS f
+               (kind, paused, paused_labels, limited, limits, rated)
+        VALUES ('worker', v_paused_names, v_paused_labels, v_limited_names, v_limits,
+                v_rated_names)
         ON CONFLICT (kind) DO UPDATE
-           SET paused  = EXCLUDED.paused,
-               limited = EXCLUDED.limited,
-               limits  = EXCLUDED.limits,
-               rated   = EXCLUDED.rated;
+           SET paused        = EXCLUDED.paused,
+               paused_labels = EXCLUDED.paused_labels,
+               limited       = EXCLUDED.limited,
+               limits        = EXCLUDED.limits,
+               rated         = EXCLUDED.rated;
     ELSE
-        DELETE FROM __SCHEMA__.taskhub_flow_summary AS f WHERE f.kind = p_kind;
+        DELETE FROM __SCHEMA__.taskhub_flow_summary AS f WHERE f.kind = 'worker';
     END IF;
 
     v_id := nextval('__SCHEMA__.taskhub_flow_changes_id_seq');

@@ -1,5 +1,6 @@
 -- Every flow rule with its current use: how many of its slots are held by a
--- live lease (at the database's clock), and the tokens its bucket has now.
+-- live lease (at the database's clock; for a limit of each value of a label,
+-- over all of its values), and the tokens its bucket has now.
 -- For `taskhub-pg limit list`, the Client, the dashboard and the metrics.
 CREATE FUNCTION __SCHEMA__.taskhub_read_flow_rules()
 RETURNS TABLE (
@@ -43,7 +44,10 @@ BEGIN
         -- A slot is held while its item holds the lease written in it.
         SELECT count(*) INTO running
           FROM __SCHEMA__.taskhub_flow_slots AS s
-         WHERE s.kind = v_rule.kind AND s.name = v_rule.name
+         WHERE s.kind = v_rule.kind
+           AND CASE WHEN v_rule.kind = 'label_each'
+                    THEN left(s.name, length(v_rule.name) + 1) = v_rule.name || '='
+                    ELSE s.name = v_rule.name END
            AND EXISTS (SELECT 1
                          FROM __SCHEMA__.worker_queue AS q
                         WHERE q.id = s.item_id AND q.lock_token = s.lock_token

@@ -17,16 +17,18 @@ CREATE TABLE __SCHEMA__.taskhub_flow_slots (
     lock_token text,    -- and the lease it was claimed for
     PRIMARY KEY (kind, name, slot)
 );
--- What the fetches read of the rules, one row per kind, kept by
--- taskhub_change_flow_rule with every change: the paused names, and the
--- limited and rated ones. A fetch reads it by its key (no row: no
--- rules), instead of gathering the rules on every call.
+-- What the fetches read of the rules, one row per queue ('worker'), kept
+-- by taskhub_change_flow_rule with every change: the paused activities and
+-- labels, and the limited and rated keys, as kind:name ('activity:Charge',
+-- 'label:tenant=acme', 'label_each:tenant'). A fetch reads it by its key
+-- (no row: no rules), instead of gathering the rules on every call.
 CREATE TABLE __SCHEMA__.taskhub_flow_summary (
     kind    text      PRIMARY KEY,
-    paused  text[]    NOT NULL,
-    limited text[]    NOT NULL,  -- with a concurrency limit, not paused
+    paused  text[]    NOT NULL,  -- paused activities
+    paused_labels text[] NOT NULL,  -- paused labels, 'key=value'
+    limited text[]    NOT NULL,  -- keys with a concurrency limit, not paused
     limits  integer[] NOT NULL,  -- their max_running, in the same order
-    rated   text[]    NOT NULL   -- with a rate limit, not paused
+    rated   text[]    NOT NULL   -- keys with a rate limit, not paused
 );
 
 -- The token bucket of each rate limit (taskhub_flow_rules.per_second), made

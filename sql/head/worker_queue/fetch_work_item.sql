@@ -25,13 +25,15 @@
 --   * An item handed out dead_letter_after_attempts times without an ack is
 --     moved to dead_letters instead of being handed out again.
 --   * Flow control (docs/flow-control.md): the rules' summary is read once
---     (taskhub_flow_summary, by its key). Items of a paused activity are left
---     out of the scans. An item of a limited activity is leased only with a
---     free slot of its limit (taskhub_flow_slots: max_running rows), claimed
---     for the item's lease under the key's advisory lock (taken without
---     waiting), and held as long as the item holds that lease; with none
---     free, or another fetch claiming, its activity is left out of the next
---     scans, like a contended session.
+--     (taskhub_flow_summary, by its key). Items of a paused activity or
+--     label are left out of the scans. An item of a limited key (its
+--     activity, one of its labels, or a label limited value by value) is
+--     leased only with a free slot of each such limit (taskhub_flow_slots:
+--     max_running rows a key), claimed for the item's lease under the key's
+--     advisory lock (taken without waiting), and held as long as the item
+--     holds that lease; with none free, or another fetch claiming, the
+--     activity or label is left out of the next scans, like a contended
+--     session.
 --   * Every statement reads or writes one table, with no subquery: on a hub
 --     distributed by Citus each is planned on its node like a plain one
 --     (docs/scale-out.md).
@@ -72,10 +74,21 @@ DECLARE
     v_token         text;
     v_foreign       text[];
     v_foreign_read  boolean := false;
-    v_skip_names    text[];   -- paused, or found at their limit in this call
-    v_limited       text[];   -- activities with a limit (and not paused)
+    v_skip_names    text[];   -- activities paused, or found full in this call
+    v_skip_labels   text[];   -- labels ('key=value') paused, or found full
+    v_limited       text[];   -- keys with a limit, not paused: kind:name
     v_limits        integer[];  -- their max_running, in the same order
-    v_rated         text[];   -- activities with a rate limit (and not paused)
+    v_rated         text[];   -- keys with a rate limit, not paused: kind:name
+    v_item_labels   text[];
+    v_label         text;
+    v_keys          text[];   -- the candidate's limited or rated keys
+    v_key_limits    integer[];  -- their max_running (NULL: rated only)
+    v_key_kind      text;
+    v_key_name      text;
+    v_each          integer;
+    v_per_value     boolean := false;  -- a label is limited value by value
+    v_made          integer;  -- a value's slots made so far
+    v_beyond        bigint;   -- and those beyond its limit
     v_limit         integer;
     v_server_ms     bigint;   -- the server's clock alone, for the slots and tokens
     v_name          text;
@@ -114,21 +127,29 @@ BEGIN
     END IF;
 
     -- The rules (on a hub without any: one probe of an empty index).
-    SELECT f.paused, nullif(f.limited, '{}'), f.limits, nullif(f.rated, '{}')
-      INTO v_skip_names, v_limited, v_limits, v_rated
+    SELECT f.paused, f.paused_labels, nullif(f.limited, '{}'), f.limits, nullif(f.rated, '{}')
+      INTO v_skip_names, v_skip_labels, v_limited, v_limits, v_rated
       FROM __SCHEMA__.taskhub_flow_summary AS f
-     WHERE f.kind = 'activity';
+     WHERE f.kind = 'worker';
     v_skip_names := coalesce(v_skip_names, '{}');
+    v_skip_labels := coalesce(v_skip_labels, '{}');
+    IF v_limited IS NOT NULL THEN
+        v_per_value := EXISTS (SELECT 1 FROM unnest(v_limited) AS k
+                                WHERE left(k, 11) = 'label_each:');
+    END IF;
 
-    -- An activity found at its limit or out of tokens takes one attempt and
-    -- is left out of the next scans: the bound grows by one a rule, so that
-    -- full activities cannot use up the attempts of those behind them.
+    -- A key found at its limit or out of tokens takes one attempt and is
+    -- left out of the next scans: the bound grows by one a rule (and by 32
+    -- with a limit for each value of a label: a value each), so that full
+    -- keys cannot use up the attempts of those behind them.
+    <<attempts>>
     FOR v_attempt IN 1 .. c_max_candidates + coalesce(cardinality(v_limited), 0)
-                                           + coalesce(cardinality(v_rated), 0) LOOP
+                                           + coalesce(cardinality(v_rated), 0)
+                                           + CASE WHEN v_per_value THEN 32 ELSE 0 END LOOP
         v_scan_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
 
-        SELECT q.id, q.session_id, q.attempt_count, q.taskhub_activity_name
-          INTO v_id, v_session, v_attempts, v_name
+        SELECT q.id, q.session_id, q.attempt_count, q.taskhub_activity_name, q.taskhub_labels
+          INTO v_id, v_session, v_attempts, v_name, v_item_labels
           FROM __SCHEMA__.worker_queue AS q
          WHERE coalesce(q.taskhub_rank, q.visible_at) <= to_timestamp(v_scan_ms / 1000.0)
            -- Due: a test no index serves, so that the rank's index alone
@@ -146,6 +167,8 @@ BEGIN
                 OR NOT coalesce(q.taskhub_activity_name,
                                 __SCHEMA__.taskhub_activity_name_of(q.work_item), '')
                        = ANY (v_skip_names))
+           AND (cardinality(v_skip_labels) = 0
+                OR NOT coalesce(q.taskhub_labels && v_skip_labels, false))
          ORDER BY coalesce(q.taskhub_rank, q.visible_at), q.id
          LIMIT 1
            FOR UPDATE OF q SKIP LOCKED;
@@ -206,113 +229,160 @@ BEGIN
         v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
         v_token := 'lock_' || v_id || '_' || gen_random_uuid();
 
-        -- A limited activity: a free slot for this lease too, and a rated one
-        -- a token, else the next item. A slot is free when the item and
-        -- lease written in it are not held any more (acked, abandoned, ended
-        -- unrenewed).
+        -- A limited key: a free slot for this lease too, and a rated one a
+        -- token, else the next item. The item's keys: its activity, each of
+        -- its labels, and each label whose key is limited value by value. A
+        -- slot is free when the item and lease written in it are not held
+        -- any more (acked, abandoned, ended unrenewed); one claimed here for
+        -- an item that is then skipped frees itself (its lease is never the
+        -- item's).
         IF v_limited IS NOT NULL OR v_rated IS NOT NULL THEN
             IF v_name IS NULL THEN
                 SELECT __SCHEMA__.taskhub_activity_name_of(q.work_item) INTO v_name
                   FROM __SCHEMA__.worker_queue AS q
                  WHERE q.id = v_id;
             END IF;
-            -- One fetch at a time claims the key's slots and takes its
-            -- tokens: the others skip it for this call, never waiting. Read
-            -- after the lock, the slots and their holders' leases are as the
-            -- last claim left them.
-            IF (v_name = ANY (v_limited) OR v_name = ANY (v_rated))
-               AND NOT pg_try_advisory_xact_lock(
-                           __SCHEMA__.taskhub_flow_lock_key('activity', v_name)) THEN
-                v_skip_names := v_skip_names || v_name;
-                CONTINUE;
+            v_keys := '{}';
+            v_key_limits := '{}';
+            IF 'activity:' || v_name = ANY (v_limited) OR 'activity:' || v_name = ANY (v_rated) THEN
+                v_keys := v_keys || ('activity:' || v_name);
+                v_key_limits := v_key_limits
+                                || v_limits[array_position(v_limited, 'activity:' || v_name)];
             END IF;
+            FOREACH v_label IN ARRAY coalesce(v_item_labels, '{}') LOOP
+                IF 'label:' || v_label = ANY (v_limited) OR 'label:' || v_label = ANY (v_rated) THEN
+                    v_keys := v_keys || ('label:' || v_label);
+                    v_key_limits := v_key_limits
+                                    || v_limits[array_position(v_limited, 'label:' || v_label)];
+                END IF;
+                v_each := array_position(v_limited, 'label_each:' || split_part(v_label, '=', 1));
+                IF v_each IS NOT NULL THEN
+                    v_keys := v_keys || ('label_each:' || v_label);
+                    v_key_limits := v_key_limits || v_limits[v_each];
+                END IF;
+            END LOOP;
             -- Whether a holder's lease is live, and the tokens, go by the
             -- server's clock: a caller's clock ahead of it (up to
             -- taskhub_max_clock_skew_ms) frees no held slot, refills no bucket.
             v_server_ms := __SCHEMA__.taskhub_clock_ms(NULL);
-            v_limit := v_limits[array_position(v_limited, v_name)];
-            IF v_limit IS NOT NULL THEN
-                v_slot := NULL;
-                IF current_setting('citus.version', true) IS NOT NULL THEN
-                    -- One table a statement: the slots, then the leases
-                    -- still held among their holders.
-                    SELECT array_agg(f.slot ORDER BY f.slot),
-                           array_agg(f.lock_token ORDER BY f.slot),
-                           array_agg(f.item_id ORDER BY f.slot)
-                      INTO v_slots, v_tokens, v_holders
-                      FROM __SCHEMA__.taskhub_flow_slots AS f
-                     WHERE f.kind = 'activity' AND f.name = v_name;
-                    SELECT coalesce(array_agg(q.lock_token), '{}') INTO v_live
-                      FROM __SCHEMA__.worker_queue AS q
-                     WHERE q.id = ANY (v_holders) AND q.lock_token = ANY (v_tokens)
-                       AND q.locked_until > v_server_ms;
-                    FOR v_n IN 1 .. coalesce(cardinality(v_slots), 0) LOOP
-                        EXIT WHEN cardinality(v_live) >= v_limit;
-                        IF v_tokens[v_n] IS NULL OR NOT v_tokens[v_n] = ANY (v_live) THEN
-                            v_slot := v_slots[v_n];
-                            EXIT;
+            FOR v_k IN 1 .. cardinality(v_keys) LOOP
+                v_key_kind := split_part(v_keys[v_k], ':', 1);
+                v_key_name := substr(v_keys[v_k], length(v_key_kind) + 2);
+                v_limit := v_key_limits[v_k];
+                -- One fetch at a time claims the key's slots and takes its
+                -- tokens: the others skip it for this call, never waiting.
+                -- Read after the lock, the slots and their holders' leases
+                -- are as the last claim left them.
+                IF NOT pg_try_advisory_xact_lock(
+                           __SCHEMA__.taskhub_flow_lock_key(v_key_kind, v_key_name)) THEN
+                    v_slot := NULL;
+                ELSIF v_limit IS NOT NULL THEN
+                    v_slot := NULL;
+                    IF current_setting('citus.version', true) IS NOT NULL THEN
+                        -- One table a statement: the slots, then the leases
+                        -- still held among their holders.
+                        SELECT array_agg(f.slot ORDER BY f.slot),
+                               array_agg(f.lock_token ORDER BY f.slot),
+                               array_agg(f.item_id ORDER BY f.slot)
+                          INTO v_slots, v_tokens, v_holders
+                          FROM __SCHEMA__.taskhub_flow_slots AS f
+                         WHERE f.kind = v_key_kind AND f.name = v_key_name;
+                        SELECT coalesce(array_agg(q.lock_token), '{}') INTO v_live
+                          FROM __SCHEMA__.worker_queue AS q
+                         WHERE q.id = ANY (v_holders) AND q.lock_token = ANY (v_tokens)
+                           AND q.locked_until > v_server_ms;
+                        FOR v_n IN 1 .. coalesce(cardinality(v_slots), 0) LOOP
+                            EXIT WHEN cardinality(v_live) >= v_limit;
+                            IF v_tokens[v_n] IS NULL OR NOT v_tokens[v_n] = ANY (v_live) THEN
+                                v_slot := v_slots[v_n];
+                                EXIT;
+                            END IF;
+                        END LOOP;
+                        UPDATE __SCHEMA__.taskhub_flow_slots AS s
+                           SET item_id = v_id, lock_token = v_token
+                         WHERE s.kind = v_key_kind AND s.name = v_key_name AND s.slot = v_slot;
+                    ELSE
+                        -- plain PostgreSQL only: a free slot among the first
+                        -- max_running, claimed in one statement (on a server
+                        -- that runs Citus, the three above). A slot held beyond
+                        -- them (left by a lowered limit, until its lease ends)
+                        -- takes one of them: with L such, the (L+1)th free one
+                        -- is claimed, so no more than the limit are ever held.
+                        -- The walk stops at that slot: its cost follows the
+                        -- leases held, not the limit (a limit of 10,000 with
+                        -- one lease held reads two slots, not 10,000).
+                        UPDATE __SCHEMA__.taskhub_flow_slots AS s
+                           SET item_id = v_id, lock_token = v_token
+                         WHERE s.kind = v_key_kind AND s.name = v_key_name
+                           AND s.slot = (SELECT f.slot
+                                           FROM __SCHEMA__.taskhub_flow_slots AS f
+                                           LEFT JOIN __SCHEMA__.worker_queue AS q
+                                                  ON q.id = f.item_id
+                                                 AND q.lock_token = f.lock_token
+                                                 AND q.locked_until > v_server_ms
+                                          WHERE f.kind = v_key_kind AND f.name = v_key_name
+                                            AND f.slot <= v_limit
+                                            AND q.id IS NULL
+                                          ORDER BY f.slot
+                                         OFFSET (SELECT count(*)
+                                                   FROM __SCHEMA__.taskhub_flow_slots AS f
+                                                   JOIN __SCHEMA__.worker_queue AS q
+                                                     ON q.id = f.item_id
+                                                    AND q.lock_token = f.lock_token
+                                                    AND q.locked_until > v_server_ms
+                                                  WHERE f.kind = v_key_kind
+                                                    AND f.name = v_key_name
+                                                    AND f.slot > v_limit)
+                                          LIMIT 1)
+                        RETURNING s.slot INTO v_slot;
+                    END IF;
+                    -- A limit for each value of a label: a value's slots are
+                    -- made one at a time, by the fetches that need one more.
+                    -- None free and fewer than the limit made (and none left
+                    -- held beyond it by a lowered limit): the next one.
+                    IF v_slot IS NULL AND v_key_kind = 'label_each' THEN
+                        SELECT coalesce(max(f.slot), 0), count(*) FILTER (WHERE f.slot > v_limit)
+                          INTO v_made, v_beyond
+                          FROM __SCHEMA__.taskhub_flow_slots AS f
+                         WHERE f.kind = v_key_kind AND f.name = v_key_name;
+                        IF v_made < v_limit AND v_beyond = 0 THEN
+                            INSERT INTO __SCHEMA__.taskhub_flow_slots AS f
+                                   (kind, name, slot, item_id, lock_token)
+                            VALUES (v_key_kind, v_key_name, v_made + 1, v_id, v_token)
+                            ON CONFLICT (kind, name, slot) DO NOTHING
+                            RETURNING f.slot INTO v_slot;
                         END IF;
-                    END LOOP;
-                    UPDATE __SCHEMA__.taskhub_flow_slots AS s
-                       SET item_id = v_id, lock_token = v_token
-                     WHERE s.kind = 'activity' AND s.name = v_name AND s.slot = v_slot;
+                    END IF;
                 ELSE
-                    -- plain PostgreSQL only: a free slot among the first
-                    -- max_running, claimed in one statement (on a server
-                    -- that runs Citus, the three above). A slot held beyond
-                    -- them (left by a lowered limit, until its lease ends)
-                    -- takes one of them: with L such, the (L+1)th free one is
-                    -- claimed, so no more than the limit are ever held. The
-                    -- walk stops at that slot: its cost follows the leases
-                    -- held, not the limit (a limit of 10,000 with one lease
-                    -- held reads two slots, not 10,000).
-                    UPDATE __SCHEMA__.taskhub_flow_slots AS s
-                       SET item_id = v_id, lock_token = v_token
-                     WHERE s.kind = 'activity' AND s.name = v_name
-                       AND s.slot = (SELECT f.slot
-                                       FROM __SCHEMA__.taskhub_flow_slots AS f
-                                       LEFT JOIN __SCHEMA__.worker_queue AS q
-                                              ON q.id = f.item_id
-                                             AND q.lock_token = f.lock_token
-                                             AND q.locked_until > v_server_ms
-                                      WHERE f.kind = 'activity' AND f.name = v_name
-                                        AND f.slot <= v_limit
-                                        AND q.id IS NULL
-                                      ORDER BY f.slot
-                                     OFFSET (SELECT count(*)
-                                               FROM __SCHEMA__.taskhub_flow_slots AS f
-                                               JOIN __SCHEMA__.worker_queue AS q
-                                                 ON q.id = f.item_id
-                                                AND q.lock_token = f.lock_token
-                                                AND q.locked_until > v_server_ms
-                                              WHERE f.kind = 'activity' AND f.name = v_name
-                                                AND f.slot > v_limit)
-                                      LIMIT 1)
-                    RETURNING s.slot INTO v_slot;
+                    v_slot := 0;  -- rated only
+                END IF;
+                IF v_slot IS NOT NULL AND v_keys[v_k] = ANY (v_rated) THEN
+                    -- A token, refilled for the time since the last one was
+                    -- taken; none: skip.
+                    UPDATE __SCHEMA__.taskhub_flow_buckets AS b
+                       SET tokens = least(b.burst, b.tokens
+                                                   + greatest(0, v_server_ms - b.refilled_at_ms)
+                                                     * b.per_second / 1000.0) - 1,
+                           refilled_at_ms = greatest(b.refilled_at_ms, v_server_ms)
+                     WHERE b.kind = v_key_kind AND b.name = v_key_name
+                       AND least(b.burst, b.tokens
+                                          + greatest(0, v_server_ms - b.refilled_at_ms)
+                                            * b.per_second / 1000.0) >= 1;
+                    IF NOT FOUND THEN
+                        v_slot := NULL;
+                    END IF;
                 END IF;
                 IF v_slot IS NULL THEN
-                    v_skip_names := v_skip_names || v_name;
-                    CONTINUE;
+                    -- Contended, full or out of tokens: its items are left out
+                    -- of the next scans of this call.
+                    IF v_key_kind = 'activity' THEN
+                        v_skip_names := v_skip_names || v_key_name;
+                    ELSE
+                        v_skip_labels := v_skip_labels || v_key_name;
+                    END IF;
+                    CONTINUE attempts;
                 END IF;
-            END IF;
-            IF v_name = ANY (v_rated) THEN
-                -- A token, refilled for the time since the last one was taken.
-                -- None: skip (a slot claimed above frees itself: the lease
-                -- written in it is never the item's).
-                UPDATE __SCHEMA__.taskhub_flow_buckets AS b
-                   SET tokens = least(b.burst, b.tokens
-                                               + greatest(0, v_server_ms - b.refilled_at_ms)
-                                                 * b.per_second / 1000.0) - 1,
-                       refilled_at_ms = greatest(b.refilled_at_ms, v_server_ms)
-                 WHERE b.kind = 'activity' AND b.name = v_name
-                   AND least(b.burst, b.tokens
-                                      + greatest(0, v_server_ms - b.refilled_at_ms)
-                                        * b.per_second / 1000.0) >= 1;
-                IF NOT FOUND THEN
-                    v_skip_names := v_skip_names || v_name;
-                    CONTINUE;
-                END IF;
-            END IF;
+            END LOOP;
         END IF;
         IF v_session IS NOT NULL THEN
             IF v_session_row THEN

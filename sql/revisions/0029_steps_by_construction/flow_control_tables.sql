@@ -7,7 +7,7 @@
 ALTER TABLE __SCHEMA__.worker_queue ADD COLUMN taskhub_activity_name text;
 
 CREATE TABLE __SCHEMA__.taskhub_flow_rules (
-    kind        text        NOT NULL CHECK (kind IN ('activity')),
+    kind        text        NOT NULL CHECK (kind IN ('activity', 'label', 'label_each')),
     name        text        NOT NULL CHECK (name <> '' AND octet_length(name) <= 1000),
     paused      boolean     NOT NULL DEFAULT false,
     max_running integer     CHECK (max_running BETWEEN 1 AND 10000),
@@ -20,7 +20,10 @@ CREATE TABLE __SCHEMA__.taskhub_flow_rules (
     PRIMARY KEY (kind, name),
     CONSTRAINT a_rate_has_a_burst CHECK ((per_second IS NULL) = (burst IS NULL)),
     CONSTRAINT a_flow_rule_pauses_or_limits
-        CHECK (paused OR max_running IS NOT NULL OR per_second IS NOT NULL)
+        CHECK (paused OR max_running IS NOT NULL OR per_second IS NOT NULL),
+    -- A limit for each value of a label: neither a pause nor a rate.
+    CONSTRAINT a_label_each_rule_only_limits
+        CHECK (kind <> 'label_each' OR (NOT paused AND per_second IS NULL))
 );
 
 CREATE TABLE __SCHEMA__.taskhub_flow_slots (
@@ -35,6 +38,7 @@ CREATE TABLE __SCHEMA__.taskhub_flow_slots (
 CREATE TABLE __SCHEMA__.taskhub_flow_summary (
     kind    text      PRIMARY KEY,
     paused  text[]    NOT NULL,
+    paused_labels text[] NOT NULL,
     limited text[]    NOT NULL,
     limits  integer[] NOT NULL,
     rated   text[]    NOT NULL
