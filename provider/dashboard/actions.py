@@ -1,7 +1,7 @@
 """The dashboard's actions: requeue a dead letter, release a lease, cancel,
-delete, prune. Off unless the server starts with --allow-actions; taken only
-by a user who may act (an operator, or anyone when the dashboard asks nobody
-to sign in).
+delete, prune, and change the flow rules (pause, resume, limit). Off unless
+the server starts with --allow-actions; taken only by a user who may act (an
+operator, or anyone when the dashboard asks nobody to sign in).
 
 Each is two POSTs to /actions/{name} (app.py): the first, from a page's form
 with that page's CSRF token, gets the question and a confirmation bound to
@@ -179,6 +179,74 @@ def _prune(hub: Hub, form: Form) -> str:
     return f"{done}; {prune.stopped_busy}" if prune.stopped_busy else done
 
 
+# Flow rules (docs/flow-control.md): a key is a kind and a name.
+FLOW_KINDS = ("activity", "label", "label_each")
+MAX_RUNNING = 10_000
+
+
+def _flow_key(form: Form) -> tuple[str, str]:
+    kind, name = _required(form, "kind"), _required(form, "name")
+    if kind not in FLOW_KINDS:
+        raise ActionRefused(f"kind must be one of {', '.join(FLOW_KINDS)}, not {kind[:40]!r}")
+    return kind, name
+
+
+def _flow_words(kind: str, name: str) -> str:
+    return f"each value of label {name}" if kind == "label_each" else f"{kind} {name}"
+
+
+def _max_running(form: Form) -> int:
+    limit = _number(form, "max_running", "a whole number from 1 to 10000")
+    if not 1 <= limit <= MAX_RUNNING:
+        raise ActionRefused(f"max_running is a whole number from 1 to {MAX_RUNNING}")
+    return limit
+
+
+def _flow_reason(form: Form) -> str:
+    return form.get("reason") or "from the dashboard"
+
+
+def _pause(hub: Hub, form: Form) -> str:
+    kind, name = _flow_key(form)
+    if kind == "label_each":
+        raise ActionRefused("a label's values are limited, not paused: pause one value (label)")
+    plans, reason = hub.plans, _flow_reason(form)
+    pause = plans.pause_activity if kind == "activity" else plans.pause_label
+    was = _run(hub, pause(name, reason=reason))
+    return f"{_flow_words(kind, name)} {'was already paused' if was else 'paused'}"
+
+
+def _resume(hub: Hub, form: Form) -> str:
+    kind, name = _flow_key(form)
+    plans, reason = hub.plans, _flow_reason(form)
+    resume = plans.resume_activity if kind == "activity" else plans.resume_label
+    was = _run(hub, resume(name, reason=reason))
+    return f"{_flow_words(kind, name)} {'resumed' if was else 'was not paused'}"
+
+
+def _limit(hub: Hub, form: Form) -> str:
+    kind, name = _flow_key(form)
+    limit, plans, reason = _max_running(form), hub.plans, _flow_reason(form)
+    if kind == "activity":
+        before = _run(hub, plans.set_activity_limit(name, limit, reason=reason))
+    else:
+        each = kind == "label_each"
+        before = _run(hub, plans.set_label_limit(name, limit, each_value=each, reason=reason))
+    was = "no limit" if before is None else str(before)
+    return f"{_flow_words(kind, name)}: at most {limit} running (was {was})"
+
+
+def _unlimit(hub: Hub, form: Form) -> str:
+    kind, name = _flow_key(form)
+    plans, reason = hub.plans, _flow_reason(form)
+    if kind == "activity":
+        before = _run(hub, plans.remove_activity_limit(name, reason=reason))
+    else:
+        each = kind == "label_each"
+        before = _run(hub, plans.remove_label_limit(name, each_value=each, reason=reason))
+    return f"{_flow_words(kind, name)}: {'had no limit' if before is None else 'no limit now'}"
+
+
 ACTIONS: dict[str, Action] = {
     action.name: action
     for action in (
@@ -229,6 +297,49 @@ ACTIONS: dict[str, Action] = {
             _prune,
             ("taskhub_prune_ended",),
             check=_days,
+        ),
+        Action(
+            "flow-pause",
+            ("kind", "name"),
+            lambda f: (
+                f"Pause {_flow_words(f.get('kind', ''), f.get('name', ''))}? None of its items"
+                " is handed out, to any worker or runtime, until it is resumed."
+            ),
+            _pause,
+            ("taskhub_pause_flow",),
+            optional=("reason",),
+            check=_flow_key,
+        ),
+        Action(
+            "flow-resume",
+            ("kind", "name"),
+            lambda f: f"Resume {_flow_words(f.get('kind', ''), f.get('name', ''))}?",
+            _resume,
+            ("taskhub_resume_flow",),
+            optional=("reason",),
+            check=_flow_key,
+        ),
+        Action(
+            "flow-limit",
+            ("kind", "name", "max_running"),
+            lambda f: (
+                f"Let at most {f.get('max_running')} items of"
+                f" {_flow_words(f.get('kind', ''), f.get('name', ''))} run at once, over the"
+                " whole hub?"
+            ),
+            _limit,
+            ("taskhub_set_flow_limit",),
+            optional=("reason",),
+            check=lambda f: (_flow_key(f), _max_running(f)),
+        ),
+        Action(
+            "flow-remove-limit",
+            ("kind", "name"),
+            lambda f: f"Remove the limit of {_flow_words(f.get('kind', ''), f.get('name', ''))}?",
+            _unlimit,
+            ("taskhub_remove_flow_limit",),
+            optional=("reason",),
+            check=_flow_key,
         ),
     )
 }

@@ -310,11 +310,14 @@ def test_under_the_operator_role_every_page_serves_and_every_action_is_offered(
 ) -> None:
     app = dashboard_app(operator.url, busy_hub, allow_actions=True)
     with TestClient(app, base_url=LOCAL) as client:
-        for path in ("/", "/instances", "/instances/quiet", "/dead-letters"):
+        for path in ("/", "/instances", "/instances/quiet", "/dead-letters", "/flow"):
             page = client.get(path)
             assert page.status_code == 200 and "Nothing changed" not in page.text, path
         offered = re.search(r'<span id="permitted">([^<]*)</span>', client.get("/").text)
-        assert offered and offered.group(1) == "cancel, delete, prune, release-lease, requeue"
+        assert offered and offered.group(1) == (
+            "cancel, delete, flow-limit, flow-pause, flow-remove-limit, flow-resume, prune,"
+            " release-lease, requeue"
+        )
 
 
 def test_an_action_the_role_may_not_take_is_neither_offered_nor_taken(
@@ -449,3 +452,45 @@ def test_the_flow_page_shows_what_is_paused_and_limited(database_url: str, hub_s
     assert list(rows) == ["Charge", "Sms"]
     assert '<td class="n">5</td>' in rows["Charge"] and "<td>no</td>" in rows["Charge"]
     assert "<td>yes</td>" in rows["Sms"]
+
+
+def test_an_operator_changes_the_flow_rules_from_the_flow_page(
+    database_url: str, hub_schema: str
+) -> None:
+    """Pause, limit, resume and remove a limit through the question and its
+    confirmation; a viewer's page offers none of them."""
+    with TestClient(
+        dashboard_app(database_url, hub_schema, allow_actions=True), base_url=LOCAL
+    ) as dashboard:
+        page = dashboard.get("/flow").text
+        assert 'data-action="flow-pause"' in page and 'data-action="flow-limit"' in page
+        assert "label tenant=acme paused" in act(
+            dashboard, "flow-pause", {"kind": "label", "name": "tenant=acme"}, "/flow"
+        )
+        assert "each value of label tenant: at most 2 running (was no limit)" in act(
+            dashboard,
+            "flow-limit",
+            {"kind": "label_each", "name": "tenant", "max_running": "2", "reason": "fair"},
+            "/flow",
+        )
+        page = dashboard.get("/flow").text
+        assert 'data-action="flow-resume"' in page and 'data-action="flow-remove-limit"' in page
+        for name, fields, message in (
+            ("flow-pause", {"kind": "queue", "name": "x"}, "kind must be one of"),
+            ("flow-limit", {"kind": "activity", "name": "A", "max_running": "0"}, "from 1 to"),
+            ("flow-pause", {"kind": "label", "name": "Tenant=x"}, "is not key=value"),
+        ):
+            asked = ask(dashboard, name, fields, "/flow")
+            if asked.status_code == 200 and 'id="question"' in asked.text:
+                asked = confirm(dashboard, name, fields, asked.text)
+            assert asked.status_code == 400 and message in unescape(asked.text), asked.text
+        assert "label tenant=acme resumed" in act(
+            dashboard, "flow-resume", {"kind": "label", "name": "tenant=acme"}, "/flow"
+        )
+        assert "no limit now" in act(
+            dashboard, "flow-remove-limit", {"kind": "label_each", "name": "tenant"}, "/flow"
+        )
+    with Client.connect(database_url, hub_schema) as client:
+        assert client.flow_rules() == []
+    with TestClient(dashboard_app(database_url, hub_schema), base_url=LOCAL) as viewer:
+        assert "data-action" not in viewer.get("/flow").text
