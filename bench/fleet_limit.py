@@ -14,6 +14,9 @@ charges x run_s / limit.
 give it more slots than the limit with --runtime-slots 8).
 --rate R sets a rate limit of R a second on Charge instead of the
 concurrency limit: the wall time is then held against charges / R.
+--pause-s S pauses Charge instead, for S seconds of load (Mail activities
+run meanwhile): how many Charge ran while it was paused, then whether all
+of them ran once after the resume.
 """
 
 from __future__ import annotations
@@ -42,6 +45,11 @@ class Counters:
         self.now: Synchronized[int] = mp.Value("i", 0, lock=False)
         self.peak: Synchronized[int] = mp.Value("i", 0, lock=False)
         self.runs = mp.Array("i", charges, lock=False)
+        self.mails: Synchronized[int] = mp.Value("i", 0, lock=False)
+
+    def mail(self) -> None:
+        with self.lock:
+            self.mails.value += 1
 
     def run(self, number: int, run_s: float) -> int:
         with self.lock:
@@ -62,6 +70,11 @@ def _python_worker(url: str, schema: str, counters: Counters, run_s: float, stop
         def charge(ctx: ActivityContext, number: int) -> int:
             return counters.run(number, run_s)
 
+        @worker.activity("Mail")
+        def mail(ctx: ActivityContext, number: int) -> int:
+            counters.mail()
+            return number
+
         with worker:
             stop.wait()
 
@@ -76,6 +89,17 @@ def _runtime(url: str, schema: str, counters: Counters, run_s: float, slots: int
     @runtime.register_activity("Charge")
     def charge(ctx: Any, number: int) -> int:
         return counters.run(number, run_s)
+
+    @runtime.register_activity("Mail")
+    def mail(ctx: Any, number: int) -> int:
+        counters.mail()
+        return number
+
+    @runtime.register_orchestration("Mailer")
+    def mailer(ctx: Any, count: int) -> Any:
+        for number in range(count):
+            yield ctx.schedule_activity("Mail", number)
+        return count
 
     @runtime.register_orchestration("Checkout")
     def checkout(ctx: Any, count: int) -> Any:
@@ -96,7 +120,9 @@ def run(url: str, args: argparse.Namespace) -> None:
     provider, runtime = _runtime(url, schema, counters, args.run_s, args.runtime_slots)
     try:
         with Client.connect(url, schema) as client:
-            if args.rate is None:
+            if args.pause_s is not None:
+                client.pause_activity("Charge", reason="bench.fleet_limit")
+            elif args.rate is None:
                 client.set_activity_limit("Charge", args.limit, reason="bench.fleet_limit")
             else:
                 client.set_activity_rate("Charge", args.rate, burst=1, reason="bench.fleet_limit")
@@ -106,6 +132,14 @@ def run(url: str, args: argparse.Namespace) -> None:
         began = time.perf_counter()
         dx_client = duroxide.Client(provider)
         dx_client.start_orchestration("checkout", "Checkout", args.charges)
+        if args.pause_s is not None:
+            for n in range(4):  # the load meanwhile: Mail after Mail
+                dx_client.start_orchestration(f"mailer-{n}", "Mailer", 100_000)
+            time.sleep(args.pause_s)
+            ran_paused, mails = sum(counters.runs), counters.mails.value
+            with Client.connect(url, schema) as client:
+                client.resume_activity("Charge")
+            began = time.perf_counter()
         result = dx_client.wait_for_orchestration("checkout", 600_000)
         wall_s = time.perf_counter() - began
     finally:
@@ -114,6 +148,14 @@ def run(url: str, args: argparse.Namespace) -> None:
         for worker in workers:
             worker.join(30)
         drop_schema(url, schema)
+    if args.pause_s is not None:
+        print(
+            f"{args.charges} Charge paused for {args.pause_s:g} s of load: ran {ran_paused}"
+            f" times while paused ({mails} Mail ran meanwhile); after the resume: {result.status},"
+            f" ran twice / never {sum(1 for n in counters.runs if n > 1)} /"
+            f" {list(counters.runs).count(0)}, in {wall_s:.2f} s"
+        )
+        return
     if args.rate is None:
         ideal_s = args.charges * args.run_s / args.limit
         rule = f"limit {args.limit}"
@@ -143,6 +185,7 @@ def main() -> None:
     parser.add_argument("--where", choices=("both", "runtime"), default="both")
     parser.add_argument("--runtime-slots", type=int, default=4, help="the runtime's activity slots")
     parser.add_argument("--rate", type=float, help="a rate limit (a second) instead of --limit")
+    parser.add_argument("--pause-s", type=float, help="pause Charge for this long under load")
     parser.add_argument("--url", help="server URL (default: DATABASE_URL, else a private cluster)")
     args = parser.parse_args()
     url, cluster = database_url(args.url)
