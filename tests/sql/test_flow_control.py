@@ -14,8 +14,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from devkit.workloads.work_items import activity_execute
-from provider import Client, TaskHub, now_ms
+from devkit.workloads.work_items import activity_execute, metadata
+from provider import Client, StartRequest, TaskHub, now_ms
 from provider.errors import InvalidInput
 
 HubFactory = Callable[..., TaskHub]
@@ -409,3 +409,61 @@ def test_label_rules_are_refused_in_one_line_when_they_cannot_be(
             sql.execute(f"SELECT {call}")
         assert "\n" not in (refused.value.diag.message_primary or "\n")
     assert sql.execute(f"SELECT count(*) FROM {q}.taskhub_flow_rules").fetchone() == (0,)
+
+
+def leased_turns_by_tenant(sql: psycopg.Connection[Any], schema: str) -> dict[str, int]:
+    rows = sql.execute(
+        f'SELECT taskhub_labels[1], count(*) FROM "{schema}".instance_locks'
+        " WHERE locked_until > (extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+        " GROUP BY 1"
+    ).fetchall()
+    return {str(label): int(count) for label, count in rows}
+
+
+def test_a_tenants_start_backlog_keeps_no_other_tenants_turns_waiting(
+    hub_schema: str, make_hub: HubFactory, database_url: str, sql: psycopg.Connection[Any]
+) -> None:
+    """Tenant a's 40 starts queued first, then b's 3: under a per-tenant
+    limit of 2 the fetches hold 2 of a's turns and hand out b's at once; a
+    paused tenant's turns are handed out never."""
+    hub = make_hub(hub_schema)
+    with Client.connect(database_url, hub_schema) as client:
+        client.start_many(
+            [StartRequest(f"a-{n}", "Order", labels={"tenant": "a"}) for n in range(40)]
+        )
+        client.start_many(
+            [StartRequest(f"b-{n}", "Order", labels={"tenant": "b"}) for n in range(3)]
+        )
+        client.start("c-0", "Order", labels={"tenant": "c"})
+        client.set_label_limit("tenant", 2, each_value=True)
+        client.pause_label("tenant=c")
+        turns = []
+        while (turn := hub.fetch_orchestration_item(30_000)) is not None:
+            turns.append(turn)
+        assert leased_turns_by_tenant(sql, hub_schema) == {"tenant=a": 2, "tenant=b": 2}
+        # An ack frees its tenant's slot for that tenant's next turn.
+        first_b = next(turn for turn in turns if turn.instance_id.startswith("b-"))
+        hub.ack_orchestration_item(first_b.lock_token, 1, metadata=metadata("Order"))
+        turn = hub.fetch_orchestration_item(30_000)
+        assert turn is not None and turn.instance_id.startswith("b-")
+        assert hub.fetch_orchestration_item(30_000) is None
+        client.resume_label("tenant=c")
+        turn = hub.fetch_orchestration_item(30_000)
+        assert turn is not None and turn.instance_id == "c-0"
+
+
+def test_the_defect_without_label_rules_a_backlog_goes_first(
+    hub_schema: str, make_hub: HubFactory, database_url: str
+) -> None:
+    """The same queue with no rule: the fetches hand out a's 40 turns before
+    any of b's."""
+    hub = make_hub(hub_schema)
+    with Client.connect(database_url, hub_schema) as client:
+        client.start_many(
+            [StartRequest(f"a-{n}", "Order", labels={"tenant": "a"}) for n in range(40)]
+        )
+        client.start("b-0", "Order", labels={"tenant": "b"})
+    order = []
+    while (turn := hub.fetch_orchestration_item(30_000)) is not None:
+        order.append(turn.instance_id)
+    assert order.index("b-0") == 40

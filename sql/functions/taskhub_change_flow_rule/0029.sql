@@ -134,6 +134,20 @@ BEGIN
                          FROM __SCHEMA__.worker_queue AS q
                         WHERE q.id = s.item_id AND q.lock_token = s.lock_token
                           AND q.locked_until > v_now_ms);
+    -- A label's turn slots (taskhub_claim_turn_slot) beyond the limit go
+    -- too, when no live lease holds them.
+    IF p_kind <> 'activity' THEN
+        DELETE FROM __SCHEMA__.taskhub_flow_slots AS s
+         WHERE s.kind = 'turn:' || p_kind
+           AND CASE WHEN p_kind = 'label_each'
+                    THEN left(s.name, length(p_name) + 1) = p_name || '='
+                    ELSE s.name = p_name END
+           AND s.slot > coalesce(v_max_running, 0)
+           AND NOT EXISTS (SELECT 1
+                             FROM __SCHEMA__.instance_locks AS il
+                            WHERE il.lock_token = s.lock_token
+                              AND il.locked_until > v_now_ms);
+    END IF;
     IF v_max_running IS NOT NULL AND p_kind <> 'label_each' THEN
         INSERT INTO __SCHEMA__.taskhub_flow_slots AS s (kind, name, slot, item_id, lock_token)
         SELECT p_kind, p_name, n, NULL, NULL
@@ -156,7 +170,7 @@ BEGIN
                tokens     = least(b.tokens, EXCLUDED.burst);
     END IF;
 
-    -- What the worker fetch reads: the paused activities and labels, and
+    -- What the fetches read: the paused activities and labels, and
     -- the limited and rated keys as kind:name.
     SELECT coalesce(array_agg(r.name) FILTER (WHERE r.paused AND r.kind = 'activity'), '{}'),
            coalesce(array_agg(r.name) FILTER (WHERE r.paused AND r.kind = 'label'), '{}'),
@@ -172,7 +186,7 @@ BEGIN
     IF v_any THEN
         INSERT INTO __SCHEMA__.taskhub_flow_summary AS f
                (kind, paused, paused_labels, limited, limits, rated)
-        VALUES ('worker', v_paused_names, v_paused_labels, v_limited_names, v_limits,
+        VALUES ('rules', v_paused_names, v_paused_labels, v_limited_names, v_limits,
                 v_rated_names)
         ON CONFLICT (kind) DO UPDATE
            SET paused        = EXCLUDED.paused,
@@ -181,7 +195,7 @@ BEGIN
                limits        = EXCLUDED.limits,
                rated         = EXCLUDED.rated;
     ELSE
-        DELETE FROM __SCHEMA__.taskhub_flow_summary AS f WHERE f.kind = 'worker';
+        DELETE FROM __SCHEMA__.taskhub_flow_summary AS f WHERE f.kind = 'rules';
     END IF;
 
     v_id := nextval('__SCHEMA__.taskhub_flow_changes_id_seq');

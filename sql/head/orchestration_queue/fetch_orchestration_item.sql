@@ -113,6 +113,17 @@ DECLARE
     v_locked_at  bigint;
     v_priority   smallint;  -- the turn's steering, from its messages
     v_labels     text[];
+    -- Flow control by label (docs/flow-control.md): the labels paused or
+    -- found full in this call, the label rules, whether a pass skipped a
+    -- label (then the queue is read again without it).
+    v_skip_labels text[];
+    v_limited    text[];
+    v_limits     integer[];
+    v_label      text;
+    v_rule       text;
+    v_limit      integer;
+    v_server_ms  bigint;
+    v_label_skipped boolean;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -147,10 +158,24 @@ BEGIN
     --    a statement is planned on its node like a plain one (the fast path),
     --    where a join or a subquery would cost a distributed plan on every
     --    call (docs/scale-out.md, rule 5).
+    --
+    --    Flow control: the rules' summary is read once. Paused labels are
+    --    left out of the scan; an instance whose turn a label's limit holds
+    --    back is skipped with its label, and when a pass skipped one, the
+    --    queue is read again without it (at most 4 passes), so that a full
+    --    tenant's backlog keeps no other tenant's turns waiting.
+    SELECT f.paused_labels, nullif(f.limited, '{}'), f.limits
+      INTO v_skip_labels, v_limited, v_limits
+      FROM __SCHEMA__.taskhub_flow_summary AS f
+     WHERE f.kind = 'rules';
+    v_skip_labels := coalesce(v_skip_labels, '{}');
+    v_passed := '{}';
+    <<passes>>
+    FOR v_pass IN 1 .. 4 LOOP
+    v_label_skipped := false;
     v_scan_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
     v_scan_ts := to_timestamp(v_scan_ms / 1000.0);
     v_candidates := '{}';
-    v_passed := '{}';
     v_after_ts := '-infinity';  -- the rank of the last message read
     v_after_id := 0;
     v_page_rows := c_scan_rows;
@@ -167,6 +192,8 @@ BEGIN
                AND CASE WHEN q.visible_at <= v_scan_ts THEN true ELSE false END
                AND (q.lock_token IS NULL OR q.locked_until <= v_scan_ms)
                AND q.instance_id <> ALL (v_passed)
+               AND (cardinality(v_skip_labels) = 0
+                    OR NOT coalesce(q.taskhub_labels && v_skip_labels, false))
              ORDER BY coalesce(q.taskhub_rank, q.visible_at), q.id
              LIMIT v_page_rows
         LOOP
@@ -205,6 +232,7 @@ BEGIN
     --    point, so that dispatchers who lost the oldest spread out.
     v_offset := floor(random() * greatest(v_count - 1, 1))::integer;
 
+    <<candidates>>
     FOR v_idx IN 1 .. v_count LOOP
         v_instance := v_candidates[CASE WHEN v_idx = 1 THEN 1
                                         ELSE 2 + (v_idx - 2 + v_offset) % (v_count - 1) END];
@@ -305,6 +333,35 @@ BEGIN
             PERFORM __SCHEMA__.taskhub_bury_orchestrator_messages(v_instance, v_buried_ids, v_cap);
         END IF;
         CONTINUE WHEN v_live_ids IS NULL;
+        -- The lease's token, new for each candidate: its slots' too.
+        v_token := 'lock_' || gen_random_uuid();
+
+        -- A label's limit holds turns too: a slot of each rule the turn's
+        -- labels fall under ('turn:' slots, of the lease about to be
+        -- written), under the key's lock taken without waiting; none: the
+        -- label is skipped for this call (a slot claimed for a skipped turn
+        -- frees itself: its token is never a lease's).
+        IF v_limited IS NOT NULL AND v_labels IS NOT NULL THEN
+            -- A label found full earlier in this pass: not tried again.
+            CONTINUE WHEN v_labels && v_skip_labels;
+            v_server_ms := __SCHEMA__.taskhub_clock_ms(NULL);
+            FOREACH v_label IN ARRAY v_labels LOOP
+                FOREACH v_rule IN ARRAY ARRAY['label:' || v_label,
+                                              'label_each:' || split_part(v_label, '=', 1)] LOOP
+                    v_limit := v_limits[array_position(v_limited, v_rule)];
+                    CONTINUE WHEN v_limit IS NULL;
+                    IF NOT pg_try_advisory_xact_lock(__SCHEMA__.taskhub_flow_lock_key(
+                               'turn:' || split_part(v_rule, ':', 1), v_label))
+                       OR __SCHEMA__.taskhub_claim_turn_slot(
+                              'turn:' || split_part(v_rule, ':', 1), v_label, v_limit, v_token,
+                              v_server_ms) IS NULL THEN
+                        v_skip_labels := v_skip_labels || v_label;
+                        v_label_skipped := true;
+                        CONTINUE candidates;
+                    END IF;
+                END LOOP;
+            END LOOP;
+        END IF;
         IF NOT v_in_order THEN
             SELECT array_agg(m.id ORDER BY m.id), array_agg(m.item ORDER BY m.id)
               INTO v_live_ids, v_items
@@ -402,7 +459,6 @@ BEGIN
         --    a clock read after all of it. locked_at is the server's own clock
         --    (the caller's may run up to taskhub_max_clock_skew_ms ahead), so
         --    that a renewal always ends the lease after it began.
-        v_token := 'lock_' || gen_random_uuid();
         v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
         v_locked_until := v_now_ms + p_lock_timeout_ms;
         v_locked_at := __SCHEMA__.taskhub_clock_ms(NULL);
@@ -433,6 +489,8 @@ BEGIN
         out_kv_snapshot := v_kv::__TURN_FORM__;
         RETURN NEXT;
         RETURN;
+    END LOOP;
+    EXIT passes WHEN NOT v_label_skipped;
     END LOOP;
 
     RETURN;   -- every candidate was contended

@@ -9,15 +9,19 @@
 -- it, and a renewal keeps it, with no write here; the calls after a fetch
 -- never touch this table. A held slot is never deleted: after a limit is
 -- lowered or removed, it counts until its lease ends.
+-- A label's limit holds the orchestration turns of its instances too, in
+-- slots of their own (kind 'turn:label' or 'turn:label_each', made one at a
+-- time by fetch_orchestration_item: taskhub_claim_turn_slot): such a slot
+-- is held while its instance's lease (instance_locks) has that token.
 CREATE TABLE __SCHEMA__.taskhub_flow_slots (
     kind       text    NOT NULL,
     name       text    NOT NULL,
     slot       integer NOT NULL,
-    item_id    bigint,  -- worker_queue.id of the latest holder (NULL: never held)
+    item_id    bigint,  -- worker_queue.id of the latest holder (NULL: never held, or a turn)
     lock_token text,    -- and the lease it was claimed for
     PRIMARY KEY (kind, name, slot)
 );
--- What the fetches read of the rules, one row per queue ('worker'), kept
+-- What the fetches read of the rules, one row ('rules'), kept
 -- by taskhub_change_flow_rule with every change: the paused activities and
 -- labels, and the limited and rated keys, as kind:name ('activity:Charge',
 -- 'label:tenant=acme', 'label_each:tenant'). A fetch reads it by its key

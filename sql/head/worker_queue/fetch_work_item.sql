@@ -130,7 +130,7 @@ BEGIN
     SELECT f.paused, f.paused_labels, nullif(f.limited, '{}'), f.limits, nullif(f.rated, '{}')
       INTO v_skip_names, v_skip_labels, v_limited, v_limits, v_rated
       FROM __SCHEMA__.taskhub_flow_summary AS f
-     WHERE f.kind = 'worker';
+     WHERE f.kind = 'rules';
     v_skip_names := coalesce(v_skip_names, '{}');
     v_skip_labels := coalesce(v_skip_labels, '{}');
     IF v_limited IS NOT NULL THEN
