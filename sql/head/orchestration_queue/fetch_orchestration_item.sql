@@ -77,6 +77,9 @@ DECLARE
     v_candidates text[];
     v_passed     text[];    -- leased or outside the version range: not read again
     v_page       text[];
+    v_page_labels text[];   -- each page instance's labels, as one text
+    v_candidate_labels text[];
+    v_pick       integer;
     v_leased     text[];
     v_after_ts   timestamptz;
     v_after_id   bigint;
@@ -176,14 +179,17 @@ BEGIN
     v_scan_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
     v_scan_ts := to_timestamp(v_scan_ms / 1000.0);
     v_candidates := '{}';
+    v_candidate_labels := '{}';
     v_after_ts := '-infinity';  -- the rank of the last message read
     v_after_id := 0;
     v_page_rows := c_scan_rows;
     LOOP
         v_page := '{}';
+        v_page_labels := '{}';
         v_read := 0;
         FOR v_row IN
-            SELECT q.instance_id, coalesce(q.taskhub_rank, q.visible_at) AS rank, q.id
+            SELECT q.instance_id, coalesce(q.taskhub_rank, q.visible_at) AS rank, q.id,
+                   array_to_string(q.taskhub_labels, E'\n') AS labels
               FROM __SCHEMA__.orchestrator_queue AS q
              WHERE coalesce(q.taskhub_rank, q.visible_at) <= v_scan_ts
                AND (coalesce(q.taskhub_rank, q.visible_at), q.id) > (v_after_ts, v_after_id)
@@ -202,6 +208,7 @@ BEGIN
             v_after_id := v_row.id;
             IF NOT v_row.instance_id = ANY (v_page) THEN
                 v_page := v_page || v_row.instance_id;
+                v_page_labels := v_page_labels || v_row.labels;
             END IF;
         END LOOP;
         EXIT WHEN v_read = 0;
@@ -210,12 +217,14 @@ BEGIN
           FROM __SCHEMA__.instance_locks AS il
          WHERE il.instance_id = ANY (v_page)
            AND il.locked_until > v_scan_ms;
-        FOREACH v_instance IN ARRAY v_page LOOP
+        FOR v_n IN 1 .. cardinality(v_page) LOOP
+            v_instance := v_page[v_n];
             IF v_instance = ANY (v_leased)
                OR (v_filtered AND __SCHEMA__.taskhub_outside_version_range(v_instance, v_min, v_max)) THEN
                 v_passed := v_passed || v_instance;
             ELSIF NOT v_instance = ANY (v_candidates) THEN
                 v_candidates := v_candidates || v_instance;
+                v_candidate_labels := v_candidate_labels || v_page_labels[v_n];
                 EXIT WHEN cardinality(v_candidates) >= c_max_candidates;
             END IF;
         END LOOP;
@@ -234,8 +243,11 @@ BEGIN
 
     <<candidates>>
     FOR v_idx IN 1 .. v_count LOOP
-        v_instance := v_candidates[CASE WHEN v_idx = 1 THEN 1
-                                        ELSE 2 + (v_idx - 2 + v_offset) % (v_count - 1) END];
+        v_pick := CASE WHEN v_idx = 1 THEN 1 ELSE 2 + (v_idx - 2 + v_offset) % (v_count - 1) END;
+        v_instance := v_candidates[v_pick];
+        -- A label found full earlier in this call: not tried.
+        CONTINUE WHEN cardinality(v_skip_labels) > 0
+                  AND string_to_array(v_candidate_labels[v_pick], E'\n') && v_skip_labels;
 
         -- Another fetcher is on this instance: skip it, never wait.
         CONTINUE WHEN NOT pg_try_advisory_xact_lock(
