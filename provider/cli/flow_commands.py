@@ -22,6 +22,7 @@ from provider.cli.options import (
     print_rows,
     say,
 )
+from provider.inert_text import visible
 
 limit_app = typer.Typer(
     help="Fleet-wide concurrency and rate limits per activity or label, enforced by the hub's"
@@ -58,9 +59,10 @@ class Key:
     name: str
 
     def __str__(self) -> str:
+        name = visible(self.name)  # as typed, but no control character reaches the terminal
         if self.kind == "label_each":
-            return f"each value of label {self.name}"
-        return f"{self.kind} {self.name}"
+            return f"each value of label {name}"
+        return f"{self.kind} {name}"
 
 
 def key_of(

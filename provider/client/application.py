@@ -160,6 +160,8 @@ def _steering(operation: str, start: StartRequest) -> dict[str, Any] | None:
         isinstance(key, str) and isinstance(value, str) for key, value in labels.items()
     ):
         raise InvalidInput(operation, "labels must map texts to texts, as {'tenant': 'acme'}")
+    if any("=" in key for key in labels):
+        raise InvalidInput(operation, "a label's key holds no '=' (key=value is made of it)")
     return {
         "priority": start.priority,
         "labels": [f"{key}={value}" for key, value in labels.items()],

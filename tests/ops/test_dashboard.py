@@ -464,6 +464,8 @@ def test_an_operator_changes_the_flow_rules_from_the_flow_page(
     ) as dashboard:
         page = dashboard.get("/flow").text
         assert 'data-action="flow-pause"' in page and 'data-action="flow-limit"' in page
+        # The limit form's fields are fields, not text a browser shows.
+        assert '<input name="max_running" type="number"' in page and "&lt;input" not in page
         assert "label tenant=acme paused" in act(
             dashboard, "flow-pause", {"kind": "label", "name": "tenant=acme"}, "/flow"
         )

@@ -467,3 +467,66 @@ def test_the_defect_without_label_rules_a_backlog_goes_first(
     while (turn := hub.fetch_orchestration_item(30_000)) is not None:
         order.append(turn.instance_id)
     assert order.index("b-0") == 40
+
+
+def test_a_per_value_limit_lowered_then_raised_is_whole_again(
+    hub_schema: str, make_hub: HubFactory, database_url: str, sql: psycopg.Connection[Any]
+) -> None:
+    """Slots {1, 3} left by a lowering under load: once raised to 3 again,
+    3 run at once (the missing slot 2 is made)."""
+    hub = make_hub(hub_schema)
+    q = f'"{hub_schema}"'
+    with Client.connect(database_url, hub_schema) as client:
+        tenant_items(client, hub, "acme", 6)
+        client.set_label_limit("tenant", 3, each_value=True)
+        leases = [hub.fetch_work_item(30_000) for _ in range(3)]
+        assert all(leases)
+        hub.ack_work_item(leases[1].lock_token, None)  # type: ignore[union-attr]
+        client.set_label_limit("tenant", 1, each_value=True)
+        client.set_label_limit("tenant", 3, each_value=True)
+        for lease in (leases[0], leases[2]):
+            hub.ack_work_item(lease.lock_token, None)  # type: ignore[union-attr]
+        again = [hub.fetch_work_item(30_000) for _ in range(4)]
+        assert [lease is not None for lease in again] == [True, True, True, False]
+    assert sql.execute(
+        f"SELECT running FROM {q}.taskhub_read_flow_rules() WHERE kind = 'label_each'"
+    ).fetchone() == (3,)
+
+
+def test_many_full_tenants_keep_no_other_work_waiting(
+    hub_schema: str, make_hub: HubFactory, database_url: str
+) -> None:
+    """45 tenants at a per-value limit of 1, each with a second item queued,
+    ahead of another activity's item: a fetch still reaches it."""
+    hub = make_hub(hub_schema)
+    with Client.connect(database_url, hub_schema) as client:
+        client.set_label_limit("tenant", 1, each_value=True)
+        for n in range(45):
+            tenant_items(client, hub, f"t{n}", 2)
+        hub.enqueue_worker_work(activity_execute("other", 1, name="Mail"))
+        leased = [hub.fetch_work_item(30_000) for _ in range(46)]
+    names = [str(lease.work_item["ActivityExecute"]["name"]) for lease in leased if lease]
+    assert len(names) == 46 and names.count("Mail") == 1
+
+
+def test_a_token_is_taken_only_for_an_item_handed_out(
+    hub_schema: str, make_hub: HubFactory, database_url: str, sql: psycopg.Connection[Any]
+) -> None:
+    """A rate on Mail and a full tenant: a fetch that finds the tenant full
+    takes no Mail token, and the next tenant's Mail goes."""
+    hub = make_hub(hub_schema)
+    q = f'"{hub_schema}"'
+    with Client.connect(database_url, hub_schema) as client:
+        client.set_label_limit("tenant", 1, each_value=True)
+        client.start("order-full", "Order", labels={"tenant": "full"})
+        hub.enqueue_worker_work(activity_execute("order-full", 1, name="Work"))
+        hub.enqueue_worker_work(activity_execute("order-full", 2, name="Mail"))
+        client.start("order-free", "Order", labels={"tenant": "free"})
+        hub.enqueue_worker_work(activity_execute("order-free", 1, name="Mail"))
+        first = hub.fetch_work_item(30_000)  # tenant full's Work: now it is full
+        assert first is not None
+        client.set_activity_rate("Mail", 0.001, burst=1)
+        second = hub.fetch_work_item(30_000)
+        assert second is not None
+        assert second.work_item["ActivityExecute"]["instance"] == "order-free"
+    assert sql.execute(f"SELECT tokens < 1 FROM {q}.taskhub_flow_buckets").fetchone() == (True,)

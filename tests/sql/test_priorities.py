@@ -204,3 +204,7 @@ def test_a_repeated_start_must_ask_for_the_same_steering(hub_schema: str, client
     assert not again.started
     with pytest.raises(StartConflict, match="other priority or labels"):
         client.start("order-1", "Order", priority=4, labels={"tenant": "acme"})
+    with pytest.raises(StartConflict, match="other priority or labels"):
+        client.start("order-1", "Order")
+    with pytest.raises(PermanentError, match="holds no '='"):
+        client.start("order-2", "Order", labels={"tenant=acme": "x"})

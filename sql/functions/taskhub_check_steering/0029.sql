@@ -27,11 +27,13 @@ BEGIN
            OR octet_length(substr(v_label, strpos(v_label, '=') + 1)) > 200 THEN
             RAISE EXCEPTION 'label % is not key=value (a key of a-z, 0-9, _ . - from a letter, '
                             'up to 63 bytes; a value of 1 to 200 bytes, no control characters)',
-                coalesce(quote_literal(left(v_label, 80)), 'NULL')
+                coalesce(quote_literal(regexp_replace(left(v_label, 80), '[[:cntrl:]]', '?', 'g')),
+                         'NULL')
                 USING ERRCODE = '22023';
         END IF;
         IF split_part(v_label, '=', 1) = ANY (v_keys) THEN
-            RAISE EXCEPTION 'label key % is given twice', quote_literal(split_part(v_label, '=', 1))
+            RAISE EXCEPTION 'label key % is given twice',
+                quote_literal(split_part(v_label, '=', 1))
                 USING ERRCODE = '22023';
         END IF;
         v_keys := v_keys || split_part(v_label, '=', 1);

@@ -139,14 +139,13 @@ BEGIN
                             v_existing.out_input = v_start ->> 'input') IS NOT TRUE THEN
                 v_differs := v_differs || 'another input'::text;
             END IF;
-            IF v_steer IS NOT NULL THEN
-                SELECT l.priority, l.labels INTO v_held
-                  FROM __SCHEMA__.taskhub_instance_labels AS l
-                 WHERE l.instance_id = out_instance_id;
-                IF coalesce(v_held.priority, 0) <> v_priority
-                   OR coalesce(v_held.labels, '{}') <> v_labels THEN
-                    v_differs := v_differs || 'other priority or labels'::text;
-                END IF;
+            -- The steering too (none asked: priority 0, no labels).
+            SELECT l.priority, l.labels INTO v_held
+              FROM __SCHEMA__.taskhub_instance_labels AS l
+             WHERE l.instance_id = out_instance_id;
+            IF coalesce(v_held.priority, 0) <> v_priority
+               OR coalesce(v_held.labels, '{}') <> v_labels THEN
+                v_differs := v_differs || 'other priority or labels'::text;
             END IF;
             IF cardinality(v_differs) > 0 THEN
                 RAISE EXCEPTION 'instance % already exists with %: a repeated start must be the same',

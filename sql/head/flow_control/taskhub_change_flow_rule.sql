@@ -84,6 +84,13 @@ BEGIN
     -- And the key's own lock, which a fetch holds while it claims a slot or
     -- takes a token: the slots and the bucket change under no fetch.
     PERFORM pg_advisory_xact_lock(__SCHEMA__.taskhub_flow_lock_key(p_kind, p_name));
+    -- A label's rule also guards every claim under it (fetch_work_item and
+    -- taskhub_claim_turn_slot take the guard shared, without waiting): a
+    -- per-value limit's values lock one by one, and a label's turn slots
+    -- have keys of their own.
+    IF p_kind <> 'activity' THEN
+        PERFORM pg_advisory_xact_lock(__SCHEMA__.taskhub_flow_lock_key('guard:' || p_kind, p_name));
+    END IF;
     SELECT r.paused, r.max_running, r.per_second, r.burst
       INTO out_paused_before, out_max_running_before, out_per_second_before, v_burst_before
       FROM __SCHEMA__.taskhub_flow_rules AS r

@@ -1,7 +1,10 @@
 -- A slot of a label's limit for an orchestration turn (kind 'turn:label' or
 -- 'turn:label_each', name the label): claimed for the lease p_token, which
 -- fetch_orchestration_item is about to write, under the key's advisory lock
--- its caller holds. Returns the slot, or NULL when the limit is reached.
+-- its caller holds, and the rule's guard, taken here shared without waiting
+-- (a change of the rule holds it). The limit is read again under the guard.
+-- Returns the slot, or NULL when the limit is reached (or the rule is being
+-- changed).
 --
 -- A turn's slot is held while an instance lease (instance_locks) has its
 -- token and is live by the server's clock: an ack or an abandon (the lease
@@ -12,7 +15,6 @@
 CREATE FUNCTION __SCHEMA__.taskhub_claim_turn_slot(
     p_kind      text,
     p_name      text,
-    p_limit     integer,
     p_token     text,
     p_server_ms bigint
 )
@@ -31,7 +33,22 @@ DECLARE
     v_free    integer[] := '{}';
     v_beyond  integer := 0;  -- slots beyond the limit still held
     v_slot    integer;
+    v_rule    text := substr(p_kind, 6);  -- label or label_each
+    v_limit   integer;
 BEGIN
+    IF NOT pg_try_advisory_xact_lock_shared(__SCHEMA__.taskhub_flow_lock_key(
+               'guard:' || v_rule,
+               CASE WHEN v_rule = 'label_each' THEN split_part(p_name, '=', 1) ELSE p_name END)) THEN
+        RETURN NULL;
+    END IF;
+    SELECT r.max_running INTO v_limit
+      FROM __SCHEMA__.taskhub_flow_rules AS r
+     WHERE r.kind = v_rule
+       AND r.name = CASE WHEN v_rule = 'label_each' THEN split_part(p_name, '=', 1) ELSE p_name END
+       AND NOT r.paused;
+    IF v_limit IS NULL THEN
+        RETURN 0;  -- no limit any more: nothing to hold
+    END IF;
     -- One table a statement (Citus): the key's slots, then which of their
     -- tokens a live lease has.
     SELECT coalesce(array_agg(f.slot ORDER BY f.slot), '{}'),
@@ -45,10 +62,10 @@ BEGIN
        AND il.locked_until > p_server_ms;
     FOR v_n IN 1 .. cardinality(v_slots) LOOP
         IF v_tokens[v_n] IS NOT NULL AND v_tokens[v_n] = ANY (v_live) THEN
-            IF v_slots[v_n] > p_limit THEN
+            IF v_slots[v_n] > v_limit THEN
                 v_beyond := v_beyond + 1;
             END IF;
-        ELSIF v_slots[v_n] <= p_limit THEN
+        ELSIF v_slots[v_n] <= v_limit THEN
             v_free := v_free || v_slots[v_n];
         END IF;
     END LOOP;
@@ -62,16 +79,17 @@ BEGIN
         -- Gone: a change of the rule removed it (free) since it was read.
         RETURN CASE WHEN FOUND THEN v_slot END;
     END IF;
-    -- None free: one more, while fewer than the limit are made (and none is
-    -- held beyond it).
-    v_slot := coalesce((SELECT max(n) FROM unnest(v_slots) AS n WHERE n <= p_limit), 0) + 1;
-    IF v_slot > p_limit OR v_beyond > 0 OR cardinality(v_free) > 0 THEN
+    -- None free: one more, while fewer are made than the limit less those
+    -- held beyond it: the lowest number missing.
+    IF (SELECT count(*) FROM unnest(v_slots) AS n WHERE n <= v_limit) + v_beyond >= v_limit
+       OR cardinality(v_free) > 0 THEN
         RETURN NULL;
     END IF;
+    v_slot := (SELECT min(n) FROM generate_series(1, v_limit) AS n WHERE NOT n = ANY (v_slots));
     INSERT INTO __SCHEMA__.taskhub_flow_slots AS f (kind, name, slot, item_id, lock_token)
     VALUES (p_kind, p_name, v_slot, NULL, p_token)
     ON CONFLICT (kind, name, slot) DO NOTHING;
     RETURN CASE WHEN FOUND THEN v_slot END;
 END;
 $$;
-REVOKE EXECUTE ON FUNCTION __SCHEMA__.taskhub_claim_turn_slot(text, text, integer, text, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION __SCHEMA__.taskhub_claim_turn_slot(text, text, text, bigint) FROM PUBLIC;

@@ -165,7 +165,7 @@ BEGIN
     --    Flow control: the rules' summary is read once. Paused labels are
     --    left out of the scan; an instance whose turn a label's limit holds
     --    back is skipped with its label, and when a pass skipped one, the
-    --    queue is read again without it (at most 4 passes), so that a full
+    --    queue is read on without it (at most 32 passes), so that a full
     --    tenant's backlog keeps no other tenant's turns waiting.
     SELECT f.paused_labels, nullif(f.limited, '{}'), f.limits
       INTO v_skip_labels, v_limited, v_limits
@@ -173,15 +173,17 @@ BEGIN
      WHERE f.kind = 'rules';
     v_skip_labels := coalesce(v_skip_labels, '{}');
     v_passed := '{}';
+    -- A pass goes on from where the last one stopped reading: what it
+    -- passed over was leased, tried or of a label now skipped.
+    v_after_ts := '-infinity';  -- the rank of the last message read
+    v_after_id := 0;
     <<passes>>
-    FOR v_pass IN 1 .. 4 LOOP
+    FOR v_pass IN 1 .. 32 LOOP
     v_label_skipped := false;
     v_scan_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
     v_scan_ts := to_timestamp(v_scan_ms / 1000.0);
     v_candidates := '{}';
     v_candidate_labels := '{}';
-    v_after_ts := '-infinity';  -- the rank of the last message read
-    v_after_id := 0;
     v_page_rows := c_scan_rows;
     LOOP
         v_page := '{}';
@@ -365,7 +367,7 @@ BEGIN
                     IF NOT pg_try_advisory_xact_lock(__SCHEMA__.taskhub_flow_lock_key(
                                'turn:' || split_part(v_rule, ':', 1), v_label))
                        OR __SCHEMA__.taskhub_claim_turn_slot(
-                              'turn:' || split_part(v_rule, ':', 1), v_label, v_limit, v_token,
+                              'turn:' || split_part(v_rule, ':', 1), v_label, v_token,
                               v_server_ms) IS NULL THEN
                         v_skip_labels := v_skip_labels || v_label;
                         v_label_skipped := true;

@@ -87,7 +87,10 @@ DECLARE
     v_key_name      text;
     v_each          integer;
     v_per_value     boolean := false;  -- a label is limited value by value
-    v_made          integer;  -- a value's slots made so far
+    v_made          integer;  -- the slot a value gets made
+    v_after_rank    timestamptz := '-infinity';  -- where the last scan stopped
+    v_after_id      bigint := 0;
+    v_rank          timestamptz;
     v_beyond        bigint;   -- and those beyond its limit
     v_limit         integer;
     v_server_ms     bigint;   -- the server's clock alone, for the slots and tokens
@@ -139,19 +142,23 @@ BEGIN
     END IF;
 
     -- A key found at its limit or out of tokens takes one attempt and is
-    -- left out of the next scans: the bound grows by one a rule (and by 32
+    -- left out of the next scans: the bound grows by one a rule (and by 256
     -- with a limit for each value of a label: a value each), so that full
-    -- keys cannot use up the attempts of those behind them.
+    -- keys cannot use up the attempts of those behind them. Each scan goes
+    -- on from where the last one stopped (what it passed over was tried or
+    -- left out), so a call walks the queue once, however many it skips.
     <<attempts>>
     FOR v_attempt IN 1 .. c_max_candidates + coalesce(cardinality(v_limited), 0)
                                            + coalesce(cardinality(v_rated), 0)
-                                           + CASE WHEN v_per_value THEN 32 ELSE 0 END LOOP
+                                           + CASE WHEN v_per_value THEN 256 ELSE 0 END LOOP
         v_scan_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
 
-        SELECT q.id, q.session_id, q.attempt_count, q.taskhub_activity_name, q.taskhub_labels
-          INTO v_id, v_session, v_attempts, v_name, v_item_labels
+        SELECT q.id, q.session_id, q.attempt_count, q.taskhub_activity_name, q.taskhub_labels,
+               coalesce(q.taskhub_rank, q.visible_at)
+          INTO v_id, v_session, v_attempts, v_name, v_item_labels, v_rank
           FROM __SCHEMA__.worker_queue AS q
          WHERE coalesce(q.taskhub_rank, q.visible_at) <= to_timestamp(v_scan_ms / 1000.0)
+           AND (coalesce(q.taskhub_rank, q.visible_at), q.id) > (v_after_rank, v_after_id)
            -- Due: a test no index serves, so that the rank's index alone
            -- can drive the scan, whatever the statistics.
            AND CASE WHEN q.visible_at <= to_timestamp(v_scan_ms / 1000.0) THEN true
@@ -175,6 +182,8 @@ BEGIN
         IF NOT FOUND THEN
             RETURN;
         END IF;
+        v_after_rank := v_rank;
+        v_after_id := v_id;
 
         -- Handed out too often without an ack: to dead_letters, never again.
         -- (The setting is only read for items fetched before.)
@@ -269,6 +278,7 @@ BEGIN
                 v_key_kind := split_part(v_keys[v_k], ':', 1);
                 v_key_name := substr(v_keys[v_k], length(v_key_kind) + 2);
                 v_limit := v_key_limits[v_k];
+                v_slot := 0;  -- none needed (rated only), until a limit claims one
                 -- One fetch at a time claims the key's slots and takes its
                 -- tokens: the others skip it for this call, never waiting.
                 -- Read after the lock, the slots and their holders' leases
@@ -276,7 +286,31 @@ BEGIN
                 IF NOT pg_try_advisory_xact_lock(
                            __SCHEMA__.taskhub_flow_lock_key(v_key_kind, v_key_name)) THEN
                     v_slot := NULL;
+                ELSIF v_key_kind <> 'activity' AND NOT pg_try_advisory_xact_lock_shared(
+                          __SCHEMA__.taskhub_flow_lock_key(
+                              'guard:' || v_key_kind,
+                              CASE WHEN v_key_kind = 'label_each'
+                                   THEN split_part(v_key_name, '=', 1) ELSE v_key_name END)) THEN
+                    -- A change of the label's rule is being made (its verb
+                    -- holds the rule's guard, which covers every value of a
+                    -- per-value limit): skip, never wait.
+                    v_slot := NULL;
                 ELSIF v_limit IS NOT NULL THEN
+                    IF v_key_kind <> 'activity' THEN
+                        -- The limit as committed now, under the guard: the
+                        -- summary read at the start may predate a change.
+                        SELECT r.max_running INTO v_limit
+                          FROM __SCHEMA__.taskhub_flow_rules AS r
+                         WHERE r.kind = v_key_kind
+                           AND r.name = CASE WHEN v_key_kind = 'label_each'
+                                             THEN split_part(v_key_name, '=', 1)
+                                             ELSE v_key_name END
+                           AND NOT r.paused;
+                    END IF;
+                END IF;
+                IF v_slot IS NULL OR v_limit IS NULL THEN
+                    NULL;  -- skipped above, or no limit (any more): no slot to claim
+                ELSE
                     v_slot := NULL;
                     IF current_setting('citus.version', true) IS NOT NULL THEN
                         -- One table a statement: the slots, then the leases
@@ -337,33 +371,40 @@ BEGIN
                         RETURNING s.slot INTO v_slot;
                     END IF;
                     -- A limit for each value of a label: a value's slots are
-                    -- made one at a time, by the fetches that need one more.
-                    -- None free and fewer than the limit made (and none left
-                    -- held beyond it by a lowered limit): the next one.
+                    -- made one at a time, by the fetches that need one more:
+                    -- none free, and fewer made than the limit less those
+                    -- held beyond it (by a lowered limit), the lowest number
+                    -- missing.
                     IF v_slot IS NULL AND v_key_kind = 'label_each' THEN
-                        SELECT coalesce(max(f.slot), 0), count(*) FILTER (WHERE f.slot > v_limit)
-                          INTO v_made, v_beyond
+                        SELECT coalesce(array_agg(f.slot) FILTER (WHERE f.slot <= v_limit), '{}'),
+                               coalesce(array_agg(f.item_id) FILTER (WHERE f.slot > v_limit), '{}'),
+                               coalesce(array_agg(f.lock_token) FILTER (WHERE f.slot > v_limit),
+                                        '{}')
+                          INTO v_slots, v_holders, v_tokens
                           FROM __SCHEMA__.taskhub_flow_slots AS f
                          WHERE f.kind = v_key_kind AND f.name = v_key_name;
-                        IF v_made < v_limit AND v_beyond = 0 THEN
+                        SELECT count(*) INTO v_beyond
+                          FROM __SCHEMA__.worker_queue AS q
+                         WHERE q.id = ANY (v_holders) AND q.lock_token = ANY (v_tokens)
+                           AND q.locked_until > v_server_ms;
+                        IF cardinality(v_slots) + v_beyond < v_limit THEN
+                            v_made := (SELECT min(n) FROM generate_series(1, v_limit) AS n
+                                        WHERE NOT n = ANY (v_slots));
                             INSERT INTO __SCHEMA__.taskhub_flow_slots AS f
                                    (kind, name, slot, item_id, lock_token)
-                            VALUES (v_key_kind, v_key_name, v_made + 1, v_id, v_token)
+                            VALUES (v_key_kind, v_key_name, v_made, v_id, v_token)
                             ON CONFLICT (kind, name, slot) DO NOTHING
                             RETURNING f.slot INTO v_slot;
                         END IF;
                     END IF;
-                ELSE
-                    v_slot := 0;  -- rated only
                 END IF;
                 IF v_slot IS NOT NULL AND v_keys[v_k] = ANY (v_rated) THEN
                     -- A token, refilled for the time since the last one was
-                    -- taken; none: skip.
-                    UPDATE __SCHEMA__.taskhub_flow_buckets AS b
-                       SET tokens = least(b.burst, b.tokens
-                                                   + greatest(0, v_server_ms - b.refilled_at_ms)
-                                                     * b.per_second / 1000.0) - 1,
-                           refilled_at_ms = greatest(b.refilled_at_ms, v_server_ms)
+                    -- taken: only looked at here, taken once every key of the
+                    -- item has its slot and its token (a token taken for an
+                    -- item that is then skipped would be lost).
+                    PERFORM 1
+                      FROM __SCHEMA__.taskhub_flow_buckets AS b
                      WHERE b.kind = v_key_kind AND b.name = v_key_name
                        AND least(b.burst, b.tokens
                                           + greatest(0, v_server_ms - b.refilled_at_ms)
@@ -382,6 +423,18 @@ BEGIN
                     END IF;
                     CONTINUE attempts;
                 END IF;
+            END LOOP;
+            -- Every key has room: the tokens, which the keys' locks kept.
+            FOR v_k IN 1 .. cardinality(v_keys) LOOP
+                CONTINUE WHEN NOT v_keys[v_k] = ANY (v_rated);
+                v_key_kind := split_part(v_keys[v_k], ':', 1);
+                v_key_name := substr(v_keys[v_k], length(v_key_kind) + 2);
+                UPDATE __SCHEMA__.taskhub_flow_buckets AS b
+                   SET tokens = least(b.burst, b.tokens
+                                               + greatest(0, v_server_ms - b.refilled_at_ms)
+                                                 * b.per_second / 1000.0) - 1,
+                       refilled_at_ms = greatest(b.refilled_at_ms, v_server_ms)
+                 WHERE b.kind = v_key_kind AND b.name = v_key_name;
             END LOOP;
         END IF;
         IF v_session IS NOT NULL THEN
