@@ -16,7 +16,6 @@ count as --give-up-s.
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 from typing import Any
 
@@ -25,6 +24,7 @@ import psycopg
 
 from bench.sides import database_url, drop_schema, fresh_schema
 from devkit.workloads.flavours import TASKHUB
+from devkit.workloads.measure import Latencies
 from provider import Client, StartRequest
 
 URGENT_PRIORITY = 9
@@ -48,7 +48,7 @@ def _runtime(url: str, schema: str) -> Any:
     return runtime
 
 
-def _completed_at(url: str, schema: str, ids: list[str]) -> dict[str, float]:
+def completed_at(url: str, schema: str, ids: list[str]) -> dict[str, float]:
     """Epoch seconds of each completed instance's end."""
     with psycopg.connect(url, autocommit=True) as conn:
         rows = conn.execute(
@@ -81,7 +81,7 @@ def run_side(url: str, backlog: int, urgent: int, priority: int, give_up_s: floa
             done: dict[str, float] = {}
             while len(done) < urgent and time.monotonic() < deadline:
                 time.sleep(0.05)
-                done = _completed_at(url, schema, list(started))
+                done = completed_at(url, schema, list(started))
         return [
             done[instance] - began if instance in done else give_up_s
             for instance, began in started.items()
@@ -90,11 +90,6 @@ def run_side(url: str, backlog: int, urgent: int, priority: int, give_up_s: floa
         if runtime is not None:
             runtime.shutdown(timeout_ms=2_000)
         drop_schema(url, schema)
-
-
-def _p99(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
 
 
 def main() -> None:
@@ -121,9 +116,10 @@ def main() -> None:
     print(f"{args.urgent} urgent starts behind {args.backlog:,} queued, released runtime 0.2.2")
     print(f"{'':24} {'p50 s':>8} {'p99 s':>8} {'max s':>8} {'not done':>9}")
     for name, seconds in results.items():
+        summary = Latencies(seconds)
         left = sum(1 for value in seconds if value >= args.give_up_s)
         print(
-            f"{name:24} {statistics.median(seconds):8.2f} {_p99(seconds):8.2f}"
+            f"{name:24} {summary.median:8.2f} {summary.quantile(0.99):8.2f}"
             f" {max(seconds):8.2f} {left:9d}"
         )
 

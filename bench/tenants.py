@@ -22,9 +22,10 @@ from typing import Any
 
 import duroxide
 
-from bench.priorities import _completed_at, _p99
+from bench.priorities import completed_at
 from bench.sides import database_url, drop_schema, fresh_schema
 from devkit.workloads.flavours import TASKHUB
+from devkit.workloads.measure import Latencies
 from provider import Client, StartRequest
 
 TENANTS = ("b", "c", "d")
@@ -93,10 +94,10 @@ def run_side(url: str, args: argparse.Namespace, backlog: int, limit: bool) -> t
             done: dict[str, float] = {}
             while len(done) < len(b_orders) and time.monotonic() < deadline:
                 time.sleep(0.05)
-                done = _completed_at(url, schema, b_orders)
+                done = completed_at(url, schema, b_orders)
         seconds = [done[i] - started[i] if i in done else args.give_up_s for i in b_orders]
         peaks = ", ".join(f"{tenant} {running.peak[tenant]}" for tenant in ("a", *TENANTS))
-        return _p99(seconds), peaks
+        return Latencies(seconds).quantile(0.99), peaks
     finally:
         if runtime is not None:
             runtime.shutdown(timeout_ms=2_000)
