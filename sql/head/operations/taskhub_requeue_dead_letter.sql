@@ -10,7 +10,6 @@ DECLARE
     v_letter __SCHEMA__.dead_letters;
     v_new_id bigint;
     v_steer  record;
-    v_rank   timestamptz;
 BEGIN
     DELETE FROM __SCHEMA__.dead_letters AS d WHERE d.id = p_dead_letter_id
     RETURNING * INTO v_letter;
@@ -18,19 +17,14 @@ BEGIN
         RAISE EXCEPTION 'dead letter % not found', p_dead_letter_id USING ERRCODE = 'P0002';
     END IF;
     -- Its instance's steering, as when it was queued.
-    SELECT nullif(l.priority, 0) AS priority, nullif(l.labels, '{}') AS labels INTO v_steer
-      FROM __SCHEMA__.taskhub_instance_labels AS l
-     WHERE l.instance_id = v_letter.instance_id;
-    IF v_steer.priority > 0 THEN
-        v_rank := __SCHEMA__.taskhub_rank_of(clock_timestamp(), v_steer.priority,
-                                             __SCHEMA__.taskhub_priority_aging_ms());
-    END IF;
+    SELECT * INTO v_steer
+      FROM __SCHEMA__.taskhub_steering_of(v_letter.instance_id, clock_timestamp());
     IF v_letter.source_queue = 'orchestrator' THEN
         INSERT INTO __SCHEMA__.orchestrator_queue
                (instance_id, work_item, visible_at, created_at, taskhub_priority, taskhub_labels,
                 taskhub_rank)
         VALUES (v_letter.instance_id, v_letter.work_item, clock_timestamp(), clock_timestamp(),
-                v_steer.priority, v_steer.labels, v_rank)
+                v_steer.out_priority, v_steer.out_labels, v_steer.out_rank)
         RETURNING id INTO v_new_id;
     ELSE
         INSERT INTO __SCHEMA__.worker_queue
@@ -39,8 +33,8 @@ BEGIN
                 taskhub_rank)
         VALUES (v_letter.work_item, clock_timestamp(), clock_timestamp(), v_letter.instance_id,
                 v_letter.execution_id, v_letter.activity_id, v_letter.session_id, v_letter.tag,
-                __SCHEMA__.taskhub_activity_name_of(v_letter.work_item), v_steer.priority,
-                v_steer.labels, v_rank)
+                __SCHEMA__.taskhub_activity_name_of(v_letter.work_item), v_steer.out_priority,
+                v_steer.out_labels, v_steer.out_rank)
         RETURNING id INTO v_new_id;
     END IF;
     RETURN v_new_id;

@@ -62,13 +62,8 @@ BEGIN
     v_id := nextval('__SCHEMA__.orchestrator_queue_id_seq');
     v_now_ts := clock_timestamp();
     -- The instance's steering, for the message (none: nothing more written).
-    SELECT nullif(l.priority, 0), nullif(l.labels, '{}') INTO v_priority, v_labels
-      FROM __SCHEMA__.taskhub_instance_labels AS l
-     WHERE l.instance_id = p_instance_id;
-    IF v_priority > 0 THEN
-        v_rank := __SCHEMA__.taskhub_rank_of(p_visible_at, v_priority,
-                                             __SCHEMA__.taskhub_priority_aging_ms());
-    END IF;
+    SELECT s.out_priority, s.out_labels, s.out_rank INTO v_priority, v_labels, v_rank
+      FROM __SCHEMA__.taskhub_steering_of(p_instance_id, p_visible_at) AS s;
     INSERT INTO __SCHEMA__.orchestrator_queue
            (id, instance_id, work_item, visible_at, created_at, taskhub_priority, taskhub_labels,
             taskhub_rank)

@@ -65,13 +65,9 @@ BEGIN
     -- would cost a distributed plan on every call).
     v_id := nextval('__SCHEMA__.worker_queue_id_seq');
     -- The instance's steering, for the item (none: nothing more written).
-    SELECT nullif(l.priority, 0), nullif(l.labels, '{}') INTO v_priority, v_labels
-      FROM __SCHEMA__.taskhub_instance_labels AS l
-     WHERE l.instance_id = coalesce(p_instance_id, v_item ->> 'instance');
-    IF v_priority > 0 THEN
-        v_rank := __SCHEMA__.taskhub_rank_of(v_now_ts, v_priority,
-                                             __SCHEMA__.taskhub_priority_aging_ms());
-    END IF;
+    SELECT s.out_priority, s.out_labels, s.out_rank INTO v_priority, v_labels, v_rank
+      FROM __SCHEMA__.taskhub_steering_of(coalesce(p_instance_id, v_item ->> 'instance'),
+                                          v_now_ts) AS s;
     INSERT INTO __SCHEMA__.worker_queue
            (id, work_item, visible_at, created_at, instance_id, execution_id, activity_id,
             session_id, tag, taskhub_activity_name, taskhub_priority, taskhub_labels, taskhub_rank)
