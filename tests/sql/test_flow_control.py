@@ -469,6 +469,47 @@ def test_the_defect_without_label_rules_a_backlog_goes_first(
     assert order.index("b-0") == 40
 
 
+def turn_order(hub: TaskHub) -> list[str]:
+    """Instances in the order one dispatcher is given their turns, each
+    acked before the next fetch (so no limit is ever reached)."""
+    order = []
+    while (turn := hub.fetch_orchestration_item(30_000)) is not None:
+        order.append(turn.instance_id)
+        hub.ack_orchestration_item(turn.lock_token, 1, metadata=metadata("Order"))
+    return order
+
+
+def test_under_a_per_value_limit_tenants_take_turns_even_with_one_dispatcher(
+    hub_schema: str, make_hub: HubFactory, database_url: str
+) -> None:
+    """Tenant a's 40 starts queued first, then b's 3 and c's 3. One
+    dispatcher never fills a limit of 2, so the limit alone holds nothing
+    back: the label sets take turns (a, b, c, then the whole queue in
+    order), and b's and c's starts are all handed out within the first 12
+    turns, each tenant's in its own order. Unlabelled work goes in the
+    whole queue's turn, in order."""
+    hub = make_hub(hub_schema)
+    with Client.connect(database_url, hub_schema) as client:
+        client.start_many(
+            [StartRequest(f"a-{n:02}", "Order", labels={"tenant": "a"}) for n in range(40)]
+        )
+        client.start("plain-0", "Order")
+        for tenant in "bc":
+            labels = {"tenant": tenant}
+            client.start_many(
+                [StartRequest(f"{tenant}-{n}", "Order", labels=labels) for n in range(3)]
+            )
+        client.set_label_limit("tenant", 2, each_value=True)
+    order = turn_order(hub)
+    assert len(order) == 47
+    assert max(order.index(f"{tenant}-{n}") for tenant in "bc" for n in range(3)) < 12
+    for tenant in "abc":
+        mine = [instance for instance in order if instance.startswith(f"{tenant}-")]
+        assert mine == sorted(mine)
+    # Unlabelled, started after a's 40: in the whole queue's turns, behind them.
+    assert order[-1] == "plain-0"
+
+
 def test_a_per_value_limit_lowered_then_raised_is_whole_again(
     hub_schema: str, make_hub: HubFactory, database_url: str, sql: psycopg.Connection[Any]
 ) -> None:

@@ -1,4 +1,6 @@
 -- Messages ready to be fetched now: visible and not held by a live lease.
+-- (A message's rank is never after its visible_at: the rank's index finds
+-- the visible ones.)
 CREATE FUNCTION __SCHEMA__.get_queue_depths(p_now_ms bigint)
 RETURNS TABLE (orchestrator_queue bigint, worker_queue bigint)
 LANGUAGE plpgsql STABLE
@@ -18,10 +20,12 @@ BEGIN
     END IF;
     RETURN QUERY
     SELECT (SELECT count(*) FROM __SCHEMA__.orchestrator_queue AS q
-             WHERE q.visible_at <= to_timestamp(v_now_ms / 1000.0)
+             WHERE coalesce(q.taskhub_rank, q.visible_at) <= to_timestamp(v_now_ms / 1000.0)
+               AND q.visible_at <= to_timestamp(v_now_ms / 1000.0)
                AND (q.lock_token IS NULL OR q.locked_until <= v_now_ms)),
            (SELECT count(*) FROM __SCHEMA__.worker_queue AS q
-             WHERE q.visible_at <= to_timestamp(v_now_ms / 1000.0)
+             WHERE coalesce(q.taskhub_rank, q.visible_at) <= to_timestamp(v_now_ms / 1000.0)
+               AND q.visible_at <= to_timestamp(v_now_ms / 1000.0)
                AND (q.lock_token IS NULL OR q.locked_until <= v_now_ms));
 END;
 $$;

@@ -5,8 +5,8 @@
 -- busy threshold (taskhub-pg prune --busy-lag).
 --
 -- It reads as the fetch does, and no further: at most c_look_at messages of
--- the visible_at index from the oldest, each instance's lease by primary
--- key. Messages waiting behind a turn that holds their instance are not lag
+-- the rank's index from the first (the message the fetches take next: by
+-- priority, then age), each instance's lease by primary key. Messages waiting behind a turn that holds their instance are not lag
 -- (the turn takes them next), so a long turn does not read as a busy hub.
 CREATE FUNCTION __SCHEMA__.taskhub_dispatch_lag_ms()
 RETURNS bigint
@@ -27,9 +27,10 @@ BEGIN
     FOR v_row IN
         SELECT q.instance_id, q.visible_at
           FROM __SCHEMA__.orchestrator_queue AS q
-         WHERE q.visible_at <= v_now_ts
+         WHERE coalesce(q.taskhub_rank, q.visible_at) <= v_now_ts
+           AND CASE WHEN q.visible_at <= v_now_ts THEN true ELSE false END
            AND (q.lock_token IS NULL OR q.locked_until <= v_now_ms)
-         ORDER BY q.visible_at, q.id
+         ORDER BY coalesce(q.taskhub_rank, q.visible_at), q.id + 0
          LIMIT c_look_at
     LOOP
         PERFORM 1

@@ -127,6 +127,12 @@ DECLARE
     v_limit      integer;
     v_server_ms  bigint;
     v_label_skipped boolean;
+    -- Turns taken in turn by label set (a per-value limit is set): the
+    -- lane this pass reads (NULL: the whole queue), the last lane read
+    -- (where the next fetch of this session goes on), lanes left to try.
+    v_lane       text[];
+    v_cursor     text[];
+    v_lanes_left integer := 0;
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -173,15 +179,49 @@ BEGIN
      WHERE f.kind = 'rules';
     v_skip_labels := coalesce(v_skip_labels, '{}');
     v_passed := '{}';
+    -- With a limit for each value of a label, the label sets of the queue
+    -- take turns (docs/flow-control.md, "Fairness"): each fetch first reads
+    -- the set after the one this session last served (taskhub_orch_lane_idx
+    -- finds it, and its first messages, in a probe each), up to 8 sets,
+    -- then the whole queue in rank order, which is also the turn of the
+    -- messages without labels when the sets come round again. The session's
+    -- place is a setting of its own (a label set as lines): its worst value
+    -- only changes which set goes first.
+    IF v_limited IS NOT NULL
+       AND EXISTS (SELECT 1 FROM unnest(v_limited) AS k WHERE left(k, 11) = 'label_each:') THEN
+        v_lanes_left := 8;
+        v_cursor := coalesce(string_to_array(
+                        nullif(current_setting('taskhub.turn_lane', true), ''), E'\n'), '{}');
+    END IF;
     -- A pass goes on from where the last one stopped reading: what it
     -- passed over was leased, tried or of a label now skipped.
     v_after_ts := '-infinity';  -- the rank of the last message read
     v_after_id := 0;
     <<passes>>
-    FOR v_pass IN 1 .. 32 LOOP
+    FOR v_pass IN 1 .. 32 + 8 LOOP
     v_label_skipped := false;
     v_scan_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
     v_scan_ts := to_timestamp(v_scan_ms / 1000.0);
+    IF v_lanes_left > 0 THEN
+        -- The next label set after the cursor, or none left: then the whole
+        -- queue, from its start, and the sets begin again after it.
+        v_lane := NULL;
+        SELECT q.taskhub_labels INTO v_lane
+          FROM __SCHEMA__.orchestrator_queue AS q
+         WHERE q.taskhub_labels > v_cursor
+         ORDER BY q.taskhub_labels
+         LIMIT 1;
+        v_lanes_left := CASE WHEN v_lane IS NULL THEN 0 ELSE v_lanes_left - 1 END;
+        v_cursor := coalesce(v_lane, '{}');
+        v_after_ts := '-infinity';
+        v_after_id := 0;
+        -- A set with a label paused or found full: the next one.
+        CONTINUE passes WHEN v_lane && v_skip_labels;
+    ELSIF v_lane IS NOT NULL THEN
+        v_lane := NULL;  -- the lanes tried: the whole queue, from its start
+        v_after_ts := '-infinity';
+        v_after_id := 0;
+    END IF;
     v_candidates := '{}';
     v_candidate_labels := '{}';
     v_page_rows := c_scan_rows;
@@ -189,12 +229,36 @@ BEGIN
         v_page := '{}';
         v_page_labels := '{}';
         v_read := 0;
+        IF v_lane IS NOT NULL THEN
+            -- One label set's messages (its lane: taskhub_orch_lane_idx).
+            FOR v_row IN
+                SELECT q.instance_id, coalesce(q.taskhub_rank, q.visible_at) AS rank, q.id,
+                       array_to_string(q.taskhub_labels, E'\n') AS labels
+                  FROM __SCHEMA__.orchestrator_queue AS q
+                 WHERE q.taskhub_labels = v_lane
+                   AND coalesce(q.taskhub_rank, q.visible_at) <= v_scan_ts
+                   AND (coalesce(q.taskhub_rank, q.visible_at), q.id + 0) > (v_after_ts, v_after_id)
+                   AND CASE WHEN q.visible_at <= v_scan_ts THEN true ELSE false END
+                   AND (q.lock_token IS NULL OR q.locked_until <= v_scan_ms)
+                   AND q.instance_id <> ALL (v_passed)
+                 ORDER BY q.taskhub_labels, coalesce(q.taskhub_rank, q.visible_at), q.id + 0
+                 LIMIT v_page_rows
+            LOOP
+                v_read := v_read + 1;
+                v_after_ts := v_row.rank;
+                v_after_id := v_row.id;
+                IF NOT v_row.instance_id = ANY (v_page) THEN
+                    v_page := v_page || v_row.instance_id;
+                    v_page_labels := v_page_labels || v_row.labels;
+                END IF;
+            END LOOP;
+        ELSE
         FOR v_row IN
             SELECT q.instance_id, coalesce(q.taskhub_rank, q.visible_at) AS rank, q.id,
                    array_to_string(q.taskhub_labels, E'\n') AS labels
               FROM __SCHEMA__.orchestrator_queue AS q
              WHERE coalesce(q.taskhub_rank, q.visible_at) <= v_scan_ts
-               AND (coalesce(q.taskhub_rank, q.visible_at), q.id) > (v_after_ts, v_after_id)
+               AND (coalesce(q.taskhub_rank, q.visible_at), q.id + 0) > (v_after_ts, v_after_id)
                -- Due: a test no index serves, so that the rank's index alone
                -- can drive the scan, whatever the statistics.
                AND CASE WHEN q.visible_at <= v_scan_ts THEN true ELSE false END
@@ -202,7 +266,7 @@ BEGIN
                AND q.instance_id <> ALL (v_passed)
                AND (cardinality(v_skip_labels) = 0
                     OR NOT coalesce(q.taskhub_labels && v_skip_labels, false))
-             ORDER BY coalesce(q.taskhub_rank, q.visible_at), q.id
+             ORDER BY coalesce(q.taskhub_rank, q.visible_at), q.id + 0
              LIMIT v_page_rows
         LOOP
             v_read := v_read + 1;
@@ -213,6 +277,7 @@ BEGIN
                 v_page_labels := v_page_labels || v_row.labels;
             END IF;
         END LOOP;
+        END IF;
         EXIT WHEN v_read = 0;
 
         SELECT coalesce(array_agg(il.instance_id), '{}') INTO v_leased
@@ -236,6 +301,7 @@ BEGIN
 
     v_count := cardinality(v_candidates);
     IF v_count = 0 THEN
+        CONTINUE passes WHEN v_lane IS NOT NULL;  -- the next set, or the whole queue
         RETURN;
     END IF;
 
@@ -383,6 +449,10 @@ BEGIN
         END IF;
 
         v_messages_text := '[' || array_to_string(v_items, ',') || ']';
+        -- Leased from a set: the session's next fetch begins after it.
+        IF v_cursor IS NOT NULL THEN
+            PERFORM set_config('taskhub.turn_lane', array_to_string(v_cursor, E'\n'), false);
+        END IF;
 
         -- 4. What the turn needs: instance metadata, the current execution's
         --    history (below) and the committed KV state.
@@ -504,7 +574,7 @@ BEGIN
         RETURN NEXT;
         RETURN;
     END LOOP;
-    EXIT passes WHEN NOT v_label_skipped;
+    EXIT passes WHEN v_lane IS NULL AND v_lanes_left = 0 AND NOT v_label_skipped;
     END LOOP;
 
     RETURN;   -- every candidate was contended

@@ -20,15 +20,23 @@ CREATE TABLE __SCHEMA__.orchestrator_queue (
     taskhub_labels   text[],
     taskhub_rank     timestamptz
 );
--- Candidate selection walks this index from the oldest visible message.
-CREATE INDEX taskhub_orch_visible_idx ON __SCHEMA__.orchestrator_queue (visible_at, id);
 -- The fetch walks this one: by rank, then id (fetch_orchestration_item).
 CREATE INDEX taskhub_orch_rank_idx
-    ON __SCHEMA__.orchestrator_queue ((coalesce(taskhub_rank, visible_at)), id);
+    ON __SCHEMA__.orchestrator_queue ((coalesce(taskhub_rank, visible_at)), (id + 0));
+-- A label set's messages by rank, and the sets one after another: the
+-- fetch's lanes under a per-value limit (fetch_orchestration_item). Only
+-- labelled messages: a hub without labels keeps none of it.
+CREATE INDEX taskhub_orch_lane_idx
+    ON __SCHEMA__.orchestrator_queue (taskhub_labels, (coalesce(taskhub_rank, visible_at)), (id + 0))
+    WHERE taskhub_labels IS NOT NULL;
 -- Claiming all messages of one instance; ack, abandon and renew find the
 -- messages a lease tagged through it too (by instance, then token). No index
 -- holds lock_token or locked_until, so the fetch's lease tag is a HOT update.
-CREATE INDEX taskhub_orch_instance_idx ON __SCHEMA__.orchestrator_queue (instance_id, id);
+-- Its entries follow id order within an instance (the fetch reads a turn's
+-- messages in that order); the id itself is id + 0, so that only the
+-- primary key can serve a lookup by id (revision 0029).
+CREATE INDEX taskhub_orch_instance_idx
+    ON __SCHEMA__.orchestrator_queue (instance_id, (id + 0));
 -- Payloads stay in the row (MAIN): reading a history costs no TOAST lookup
 -- per event; lz4, where the server has it, decompresses faster than pglz.
 ALTER TABLE __SCHEMA__.orchestrator_queue ALTER COLUMN work_item SET STORAGE MAIN;

@@ -30,10 +30,9 @@ CREATE TABLE __SCHEMA__.worker_queue (
     -- head start of its priority (taskhub_rank_of). NULL: visible_at.
     taskhub_rank          timestamptz
 );
-CREATE INDEX taskhub_worker_visible_idx ON __SCHEMA__.worker_queue (visible_at, id);
 -- The fetch walks this one: by rank, then id (fetch_work_item).
 CREATE INDEX taskhub_worker_rank_idx
-    ON __SCHEMA__.worker_queue ((coalesce(taskhub_rank, visible_at)), id);
+    ON __SCHEMA__.worker_queue ((coalesce(taskhub_rank, visible_at)), (id + 0));
 -- Cancellation deletes the rows of scheduled activities by identity.
 CREATE INDEX taskhub_worker_activity_idx
     ON __SCHEMA__.worker_queue (instance_id, execution_id, activity_id);

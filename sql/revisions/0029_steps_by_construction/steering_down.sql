@@ -13,3 +13,8 @@ ALTER TABLE __SCHEMA__.worker_queue
 ALTER TABLE __SCHEMA__.instance_locks
     DROP COLUMN taskhub_priority,
     DROP COLUMN taskhub_labels;
+-- 0028's fetches walk visible_at's indexes (the rank's went with the columns).
+CREATE INDEX taskhub_orch_visible_idx ON __SCHEMA__.orchestrator_queue (visible_at, id);
+CREATE INDEX taskhub_worker_visible_idx ON __SCHEMA__.worker_queue (visible_at, id);
+DROP INDEX __SCHEMA__.taskhub_orch_instance_idx;
+CREATE INDEX taskhub_orch_instance_idx ON __SCHEMA__.orchestrator_queue (instance_id, id);
