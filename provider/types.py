@@ -347,6 +347,9 @@ class Schedule:
     failures: int = 0
     last_error: str | None = None
     paused_reason: str | None = None
+    # Revision 0029: the priority and labels each tick's instance starts with.
+    priority: int = 0
+    labels: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,17 @@ def add(
     missed: Annotated[
         str, typer.Option(help="after downtime: skip (start nothing late) or once (the latest)")
     ] = "skip",
+    priority: Annotated[
+        int, typer.Option(min=0, max=9, help="each tick's priority, 0 to 9 (higher first)")
+    ] = 0,
+    label: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--label",
+            metavar="KEY=VALUE",
+            help="a label of each tick's instance (tenant=acme); repeat for more",
+        ),
+    ] = None,
     url: Url = None,
     schema: Schema = "public",
     as_json: AsJson = False,
@@ -63,6 +74,12 @@ def add(
     if missed not in ("skip", "once"):
         fail(USAGE, "--missed must be skip or once")
     policy: MissedPolicy = "skip" if missed == "skip" else "once"
+    labels: dict[str, str] = {}
+    for text in label or []:
+        key, equals, label_value = text.partition("=")
+        if not equals or key in labels:
+            fail(USAGE, "each --label is KEY=VALUE, one per key (tenant=acme)")
+        labels[key] = label_value
     with app_client(url, schema) as client:
         created = client.set_schedule(
             name,
@@ -73,6 +90,8 @@ def add(
             version=version,
             time_zone=time_zone,
             missed=policy,
+            priority=priority,
+            labels=labels,
         )
     if as_json:
         print_json({"schedule": name, "created": created})
@@ -105,6 +124,8 @@ def list_(url: Url = None, schema: Schema = "public", as_json: AsJson = False) -
                 "why": row["paused_reason"] or row["last_error"] or "",
                 "time zone": row["time_zone"],
                 "missed": row["missed"],
+                "priority": row["priority"],
+                "labels": " ".join(f"{key}={value}" for key, value in row["labels"].items()),
                 "latest tick": row["last_tick_at"],
             }
             for row in rows

@@ -56,6 +56,7 @@ _ADDED_IN = {
     "taskhub_start_steered_orchestrations": "0029",
     "taskhub_search_instances": "0028",
     "taskhub_read_schedules": "0029",
+    "taskhub_set_steered_schedule": "0029",
     "taskhub_fire_schedule_outcome": "0029",
     "taskhub_count_schedule_failure": "0029",
 }

@@ -24,6 +24,7 @@ from provider.client.instance_requests import InstanceRequests
 from provider.client.orchestration_queue import visible_after
 from provider.client.plans import Plan
 from provider.client.schedules import SchedulePlans
+from provider.client.steering import label_texts
 from provider.config import TaskHubConfig
 from provider.errors import InvalidInput
 from provider.shapes import runtime_work_item_text, start_orchestration_item
@@ -153,19 +154,8 @@ def _steering(operation: str, start: StartRequest) -> dict[str, Any] | None:
     takes them; their rules are the hub's, checked there."""
     if not start.steered:
         return None
-    if not isinstance(start.priority, int) or isinstance(start.priority, bool):
-        raise InvalidInput(operation, f"priority must be a whole number, got {start.priority!r}")
-    labels = start.labels or {}
-    if not isinstance(labels, Mapping) or not all(
-        isinstance(key, str) and isinstance(value, str) for key, value in labels.items()
-    ):
-        raise InvalidInput(operation, "labels must map texts to texts, as {'tenant': 'acme'}")
-    if any("=" in key for key in labels):
-        raise InvalidInput(operation, "a label's key holds no '=' (key=value is made of it)")
-    return {
-        "priority": start.priority,
-        "labels": [f"{key}={value}" for key, value in labels.items()],
-    }
+    labels = label_texts(operation, start.priority, start.labels)
+    return {"priority": start.priority, "labels": labels}
 
 
 def _start_item(operation: str, start: object) -> str:

@@ -9,6 +9,7 @@ schedule stored can fail at every tick for its size.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, get_args
 
@@ -22,6 +23,7 @@ from provider.client.arguments import (
 from provider.client.catalogue import Catalogue
 from provider.client.plans import Plan
 from provider.client.schedule_ticks import check_cron, zone_info
+from provider.client.steering import label_texts
 from provider.errors import InvalidInput, PermanentError
 from provider.hub_rows import ScheduleListing
 from provider.shapes import json_dumps, runtime_work_item_text, start_orchestration_item
@@ -79,9 +81,12 @@ class SchedulePlans(Catalogue):
         time_zone: str = "UTC",
         missed: MissedPolicy = "skip",
         now: datetime | None = None,
+        priority: int = 0,
+        labels: Mapping[str, str] | None = None,
     ) -> Plan[bool]:
         """Create or change a schedule (True: created). Its ticks start after
-        `now` (default: this machine's clock)."""
+        `now` (default: this machine's clock), each with this priority and
+        these labels (docs/flow-control.md; a change sets them as given)."""
         operation = "set_schedule"
         _check_name(operation, name)
         check_text(operation, "orchestration", orchestration)
@@ -104,8 +109,15 @@ class SchedulePlans(Catalogue):
             check_cron(operation, cron)
         input_text = json_dumps(operation, "input", input)
         _check_start_size(operation, name, orchestration, input, version, input_text)
+        label_list = label_texts(operation, priority, labels)
+        arguments: dict[str, Any] = {}
+        if priority or label_list:
+            # The hub checks the priority and the labels (taskhub_check_steering).
+            arguments = {"p_priority": priority, "p_labels": label_list}
         created = yield from self._scalar(
-            "taskhub_set_schedule",
+            # Without steering as 0027 and 0028 take it, so that a client of
+            # 0029 sets schedules on them.
+            "taskhub_set_steered_schedule" if arguments else "taskhub_set_schedule",
             p_name=name,
             p_orchestration=orchestration,
             p_input=input_text,
@@ -115,6 +127,7 @@ class SchedulePlans(Catalogue):
             p_time_zone=time_zone,
             p_missed=missed,
             p_now=_aware(operation, now),
+            **arguments,
         )
         return bool(created)
 
@@ -225,4 +238,6 @@ def _schedule(row: dict[str, Any]) -> Schedule:
         failures=row.get("failures", 0),
         last_error=row.get("last_error"),
         paused_reason=row.get("paused_reason"),
+        priority=row.get("priority") or 0,
+        labels=dict(label.split("=", 1) for label in row.get("labels") or ()),
     )

@@ -469,11 +469,12 @@ def test_the_defect_without_label_rules_a_backlog_goes_first(
     assert order.index("b-0") == 40
 
 
-def turn_order(hub: TaskHub) -> list[str]:
-    """Instances in the order one dispatcher is given their turns, each
-    acked before the next fetch (so no limit is ever reached)."""
-    order = []
-    while (turn := hub.fetch_orchestration_item(30_000)) is not None:
+def turn_order(hub: TaskHub, most: int | None = None) -> list[str]:
+    """Instances in the order one dispatcher is given their turns (all of
+    them, or the first `most`), each acked before the next fetch (so no
+    limit is ever reached)."""
+    order: list[str] = []
+    while len(order) != most and (turn := hub.fetch_orchestration_item(30_000)) is not None:
         order.append(turn.instance_id)
         hub.ack_orchestration_item(turn.lock_token, 1, metadata=metadata("Order"))
     return order
@@ -508,6 +509,23 @@ def test_under_a_per_value_limit_tenants_take_turns_even_with_one_dispatcher(
         assert mine == sorted(mine)
     # Unlabelled, started after a's 40: in the whole queue's turns, behind them.
     assert order[-1] == "plain-0"
+
+
+def test_under_a_per_value_limit_work_with_a_priority_goes_first_whatever_its_set(
+    hub_schema: str, make_hub: HubFactory, database_url: str
+) -> None:
+    """300 tenants' starts queued, then one unlabelled start at priority 9:
+    the label sets' turns do not hold it back (a first form served it after
+    a turn of every set, 300th)."""
+    hub = make_hub(hub_schema)
+    with Client.connect(database_url, hub_schema) as client:
+        client.start_many(
+            [StartRequest(f"t{n:03}", "Order", labels={"tenant": f"t{n:03}"}) for n in range(300)]
+        )
+        client.set_label_limit("tenant", 2, each_value=True)
+        assert turn_order(hub, 3) == ["t000", "t001", "t002"]
+        client.start("urgent", "Order", priority=9)
+    assert turn_order(hub, 2) == ["urgent", "t003"]
 
 
 def test_a_per_value_limit_lowered_then_raised_is_whole_again(

@@ -6,7 +6,8 @@
 -- schedule (the caller names no orchestration or input;
 -- taskhub_schedule_start), with the instance id
 -- 'schedule:<name>:<tick in UTC, ISO 8601>'; a start of that id already made
--- is not repeated (taskhub_start_orchestrations).
+-- is not repeated (taskhub_start_steered_orchestrations, with the
+-- schedule's priority and labels).
 --
 -- One schedule cannot stop another (revision 0029). The start runs in a
 -- subtransaction of its own: when the hub refuses it (too large, a
@@ -62,7 +63,7 @@ BEGIN
     out_paused := false;
     -- A scheduler that raced this one and took the tick first is waited
     -- for; the row it leaves is read again, and the tick is no longer due.
-    SELECT s.name, s.orchestration, s.version, s.input
+    SELECT s.name, s.orchestration, s.version, s.input, s.priority, s.labels
       INTO v_schedule
       FROM __SCHEMA__.taskhub_schedules AS s
      WHERE s.name = p_name
@@ -79,9 +80,14 @@ BEGIN
             SELECT * INTO v_start
               FROM __SCHEMA__.taskhub_schedule_start(v_schedule.name, v_schedule.orchestration,
                                                      v_schedule.version, v_schedule.input, p_tick);
-            PERFORM __SCHEMA__.taskhub_start_orchestrations(
+            -- With the schedule's steering (revision 0029), when it has any.
+            PERFORM __SCHEMA__.taskhub_start_steered_orchestrations(
                 ARRAY[v_start.out_instance_id], ARRAY[v_start.out_work_item], clock_timestamp(),
-                p_traceparent, p_tracestate);
+                p_traceparent, p_tracestate,
+                CASE WHEN v_schedule.priority > 0 OR cardinality(v_schedule.labels) > 0
+                     THEN jsonb_build_array(jsonb_build_object(
+                              'priority', v_schedule.priority,
+                              'labels', to_jsonb(v_schedule.labels))) END);
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
             IF __SCHEMA__.taskhub_transient_sqlstate(v_state) THEN

@@ -192,6 +192,21 @@ BEGIN
         v_lanes_left := 8;
         v_cursor := coalesce(string_to_array(
                         nullif(current_setting('taskhub.turn_lane', true), ''), E'\n'), '{}');
+        -- Work with a priority first, whatever its set (or none): when the
+        -- head of the whole queue has one, this fetch reads the whole queue.
+        v_scan_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
+        v_scan_ts := to_timestamp(v_scan_ms / 1000.0);
+        SELECT q.taskhub_priority INTO v_priority
+          FROM __SCHEMA__.orchestrator_queue AS q
+         WHERE coalesce(q.taskhub_rank, q.visible_at) <= v_scan_ts
+           AND CASE WHEN q.visible_at <= v_scan_ts THEN true ELSE false END
+           AND (q.lock_token IS NULL OR q.locked_until <= v_scan_ms)
+         ORDER BY coalesce(q.taskhub_rank, q.visible_at), q.id + 0
+         LIMIT 1;
+        IF v_priority > 0 THEN
+            v_lanes_left := 0;
+            v_cursor := NULL;  -- the session's place stays where it was
+        END IF;
     END IF;
     -- A pass goes on from where the last one stopped reading: what it
     -- passed over was leased, tried or of a label now skipped.

@@ -65,6 +65,9 @@ UNION ALL
 SELECT 'function', 'taskhub_start_steered_orchestrations', 'EXECUTE',
        'taskhub application client: start and start_many with a priority and labels'
 UNION ALL
+SELECT 'function', 'taskhub_set_steered_schedule', 'EXECUTE',
+       'taskhub schedules: a schedule whose ticks start with a priority and labels'
+UNION ALL
 VALUES
     ('table', 'instances', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),
     ('table', 'executions', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),

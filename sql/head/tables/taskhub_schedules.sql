@@ -28,6 +28,11 @@ CREATE TABLE __SCHEMA__.taskhub_schedules (
     failures      integer     NOT NULL DEFAULT 0,
     last_error    text,
     paused_reason text,
+    -- Revision 0029: the steering each tick's instance starts with
+    -- (docs/flow-control.md): its priority and its labels ('key=value', in
+    -- key order, as taskhub_check_steering gives them).
+    priority      smallint    NOT NULL DEFAULT 0 CHECK (priority BETWEEN 0 AND 9),
+    labels        text[]      NOT NULL DEFAULT '{}',
     CONSTRAINT a_schedule_has_a_cron_expression_or_an_interval
         CHECK ((cron IS NULL) <> (every_ms IS NULL))
 );

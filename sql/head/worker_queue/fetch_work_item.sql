@@ -100,7 +100,7 @@ DECLARE
     v_tokens        text[];
     v_holders       bigint[];
     v_from          integer;  -- the slots read so far, by number
-    v_live_ids      bigint[];
+    v_live          text[];   -- the tokens of the leases still held among them
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -350,12 +350,14 @@ BEGIN
                           FROM __SCHEMA__.taskhub_flow_slots AS f
                          WHERE f.kind = v_key_kind AND f.name = v_key_name
                            AND f.slot > v_from AND f.slot <= least(v_from + 16, v_limit);
-                        SELECT coalesce(array_agg(q.id), '{}') INTO v_live_ids
+                        SELECT coalesce(array_agg(q.lock_token), '{}') INTO v_live
                           FROM __SCHEMA__.worker_queue AS q
                          WHERE q.id = ANY (v_holders) AND q.lock_token = ANY (v_tokens)
                            AND q.locked_until > v_server_ms;
                         FOR v_n IN 1 .. cardinality(v_slots) LOOP
-                            CONTINUE WHEN v_holders[v_n] = ANY (v_live_ids);
+                            -- Held: its own lease (an item in two slots, one
+                            -- left from an earlier lease, holds only the other).
+                            CONTINUE WHEN v_tokens[v_n] = ANY (v_live);
                             IF v_beyond = 0 THEN
                                 v_slot := v_slots[v_n];
                                 EXIT;
