@@ -426,8 +426,9 @@ BEGIN
                     CONTINUE attempts;
                 END IF;
             END LOOP;
-            -- Every key has room: the tokens, which the keys' locks kept.
-            FOR v_k IN 1 .. cardinality(v_keys) LOOP
+            -- Every key has room: the tokens, which the keys' locks kept
+            -- (none to take without a rate: a test of NULL would not skip).
+            FOR v_k IN 1 .. CASE WHEN v_rated IS NULL THEN 0 ELSE cardinality(v_keys) END LOOP
                 CONTINUE WHEN NOT v_keys[v_k] = ANY (v_rated);
                 v_key_kind := split_part(v_keys[v_k], ':', 1);
                 v_key_name := substr(v_keys[v_k], length(v_key_kind) + 2);
