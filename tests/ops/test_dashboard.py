@@ -420,7 +420,10 @@ def test_a_failed_instance_shows_its_whole_error_and_what_failed_on_the_way(
 
 def test_the_schedules_page_lists_every_schedule(database_url: str, hub_schema: str) -> None:
     with Client.connect(database_url, hub_schema) as client:
-        client.set_schedule("nightly", "Report", {"kind": "daily"}, cron="0 2 * * *")
+        client.set_schedule(
+            "nightly", "Report", {"kind": "daily"}, cron="0 2 * * *", priority=4,
+            labels={"tenant": "acme"},
+        )  # fmt: skip
         client.set_schedule("heartbeat", "Ping", every_s=30)
         client.pause_schedule("heartbeat")
     with TestClient(dashboard_app(database_url, hub_schema), base_url=LOCAL) as dashboard:
@@ -430,6 +433,8 @@ def test_the_schedules_page_lists_every_schedule(database_url: str, hub_schema: 
     assert "every 30 s" in rows["heartbeat"] and "<td>yes</td>" in rows["heartbeat"]
     assert "<code>0 2 * * *</code>" in rows["nightly"]
     assert '"kind":"daily"' in rows["nightly"].replace(" ", "")
+    assert "priority 4 <code>tenant=acme</code>" in rows["nightly"]
+    assert '<td data-field="steering"></td>' in rows["heartbeat"]
 
 
 def test_the_schedules_page_of_a_hub_before_0027(database_url: str) -> None:
