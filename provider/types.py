@@ -359,8 +359,9 @@ class FlowRule:
     "activity", a label 'tenant=acme' for "label", a label's key for
     "label_each", each of whose values has the limit) is paused (handed out never),
     limited to `max_running` items leased at once over the whole hub (of
-    which `running` hold a lease now), or to `per_second` handed out a second
-    with bursts up to `burst` (its bucket has `tokens` now)."""
+    which `running` hold a lease now, and for a label `turns` of its
+    instances' turns too, which it limits as well), or to `per_second` handed
+    out a second with bursts up to `burst` (its bucket has `tokens` now)."""
 
     kind: Literal["activity", "label", "label_each"]
     name: str
@@ -373,6 +374,7 @@ class FlowRule:
     changed_at: datetime
     changed_by: str  # the login that made the latest change
     reason: str | None
+    turns: int = 0  # turns leased under a label's limit now
 
 
 @dataclass(frozen=True)

@@ -228,7 +228,8 @@ def _print_status(found: HubStatus, head: str, note: str | None) -> None:
 def _rule_text(rule: FlowRule) -> str:
     parts = ["PAUSED"] if rule.paused else []
     if rule.max_running is not None:
-        parts.append(f"{rule.running} of at most {rule.max_running} running")
+        turns = f" (and {rule.turns} turns)" if rule.turns else ""
+        parts.append(f"{rule.running} of at most {rule.max_running} running{turns}")
     if rule.per_second is not None:
         parts.append(f"at most {rule.per_second:g}/s (burst {rule.burst})")
     return ", ".join(parts)

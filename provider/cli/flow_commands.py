@@ -203,6 +203,7 @@ def list_rules(url: Url = None, schema: Schema = "public", as_json: AsJson = Fal
                 "name": rule.name,
                 "paused": "yes" if rule.paused else "no",
                 "running": rule.running,
+                "turns": rule.turns if rule.kind != "activity" else "",
                 "limit": "" if rule.max_running is None else rule.max_running,
                 "per second": "" if rule.per_second is None else f"{rule.per_second:g}",
                 "burst": "" if rule.burst is None else rule.burst,

@@ -246,6 +246,7 @@ class FlowControlPlans(Catalogue):
                 changed_at=row["changed_at"],
                 changed_by=row["changed_by"],
                 reason=row["reason"],
+                turns=int(row["turns"]),
             )
             for row in rows
         ]

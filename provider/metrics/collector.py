@@ -95,12 +95,18 @@ class HubFamilies:
         self.flow_running = _gauge(
             "taskhub_flow_running", "the key's slots held by a live lease", "kind", "name"
         )
+        self.flow_turns = _gauge(
+            "taskhub_flow_turns",
+            "the label's turn slots held by a live instance lease",
+            "kind",
+            "name",
+        )
 
     def all(self) -> Iterator[GaugeMetricFamily]:
         yield self.up
         yield from self.queues.values()
         yield from (self.age, self.leases, self.poison, self.stuck)
-        yield from (self.flow_paused, self.flow_limit, self.flow_running)
+        yield from (self.flow_paused, self.flow_limit, self.flow_running, self.flow_turns)
 
 
 APPLICATION_NAME = "taskhub-pg metrics"
@@ -237,6 +243,7 @@ def _read(conn: psycopg.Connection[Any], schema: str, families: HubFamilies) -> 
         key = [schema, rule.kind, visible(rule.name)]
         families.flow_paused.add_metric(key, 1.0 if rule.paused else 0.0)
         families.flow_running.add_metric(key, float(rule.running))
+        families.flow_turns.add_metric(key, float(rule.turns))
         if rule.max_running is not None:
             families.flow_limit.add_metric(key, float(rule.max_running))
 

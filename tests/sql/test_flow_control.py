@@ -441,6 +441,9 @@ def test_a_tenants_start_backlog_keeps_no_other_tenants_turns_waiting(
         while (turn := hub.fetch_orchestration_item(30_000)) is not None:
             turns.append(turn)
         assert leased_turns_by_tenant(sql, hub_schema) == {"tenant=a": 2, "tenant=b": 2}
+        # The rule counts them (turns, beside its activities running).
+        [rule] = [rule for rule in client.flow_rules() if rule.kind == "label_each"]
+        assert (rule.running, rule.turns) == (0, 4)
         # An ack frees its tenant's slot for that tenant's next turn.
         first_b = next(turn for turn in turns if turn.instance_id.startswith("b-"))
         hub.ack_orchestration_item(first_b.lock_token, 1, metadata=metadata("Order"))

@@ -1,6 +1,7 @@
 -- Every flow rule with its current use: how many of its slots are held by a
--- live lease (at the database's clock; for a limit of each value of a label,
--- over all of its values), and the tokens its bucket has now.
+-- live lease of an activity (running) and of a turn (turns: a label's limits
+-- hold turns too), at the database's clock (for a limit of each value of a
+-- label, over all of its values), and the tokens its bucket has now.
 -- For `taskhub-pg limit list`, the Client, the dashboard and the metrics.
 CREATE OR REPLACE FUNCTION __SCHEMA__.taskhub_read_flow_rules()
 RETURNS TABLE (
@@ -9,6 +10,7 @@ RETURNS TABLE (
     paused      boolean,
     max_running integer,
     running     bigint,
+    turns       bigint,
     per_second  double precision,
     burst       integer,
     tokens      double precision,
@@ -52,6 +54,17 @@ BEGIN
                          FROM __SCHEMA__.worker_queue AS q
                         WHERE q.id = s.item_id AND q.lock_token = s.lock_token
                           AND q.locked_until > v_now_ms);
+        -- A turn's slot is held while an instance lease has its token.
+        SELECT count(*) INTO turns
+          FROM __SCHEMA__.taskhub_flow_slots AS s
+         WHERE s.kind = 'turn:' || v_rule.kind
+           AND CASE WHEN v_rule.kind = 'label_each'
+                    THEN left(s.name, length(v_rule.name) + 1) = v_rule.name || '='
+                    ELSE s.name = v_rule.name END
+           AND EXISTS (SELECT 1
+                         FROM __SCHEMA__.instance_locks AS il
+                        WHERE il.lock_token = s.lock_token
+                          AND il.locked_until > v_now_ms);
         -- The bucket as a fetch would find it now.
         SELECT least(b.burst, b.tokens
                               + greatest(0, v_now_ms - b.refilled_at_ms) * b.per_second / 1000.0)
