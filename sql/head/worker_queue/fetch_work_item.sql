@@ -100,6 +100,8 @@ DECLARE
     v_tokens        text[];
     v_holders       bigint[];
     v_from          integer;  -- the slots read so far, by number
+    v_read_slots    integer[];  -- the numbers of those that exist
+    v_held_beyond   bigint;   -- slots beyond the limit still held
     v_live          text[];   -- the tokens of the leases still held among them
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
@@ -339,6 +341,8 @@ BEGIN
                          WHERE q.id = ANY (v_holders) AND q.lock_token = ANY (v_tokens)
                            AND q.locked_until > v_server_ms;
                     END IF;
+                    v_held_beyond := v_beyond;
+                    v_read_slots := '{}';
                     v_from := 0;
                     LOOP
                         -- 16 slots at a time, by number, and which of their
@@ -350,6 +354,7 @@ BEGIN
                           FROM __SCHEMA__.taskhub_flow_slots AS f
                          WHERE f.kind = v_key_kind AND f.name = v_key_name
                            AND f.slot > v_from AND f.slot <= least(v_from + 16, v_limit);
+                        v_read_slots := v_read_slots || v_slots;
                         SELECT coalesce(array_agg(q.lock_token), '{}') INTO v_live
                           FROM __SCHEMA__.worker_queue AS q
                          WHERE q.id = ANY (v_holders) AND q.lock_token = ANY (v_tokens)
@@ -376,22 +381,12 @@ BEGIN
                     -- made one at a time, by the fetches that need one more:
                     -- none free, and fewer made than the limit less those
                     -- held beyond it (by a lowered limit), the lowest number
-                    -- missing.
+                    -- missing. None free means the walk above read every
+                    -- slot up to the limit: what it read says which exist.
                     IF v_slot IS NULL AND v_key_kind = 'label_each' THEN
-                        SELECT coalesce(array_agg(f.slot) FILTER (WHERE f.slot <= v_limit), '{}'),
-                               coalesce(array_agg(f.item_id) FILTER (WHERE f.slot > v_limit), '{}'),
-                               coalesce(array_agg(f.lock_token) FILTER (WHERE f.slot > v_limit),
-                                        '{}')
-                          INTO v_slots, v_holders, v_tokens
-                          FROM __SCHEMA__.taskhub_flow_slots AS f
-                         WHERE f.kind = v_key_kind AND f.name = v_key_name;
-                        SELECT count(*) INTO v_beyond
-                          FROM __SCHEMA__.worker_queue AS q
-                         WHERE q.id = ANY (v_holders) AND q.lock_token = ANY (v_tokens)
-                           AND q.locked_until > v_server_ms;
-                        IF cardinality(v_slots) + v_beyond < v_limit THEN
+                        IF cardinality(v_read_slots) + v_held_beyond < v_limit THEN
                             v_made := (SELECT min(n) FROM generate_series(1, v_limit) AS n
-                                        WHERE NOT n = ANY (v_slots));
+                                        WHERE NOT n = ANY (v_read_slots));
                             INSERT INTO __SCHEMA__.taskhub_flow_slots AS f
                                    (kind, name, slot, item_id, lock_token)
                             VALUES (v_key_kind, v_key_name, v_made, v_id, v_token)
