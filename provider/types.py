@@ -357,13 +357,15 @@ class FlowRule:
     """A flow rule of the hub (docs/flow-control.md), enforced by the fetch
     every runtime calls: the key `name` (an activity's name for kind
     "activity", a label 'tenant=acme' for "label", a label's key for
-    "label_each", each of whose values has the limit) is paused (handed out never),
+    "label_each", each of whose values has the limit, an orchestration's name
+    for "orchestration", whose turns it holds) is paused (handed out never),
     limited to `max_running` items leased at once over the whole hub (of
-    which `running` hold a lease now, and for a label `turns` of its
-    instances' turns too, which it limits as well), or to `per_second` handed
-    out a second with bursts up to `burst` (its bucket has `tokens` now)."""
+    which `running` hold a lease now, and for a label or an orchestration
+    `turns` of its instances' turns, which it limits as well), or to
+    `per_second` handed out a second with bursts up to `burst` (its bucket
+    has `tokens` now)."""
 
-    kind: Literal["activity", "label", "label_each"]
+    kind: Literal["activity", "label", "label_each", "orchestration"]
     name: str
     paused: bool
     max_running: int | None

@@ -51,11 +51,21 @@ EachLabel = Annotated[
 ]
 
 
+Orchestration = Annotated[
+    str | None,
+    typer.Option(
+        "--orchestration",
+        metavar="NAME",
+        help="the turns of the orchestration's instances (not its activities)",
+    ),
+]
+
+
 @dataclass(frozen=True)
 class Key:
-    """What a rule is about: one of --activity, --label, --each-label."""
+    """What a rule is about: one of --activity, --label, --each-label, --orchestration."""
 
-    kind: str  # activity, label, label_each
+    kind: str  # activity, label, label_each, orchestration
     name: str
 
     def __str__(self) -> str:
@@ -69,17 +79,20 @@ def key_of(
     activity: str | None,
     label: str | None,
     each_label: str | None = None,
+    orchestration: str | None = None,
     *,
     each_allowed: bool = False,
+    orchestration_allowed: bool = False,
 ) -> Key:
-    given = [
-        Key(kind, name)
-        for kind, name in (("activity", activity), ("label", label), ("label_each", each_label))
-        if name is not None
-    ]
+    allowed = [("activity", "--activity", activity), ("label", "--label", label)]
+    if each_allowed:
+        allowed.append(("label_each", "--each-label", each_label))
+    if orchestration_allowed:
+        allowed.append(("orchestration", "--orchestration", orchestration))
+    given = [Key(kind, name) for kind, _, name in allowed if name is not None]
     if len(given) != 1:
-        options = "--activity, --label or --each-label" if each_allowed else "--activity or --label"
-        fail(2, f"name exactly one of {options}")
+        options = [option for _, option, _ in allowed]
+        fail(2, f"name exactly one of {', '.join(options[:-1])} or {options[-1]}")
     return given[0]
 
 
@@ -99,16 +112,22 @@ def set_limit(
     activity: Activity = None,
     label: Label = None,
     each_label: EachLabel = None,
+    orchestration: Orchestration = None,
     reason: Reason = None,
     url: Url = None,
     schema: Schema = "public",
 ) -> None:
-    """Let at most MAX_RUNNING of the key's items run at once, over every
-    worker and runtime of the hub (a lowered limit lets those running finish)."""
-    key = key_of(activity, label, each_label, each_allowed=True)
+    """Let at most MAX_RUNNING of the key's items (an orchestration: its
+    turns) run at once, over every worker and runtime of the hub (a lowered
+    limit lets those running finish)."""
+    key = key_of(
+        activity, label, each_label, orchestration, each_allowed=True, orchestration_allowed=True
+    )
     with app_client(url, schema) as client:
         if key.kind == "activity":
             before = client.set_activity_limit(key.name, max_running, reason=reason)
+        elif key.kind == "orchestration":
+            before = client.set_orchestration_limit(key.name, max_running, reason=reason)
         else:
             each = key.kind == "label_each"
             before = client.set_label_limit(key.name, max_running, each_value=each, reason=reason)
@@ -121,15 +140,20 @@ def remove_limit(
     activity: Activity = None,
     label: Label = None,
     each_label: EachLabel = None,
+    orchestration: Orchestration = None,
     reason: Reason = None,
     url: Url = None,
     schema: Schema = "public",
 ) -> None:
     """Remove the key's limit (a pause stays)."""
-    key = key_of(activity, label, each_label, each_allowed=True)
+    key = key_of(
+        activity, label, each_label, orchestration, each_allowed=True, orchestration_allowed=True
+    )
     with app_client(url, schema) as client:
         if key.kind == "activity":
             before = client.remove_activity_limit(key.name, reason=reason)
+        elif key.kind == "orchestration":
+            before = client.remove_orchestration_limit(key.name, reason=reason)
         else:
             each = key.kind == "label_each"
             before = client.remove_label_limit(key.name, each_value=each, reason=reason)
@@ -202,7 +226,8 @@ def list_rules(url: Url = None, schema: Schema = "public", as_json: AsJson = Fal
                 "kind": rule.kind,
                 "name": rule.name,
                 "paused": "yes" if rule.paused else "no",
-                "running": rule.running,
+                # An orchestration's rule holds its turns, no activity.
+                "running": rule.running if rule.kind != "orchestration" else "",
                 "turns": rule.turns if rule.kind != "activity" else "",
                 "limit": "" if rule.max_running is None else rule.max_running,
                 "per second": "" if rule.per_second is None else f"{rule.per_second:g}",
@@ -223,16 +248,20 @@ def register(app: typer.Typer) -> None:
     def pause(
         activity: Activity = None,
         label: Label = None,
+        orchestration: Orchestration = None,
         reason: Reason = None,
         url: Url = None,
         schema: Schema = "public",
     ) -> None:
-        """Hand out none of the activity's (or label's) items, to any worker
-        or runtime, until `taskhub-pg resume`; those running finish."""
-        key = key_of(activity, label)
+        """Hand out none of the activity's (or label's) items, or none of the
+        orchestration's turns, to any worker or runtime, until `taskhub-pg
+        resume`; those running finish."""
+        key = key_of(activity, label, None, orchestration, orchestration_allowed=True)
         with app_client(url, schema) as client:
             if key.kind == "activity":
                 was_paused = client.pause_activity(key.name, reason=reason)
+            elif key.kind == "orchestration":
+                was_paused = client.pause_orchestration(key.name, reason=reason)
             else:
                 was_paused = client.pause_label(key.name, reason=reason)
         say(f"{key} {'was already paused' if was_paused else 'paused'}")
@@ -241,15 +270,19 @@ def register(app: typer.Typer) -> None:
     def resume(
         activity: Activity = None,
         label: Label = None,
+        orchestration: Orchestration = None,
         reason: Reason = None,
         url: Url = None,
         schema: Schema = "public",
     ) -> None:
-        """Hand out the activity's (or label's) items again, in order."""
-        key = key_of(activity, label)
+        """Hand out the activity's (or label's) items, or the orchestration's
+        turns, again, in order."""
+        key = key_of(activity, label, None, orchestration, orchestration_allowed=True)
         with app_client(url, schema) as client:
             if key.kind == "activity":
                 was_paused = client.resume_activity(key.name, reason=reason)
+            elif key.kind == "orchestration":
+                was_paused = client.resume_orchestration(key.name, reason=reason)
             else:
                 was_paused = client.resume_label(key.name, reason=reason)
         say(f"{key} {'resumed' if was_paused else 'was not paused'}")

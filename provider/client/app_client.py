@@ -229,6 +229,10 @@ class Client(ProcedureClient):
     remove_label_limit = blocking(ApplicationPlans.remove_label_limit)
     set_label_rate = blocking(ApplicationPlans.set_label_rate)
     remove_label_rate = blocking(ApplicationPlans.remove_label_rate)
+    pause_orchestration = blocking(ApplicationPlans.pause_orchestration)
+    resume_orchestration = blocking(ApplicationPlans.resume_orchestration)
+    set_orchestration_limit = blocking(ApplicationPlans.set_orchestration_limit)
+    remove_orchestration_limit = blocking(ApplicationPlans.remove_orchestration_limit)
     flow_rules = blocking(ApplicationPlans.flow_rules)
 
 
@@ -340,4 +344,8 @@ class AsyncClient(AsyncProcedureClient):
     remove_label_limit = awaitable(ApplicationPlans.remove_label_limit)
     set_label_rate = awaitable(ApplicationPlans.set_label_rate)
     remove_label_rate = awaitable(ApplicationPlans.remove_label_rate)
+    pause_orchestration = awaitable(ApplicationPlans.pause_orchestration)
+    resume_orchestration = awaitable(ApplicationPlans.resume_orchestration)
+    set_orchestration_limit = awaitable(ApplicationPlans.set_orchestration_limit)
+    remove_orchestration_limit = awaitable(ApplicationPlans.remove_orchestration_limit)
     flow_rules = awaitable(ApplicationPlans.flow_rules)

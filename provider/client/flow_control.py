@@ -1,6 +1,7 @@
-"""Flow control as plans: pause and resume an activity or a label, limit
-how many of its items run at once over the whole hub (a label's each value
-its own limit, per tenant) or how many start a second, and
+"""Flow control as plans: pause and resume an activity, a label or an
+orchestration, limit how many of its items (an orchestration: its turns)
+run at once over the whole hub (a label's each value its own limit, per
+tenant) or how many start a second, and
 list the rules with their use. The hub enforces them in fetch_work_item, so every runtime
 obeys them (sql/head/flow_control/, docs/flow-control.md); these plans only
 change and read them, and every change is kept with who made it and why
@@ -222,6 +223,37 @@ class FlowControlPlans(Catalogue):
     def remove_label_rate(self, label: str, *, reason: str | None = None) -> Plan[float | None]:
         """Remove the label's rate limit. The rate before."""
         return (yield from self._remove_rate("remove_label_rate", "label", label, reason))
+
+    # By orchestration: its turns (fetch_orchestration_item), not its activities.
+
+    def pause_orchestration(self, name: str, *, reason: str | None = None) -> Plan[bool]:
+        """Hand out none of the orchestration's turns, to any runtime, until
+        it is resumed; turns leased already finish, and the activities its
+        instances queued still run (pause those by activity or label).
+        Whether it was paused already."""
+        return (yield from self._pause("pause_orchestration", "orchestration", name, reason))
+
+    def resume_orchestration(self, name: str, *, reason: str | None = None) -> Plan[bool]:
+        """Hand out the orchestration's turns again. Whether it was paused."""
+        return (yield from self._resume("resume_orchestration", "orchestration", name, reason))
+
+    def set_orchestration_limit(
+        self, name: str, max_running: int, *, reason: str | None = None
+    ) -> Plan[int | None]:
+        """Let at most `max_running` of the orchestration's instances hold a
+        turn's lease at once, over every runtime of the hub. The limit
+        before (None: there was none)."""
+        limit = self._set_limit(
+            "set_orchestration_limit", "orchestration", name, max_running, reason
+        )
+        return (yield from limit)
+
+    def remove_orchestration_limit(
+        self, name: str, *, reason: str | None = None
+    ) -> Plan[int | None]:
+        """Remove the orchestration's limit (a pause stays). The limit before."""
+        remove = self._remove_limit("remove_orchestration_limit", "orchestration", name, reason)
+        return (yield from remove)
 
     def flow_rules_of_any_revision(self) -> Plan[list[FlowRule]]:
         """The flow rules on a hub of any revision: none before 0029, which

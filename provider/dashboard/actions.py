@@ -180,7 +180,7 @@ def _prune(hub: Hub, form: Form) -> str:
 
 
 # Flow rules (docs/flow-control.md): a key is a kind and a name.
-FLOW_KINDS = ("activity", "label", "label_each")
+FLOW_KINDS = ("activity", "label", "label_each", "orchestration")
 MAX_RUNNING = 10_000
 
 
@@ -211,7 +211,11 @@ def _pause(hub: Hub, form: Form) -> str:
     if kind == "label_each":
         raise ActionRefused("a label's values are limited, not paused: pause one value (label)")
     plans, reason = hub.plans, _flow_reason(form)
-    pause = plans.pause_activity if kind == "activity" else plans.pause_label
+    pause = {
+        "activity": plans.pause_activity,
+        "label": plans.pause_label,
+        "orchestration": plans.pause_orchestration,
+    }[kind]
     was = _run(hub, pause(name, reason=reason))
     return f"{_flow_words(kind, name)} {'was already paused' if was else 'paused'}"
 
@@ -219,7 +223,10 @@ def _pause(hub: Hub, form: Form) -> str:
 def _resume(hub: Hub, form: Form) -> str:
     kind, name = _flow_key(form)
     plans, reason = hub.plans, _flow_reason(form)
-    resume = plans.resume_activity if kind == "activity" else plans.resume_label
+    resume = {
+        "activity": plans.resume_activity,
+        "orchestration": plans.resume_orchestration,
+    }.get(kind, plans.resume_label)
     was = _run(hub, resume(name, reason=reason))
     return f"{_flow_words(kind, name)} {'resumed' if was else 'was not paused'}"
 
@@ -229,6 +236,8 @@ def _limit(hub: Hub, form: Form) -> str:
     limit, plans, reason = _max_running(form), hub.plans, _flow_reason(form)
     if kind == "activity":
         before = _run(hub, plans.set_activity_limit(name, limit, reason=reason))
+    elif kind == "orchestration":
+        before = _run(hub, plans.set_orchestration_limit(name, limit, reason=reason))
     else:
         each = kind == "label_each"
         before = _run(hub, plans.set_label_limit(name, limit, each_value=each, reason=reason))
@@ -241,6 +250,8 @@ def _unlimit(hub: Hub, form: Form) -> str:
     plans, reason = hub.plans, _flow_reason(form)
     if kind == "activity":
         before = _run(hub, plans.remove_activity_limit(name, reason=reason))
+    elif kind == "orchestration":
+        before = _run(hub, plans.remove_orchestration_limit(name, reason=reason))
     else:
         each = kind == "label_each"
         before = _run(hub, plans.remove_label_limit(name, each_value=each, reason=reason))

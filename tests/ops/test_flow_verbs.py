@@ -104,6 +104,38 @@ def test_label_rules_from_the_command_line(cli: Cli) -> None:
     assert json.loads(cli("limit", "list", "--json")[1]) == []
 
 
+def test_orchestration_rules_from_the_command_line(cli: Cli) -> None:
+    assert cli("pause", "--orchestration", "Backfill", "--reason", "db busy")[1] == (
+        "orchestration Backfill paused\n"
+    )
+    assert cli("limit", "set", "--orchestration", "Order", "4") == (
+        0,
+        "orchestration Order: at most 4 running (was no limit)\n",
+        "",
+    )
+    rules = json.loads(cli("limit", "list", "--json")[1])
+    assert {(rule["kind"], rule["name"], rule["paused"]) for rule in rules} == {
+        ("orchestration", "Backfill", True),
+        ("orchestration", "Order", False),
+    }
+    code, out, _ = cli("status")
+    assert code == 0 and "  orchestration Backfill: PAUSED" in out
+    # No rate for turns, one key at a time: exit 2 in one line, nothing changed.
+    for argv in (
+        ("limit", "rate", "--orchestration", "Order", "5"),
+        ("pause", "--orchestration", "Order", "--activity", "Charge"),
+    ):
+        code, _, err = cli(*argv)
+        assert code == 2, argv
+        assert "Traceback" not in err
+    assert len(json.loads(cli("limit", "list", "--json")[1])) == 2
+    assert cli("resume", "--orchestration", "Backfill")[1] == (
+        "orchestration Backfill resumed\n"
+    )
+    assert cli("limit", "remove", "--orchestration", "Order")[0] == 0
+    assert json.loads(cli("limit", "list", "--json")[1]) == []
+
+
 def test_an_operator_changes_the_rules_under_its_own_login(
     database_url: str, hub_schema: str, sql: psycopg.Connection[Any]
 ) -> None:

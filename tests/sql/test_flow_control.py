@@ -403,7 +403,7 @@ def test_label_rules_are_refused_in_one_line_when_they_cannot_be(
         (f"{q}.taskhub_pause_flow('label_each', 'tenant', NULL)", "not paused or rated"),
         (f"{q}.taskhub_set_flow_rate('label_each', 'tenant', 5)", "not paused or rated"),
         (f"{q}.taskhub_set_flow_limit('label_each', 'tenant=acme', 2)", "is not a key"),
-        (f"{q}.taskhub_pause_flow('queue', 'x', NULL)", "activity, label or label_each"),
+        (f"{q}.taskhub_pause_flow('queue', 'x', NULL)", "activity, label, label_each or"),
     ):
         with pytest.raises(psycopg.errors.InvalidParameterValue, match=message) as refused:
             sql.execute(f"SELECT {call}")

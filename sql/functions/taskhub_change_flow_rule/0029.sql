@@ -36,13 +36,15 @@ DECLARE
     v_id              bigint;
     v_paused_names    text[];
     v_paused_labels   text[];
+    v_paused_orchestrations text[];
     v_limited_names   text[];
     v_rated_names     text[];
     v_limits          integer[];
     v_any             boolean;
 BEGIN
-    IF p_kind IS NULL OR p_kind NOT IN ('activity', 'label', 'label_each') THEN
-        RAISE EXCEPTION 'a flow rule''s kind must be activity, label or label_each (got %)',
+    IF p_kind IS NULL OR p_kind NOT IN ('activity', 'label', 'label_each', 'orchestration') THEN
+        RAISE EXCEPTION 'a flow rule''s kind must be activity, label, label_each or '
+                        'orchestration (got %)',
             coalesce(quote_literal(p_kind), 'NULL') USING ERRCODE = '22023';
     ELSIF p_name IS NULL OR p_name = '' OR octet_length(p_name) > 1000 THEN
         RAISE EXCEPTION 'a flow rule''s name must be a non-empty text of at most 1000 bytes'
@@ -50,6 +52,10 @@ BEGIN
     ELSIF p_kind = 'label_each' AND p_action NOT IN ('set limit', 'remove limit') THEN
         RAISE EXCEPTION 'a label''s values can each be limited, not paused or rated: % one '
                         'value (kind label, name %=VALUE)', p_action, p_name
+            USING ERRCODE = '22023';
+    ELSIF p_kind = 'orchestration' AND p_action IN ('set rate', 'remove rate') THEN
+        RAISE EXCEPTION 'an orchestration''s turns can be paused or limited, not rated: rate '
+                        'its activities (kind activity) or its instances'' label (kind label)'
             USING ERRCODE = '22023';
     ELSIF p_kind = 'label_each' AND p_name !~ '^[a-z][a-z0-9_.-]{0,62}$' THEN
         RAISE EXCEPTION 'label key % is not a key (a-z, 0-9, _ . - from a letter, up to 63 bytes)',
@@ -155,7 +161,8 @@ BEGIN
                             WHERE il.lock_token = s.lock_token
                               AND il.locked_until > v_now_ms);
     END IF;
-    IF v_max_running IS NOT NULL AND p_kind <> 'label_each' THEN
+    -- (An orchestration's limit holds turns only: no activity slots.)
+    IF v_max_running IS NOT NULL AND p_kind IN ('activity', 'label') THEN
         INSERT INTO __SCHEMA__.taskhub_flow_slots AS s (kind, name, slot, item_id, lock_token)
         SELECT p_kind, p_name, n, NULL, NULL
           FROM generate_series(1, v_max_running) AS n
@@ -177,10 +184,12 @@ BEGIN
                tokens     = least(b.tokens, EXCLUDED.burst);
     END IF;
 
-    -- What the fetches read: the paused activities and labels, and
+    -- What the fetches read: the paused activities, labels and
+    -- orchestrations, and
     -- the limited and rated keys as kind:name.
     SELECT coalesce(array_agg(r.name) FILTER (WHERE r.paused AND r.kind = 'activity'), '{}'),
            coalesce(array_agg(r.name) FILTER (WHERE r.paused AND r.kind = 'label'), '{}'),
+           coalesce(array_agg(r.name) FILTER (WHERE r.paused AND r.kind = 'orchestration'), '{}'),
            coalesce(array_agg(r.kind || ':' || r.name)
                         FILTER (WHERE NOT r.paused AND r.max_running IS NOT NULL), '{}'),
            coalesce(array_agg(r.max_running)
@@ -188,16 +197,17 @@ BEGIN
            coalesce(array_agg(r.kind || ':' || r.name)
                         FILTER (WHERE NOT r.paused AND r.per_second IS NOT NULL), '{}'),
            count(*) > 0
-      INTO v_paused_names, v_paused_labels, v_limited_names, v_limits, v_rated_names, v_any
+      INTO v_paused_names, v_paused_labels, v_paused_orchestrations, v_limited_names, v_limits, v_rated_names, v_any
       FROM __SCHEMA__.taskhub_flow_rules AS r;
     IF v_any THEN
         INSERT INTO __SCHEMA__.taskhub_flow_summary AS f
-               (kind, paused, paused_labels, limited, limits, rated)
-        VALUES ('rules', v_paused_names, v_paused_labels, v_limited_names, v_limits,
-                v_rated_names)
+               (kind, paused, paused_labels, paused_orchestrations, limited, limits, rated)
+        VALUES ('rules', v_paused_names, v_paused_labels, v_paused_orchestrations,
+                v_limited_names, v_limits, v_rated_names)
         ON CONFLICT (kind) DO UPDATE
            SET paused        = EXCLUDED.paused,
                paused_labels = EXCLUDED.paused_labels,
+               paused_orchestrations = EXCLUDED.paused_orchestrations,
                limited       = EXCLUDED.limited,
                limits        = EXCLUDED.limits,
                rated         = EXCLUDED.rated;

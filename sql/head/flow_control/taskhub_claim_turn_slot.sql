@@ -1,5 +1,6 @@
--- A slot of a label's limit for an orchestration turn (kind 'turn:label' or
--- 'turn:label_each', name the label): claimed for the lease p_token, which
+-- A slot of a label's or an orchestration's limit for a turn (kind
+-- 'turn:label', 'turn:label_each' or 'turn:orchestration', name the label
+-- or the orchestration's name): claimed for the lease p_token, which
 -- fetch_orchestration_item is about to write, under the key's advisory lock
 -- its caller holds, and the rule's guard, taken here shared without waiting
 -- (a change of the rule holds it). The limit is read again under the guard.
@@ -33,7 +34,7 @@ DECLARE
     v_free    integer[] := '{}';
     v_beyond  integer := 0;  -- slots beyond the limit still held
     v_slot    integer;
-    v_rule    text := substr(p_kind, 6);  -- label or label_each
+    v_rule    text := substr(p_kind, 6);  -- label, label_each or orchestration
     v_limit   integer;
 BEGIN
     IF NOT pg_try_advisory_xact_lock_shared(__SCHEMA__.taskhub_flow_lock_key(

@@ -22,9 +22,14 @@ BEGIN
     IF v_letter.source_queue = 'orchestrator' THEN
         INSERT INTO __SCHEMA__.orchestrator_queue
                (instance_id, work_item, visible_at, created_at, taskhub_priority, taskhub_labels,
-                taskhub_rank)
+                taskhub_orchestration, taskhub_rank)
         VALUES (v_letter.instance_id, v_letter.work_item, clock_timestamp(), clock_timestamp(),
-                v_steer.out_priority, v_steer.out_labels, v_steer.out_rank)
+                v_steer.out_priority, v_steer.out_labels,
+                coalesce(__SCHEMA__.taskhub_try_jsonb(v_letter.work_item)
+                             -> 'StartOrchestration' ->> 'orchestration',
+                         __SCHEMA__.taskhub_try_jsonb(v_letter.work_item)
+                             -> 'ContinueAsNew' ->> 'orchestration'),
+                v_steer.out_rank)
         RETURNING id INTO v_new_id;
     ELSE
         INSERT INTO __SCHEMA__.worker_queue

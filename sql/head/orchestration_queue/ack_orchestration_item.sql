@@ -69,6 +69,9 @@ DECLARE
     -- messages), given to the work it queues, and the rank of that work.
     v_priority  smallint;
     v_labels    text[];
+    -- The instance's orchestration (the turn's metadata, else its lease's),
+    -- given to its own work for the flow rules by orchestration.
+    v_self_name text;
     v_rank      timestamptz;
     v_target    text;
     v_to_priority smallint;
@@ -118,8 +121,9 @@ BEGIN
     -- the lease must still be live after the wait.
     v_now_ms := __SCHEMA__.taskhub_clock_ms(p_now_ms);
     -- not by instance: the contract names the lease by its token alone.
-    SELECT il.instance_id, il.locked_until, il.taskhub_priority, il.taskhub_labels
-      INTO v_instance, v_locked_until, v_priority, v_labels
+    SELECT il.instance_id, il.locked_until, il.taskhub_priority, il.taskhub_labels,
+           il.taskhub_orchestration
+      INTO v_instance, v_locked_until, v_priority, v_labels, v_self_name
       FROM __SCHEMA__.instance_locks AS il
      WHERE il.lock_token = p_lock_token
        AND il.locked_until > v_now_ms
@@ -165,6 +169,7 @@ BEGIN
     END IF;
 
     v_name    := v_meta ->> 'orchestration_name';
+    v_self_name := coalesce(v_name, v_self_name);
     v_version := v_meta ->> 'orchestration_version';
     v_terminal := v_status IN ('Completed', 'Failed', 'ContinuedAsNew');
     v_pinned  := CASE WHEN jsonb_typeof(v_meta -> 'pinned_duroxide_version') = 'object'
@@ -320,7 +325,7 @@ BEGIN
                 INSERT INTO __SCHEMA__.worker_queue
                        (id, work_item, visible_at, created_at, instance_id, execution_id,
                         activity_id, session_id, tag, taskhub_activity_name, taskhub_priority,
-                        taskhub_labels, taskhub_rank)
+                        taskhub_labels, taskhub_orchestration, taskhub_rank)
                 VALUES (v_id, v_text, v_now_ts, v_now_ts,
                         v_element -> 'ActivityExecute' ->> 'instance',
                         (v_element -> 'ActivityExecute' ->> 'execution_id')::bigint,
@@ -328,7 +333,7 @@ BEGIN
                         v_element -> 'ActivityExecute' ->> 'session_id',
                         v_element -> 'ActivityExecute' ->> 'tag',
                         v_element -> 'ActivityExecute' ->> 'name',
-                        v_priority, v_labels, v_rank);
+                        v_priority, v_labels, v_self_name, v_rank);
             END LOOP;
         ELSE
             -- plain PostgreSQL only: one INSERT ... SELECT for the whole array (on a
@@ -336,7 +341,7 @@ BEGIN
             INSERT INTO __SCHEMA__.worker_queue
                    (work_item, visible_at, created_at, instance_id, execution_id, activity_id,
                     session_id, tag, taskhub_activity_name, taskhub_priority, taskhub_labels,
-                    taskhub_rank)
+                    taskhub_orchestration, taskhub_rank)
             -- Every level of a jsonb value takes at least 8 bytes.
             SELECT CASE WHEN pg_column_size(w) >= 8 * __SCHEMA__.taskhub_max_json_depth()
                         THEN __SCHEMA__.taskhub_storable_json(w::text, 'an activity item')
@@ -348,7 +353,7 @@ BEGIN
                    w -> 'ActivityExecute' ->> 'session_id',
                    w -> 'ActivityExecute' ->> 'tag',
                    w -> 'ActivityExecute' ->> 'name',
-                   v_priority, v_labels, v_rank
+                   v_priority, v_labels, v_self_name, v_rank
               FROM jsonb_array_elements(v_workers) WITH ORDINALITY AS item (w, pos)
              WHERE CASE
                        WHEN __TOO_LARGE(w)__
@@ -411,8 +416,11 @@ BEGIN
                 v_id := nextval('__SCHEMA__.orchestrator_queue_id_seq');
                 INSERT INTO __SCHEMA__.orchestrator_queue
                        (id, instance_id, work_item, visible_at, created_at, taskhub_priority,
-                        taskhub_labels, taskhub_rank)
+                        taskhub_labels, taskhub_orchestration, taskhub_rank)
                 VALUES (v_id, v_target, v_text, v_visible, v_now_ts, v_to_priority, v_to_labels,
+                        coalesce(v_element -> 'StartOrchestration' ->> 'orchestration',
+                                 v_element -> 'ContinueAsNew' ->> 'orchestration',
+                                 CASE WHEN v_target = v_instance THEN v_self_name END),
                         __SCHEMA__.taskhub_rank_of(v_visible, v_to_priority, v_aging_ms));
                 -- Timers that fire later wake nobody: the poll finds them.
                 v_wakes := v_wakes OR coalesce(v_fire_at_ms, 0) <= v_now_ms;
@@ -422,13 +430,18 @@ BEGIN
             -- server that runs Citus, the loop).
             INSERT INTO __SCHEMA__.orchestrator_queue
                    (instance_id, work_item, visible_at, created_at, taskhub_priority,
-                    taskhub_labels, taskhub_rank)
+                    taskhub_labels, taskhub_orchestration, taskhub_rank)
             -- The steering of the instance each is for: this turn's for its
             -- own messages and for a sub-orchestration it starts, the
             -- instance's own for the others (read only for those).
+            -- The orchestration's name where it is known here: a start names
+            -- its own, and this instance's own messages have this turn's.
             SELECT m.target, m.item, m.visible, v_now_ts, m.priority, m.labels,
+                   coalesce(m.o -> 'StartOrchestration' ->> 'orchestration',
+                            m.o -> 'ContinueAsNew' ->> 'orchestration',
+                            CASE WHEN m.target = v_instance THEN v_self_name END),
                    __SCHEMA__.taskhub_rank_of(m.visible, m.priority, v_aging_ms)
-              FROM (SELECT e.target, e.item, e.visible, e.pos,
+              FROM (SELECT e.o, e.target, e.item, e.visible, e.pos,
                            CASE WHEN e.target = v_instance OR e.o ? 'StartOrchestration'
                                 THEN v_priority
                                 ELSE (SELECT nullif(l.priority, 0)

@@ -66,8 +66,14 @@ BEGIN
       FROM __SCHEMA__.taskhub_steering_of(p_instance_id, p_visible_at) AS s;
     INSERT INTO __SCHEMA__.orchestrator_queue
            (id, instance_id, work_item, visible_at, created_at, taskhub_priority, taskhub_labels,
-            taskhub_rank)
+            taskhub_orchestration, taskhub_rank)
+    -- A start names its orchestration (flow rules by orchestration); for
+    -- another message the fetch reads the instance's name if a rule needs it.
     VALUES (v_id, p_instance_id, p_work_item, p_visible_at, v_now_ts, v_priority, v_labels,
+            CASE WHEN strpos(p_work_item, 'StartOrchestration') > 0
+                   OR strpos(p_work_item, 'ContinueAsNew') > 0
+                 THEN coalesce(p_work_item::jsonb -> 'StartOrchestration' ->> 'orchestration',
+                               p_work_item::jsonb -> 'ContinueAsNew' ->> 'orchestration') END,
             v_rank);
     -- A message for later (a delayed timer) wakes nobody: the poll finds it.
     IF p_visible_at <= v_now_ts THEN

@@ -127,6 +127,13 @@ DECLARE
     v_limit      integer;
     v_server_ms  bigint;
     v_label_skipped boolean;
+    -- Rules by orchestration: the names paused or found full in this call,
+    -- whether any rule names an orchestration, the turn's orchestration (from
+    -- its messages, else its instance) and whether a message lacked it.
+    v_skip_orchs text[];
+    v_orch_rules boolean;
+    v_orch       text;
+    v_unnamed    boolean;
     -- Turns taken in turn by label set (a per-value limit is set): the
     -- lane this pass reads (NULL: the whole queue), the last lane read
     -- (where the next fetch of this session goes on), lanes left to try.
@@ -173,11 +180,16 @@ BEGIN
     --    back is skipped with its label, and when a pass skipped one, the
     --    queue is read on without it (at most 32 passes), so that a full
     --    tenant's backlog keeps no other tenant's turns waiting.
-    SELECT f.paused_labels, nullif(f.limited, '{}'), f.limits
-      INTO v_skip_labels, v_limited, v_limits
+    SELECT f.paused_labels, f.paused_orchestrations, nullif(f.limited, '{}'), f.limits
+      INTO v_skip_labels, v_skip_orchs, v_limited, v_limits
       FROM __SCHEMA__.taskhub_flow_summary AS f
      WHERE f.kind = 'rules';
     v_skip_labels := coalesce(v_skip_labels, '{}');
+    v_skip_orchs := coalesce(v_skip_orchs, '{}');
+    v_orch_rules := cardinality(v_skip_orchs) > 0
+                    OR (v_limited IS NOT NULL
+                        AND EXISTS (SELECT 1 FROM unnest(v_limited) AS k
+                                     WHERE left(k, 14) = 'orchestration:'));
     v_passed := '{}';
     -- With a limit for each value of a label, the label sets of the queue
     -- take turns (docs/flow-control.md, "Fairness"): each fetch first reads
@@ -256,6 +268,8 @@ BEGIN
                    AND CASE WHEN q.visible_at <= v_scan_ts THEN true ELSE false END
                    AND (q.lock_token IS NULL OR q.locked_until <= v_scan_ms)
                    AND q.instance_id <> ALL (v_passed)
+                   AND (cardinality(v_skip_orchs) = 0 OR q.taskhub_orchestration IS NULL
+                        OR q.taskhub_orchestration <> ALL (v_skip_orchs))
                  ORDER BY q.taskhub_labels, coalesce(q.taskhub_rank, q.visible_at), q.id + 0
                  LIMIT v_page_rows
             LOOP
@@ -281,6 +295,10 @@ BEGIN
                AND q.instance_id <> ALL (v_passed)
                AND (cardinality(v_skip_labels) = 0
                     OR NOT coalesce(q.taskhub_labels && v_skip_labels, false))
+               -- A paused or full orchestration's messages, where they name
+               -- it (the others are checked as candidates).
+               AND (cardinality(v_skip_orchs) = 0 OR q.taskhub_orchestration IS NULL
+                    OR q.taskhub_orchestration <> ALL (v_skip_orchs))
              ORDER BY coalesce(q.taskhub_rank, q.visible_at), q.id + 0
              LIMIT v_page_rows
         LOOP
@@ -374,10 +392,13 @@ BEGIN
         v_attempts := NULL;
         v_priority := NULL;
         v_labels := NULL;
+        v_orch := NULL;
+        v_unnamed := false;
         v_items := '{}';
         v_in_order := true;
         FOR v_message IN
-            SELECT q.id, q.attempt_count, q.work_item, q.taskhub_priority, q.taskhub_labels
+            SELECT q.id, q.attempt_count, q.work_item, q.taskhub_priority, q.taskhub_labels,
+                   q.taskhub_orchestration
               FROM __SCHEMA__.orchestrator_queue AS q
              WHERE q.instance_id = v_instance
                -- One test, which no index serves: only the instance's index
@@ -411,6 +432,8 @@ BEGIN
                 -- The turn's steering: its messages', the highest priority.
                 v_priority := greatest(v_priority, v_message.taskhub_priority);
                 v_labels := coalesce(v_labels, v_message.taskhub_labels);
+                v_orch := coalesce(v_orch, v_message.taskhub_orchestration);
+                v_unnamed := v_unnamed OR v_message.taskhub_orchestration IS NULL;
             ELSE
                 v_buried_ids := v_buried_ids || v_message.id;
             END IF;
@@ -430,6 +453,47 @@ BEGIN
         CONTINUE WHEN v_live_ids IS NULL;
         -- The lease's token, new for each candidate: its slots' too.
         v_token := 'lock_' || gen_random_uuid();
+
+        -- Rules by orchestration: a paused one is not handed out, a limited
+        -- one takes a 'turn:orchestration' slot as a label's limit does
+        -- (below). Skipped, the turn's messages are given its name where
+        -- they lacked it, so that the scans leave them out from now on.
+        IF v_orch_rules THEN
+            IF v_orch IS NULL THEN
+                SELECT i.orchestration_name INTO v_orch
+                  FROM __SCHEMA__.instances AS i
+                 WHERE i.instance_id = v_instance;
+            END IF;
+            IF v_orch IS NULL THEN
+                -- A first turn queued without its name: its start names it.
+                SELECT coalesce(j -> 'StartOrchestration' ->> 'orchestration',
+                                j -> 'ContinueAsNew' ->> 'orchestration')
+                  INTO v_orch
+                  FROM unnest(v_items) AS m (item),
+                       LATERAL (SELECT __SCHEMA__.taskhub_try_jsonb(m.item) AS j) AS parsed
+                 WHERE j ? 'StartOrchestration' OR j ? 'ContinueAsNew'
+                 LIMIT 1;
+            END IF;
+            IF v_orch = ANY (v_skip_orchs)
+               OR ('orchestration:' || v_orch = ANY (v_limited)
+                   AND (NOT pg_try_advisory_xact_lock(__SCHEMA__.taskhub_flow_lock_key(
+                                'turn:orchestration', v_orch))
+                        OR __SCHEMA__.taskhub_claim_turn_slot(
+                               'turn:orchestration', v_orch, v_token,
+                               __SCHEMA__.taskhub_clock_ms(NULL)) IS NULL)) THEN
+                IF v_unnamed THEN
+                    UPDATE __SCHEMA__.orchestrator_queue AS q
+                       SET taskhub_orchestration = v_orch
+                     WHERE q.instance_id = v_instance
+                       AND q.id = ANY (v_live_ids)
+                       AND q.taskhub_orchestration IS NULL;
+                END IF;
+                v_skip_orchs := v_skip_orchs || v_orch;
+                v_passed := v_passed || v_instance;
+                v_label_skipped := true;
+                CONTINUE candidates;
+            END IF;
+        END IF;
 
         -- A label's limit holds turns too: a slot of each rule the turn's
         -- labels fall under ('turn:' slots, of the lease about to be
@@ -563,11 +627,13 @@ BEGIN
         v_locked_at := __SCHEMA__.taskhub_clock_ms(NULL);
         -- With the turn's steering, which the ack gives the work it queues.
         INSERT INTO __SCHEMA__.instance_locks AS il
-               (instance_id, lock_token, locked_until, locked_at, taskhub_priority, taskhub_labels)
-        VALUES (v_instance, v_token, v_locked_until, v_locked_at, v_priority, v_labels)
+               (instance_id, lock_token, locked_until, locked_at, taskhub_priority, taskhub_labels,
+                taskhub_orchestration)
+        VALUES (v_instance, v_token, v_locked_until, v_locked_at, v_priority, v_labels, v_name)
         ON CONFLICT (instance_id) DO UPDATE
            SET taskhub_priority = EXCLUDED.taskhub_priority,
                taskhub_labels   = EXCLUDED.taskhub_labels,
+               taskhub_orchestration = EXCLUDED.taskhub_orchestration,
                lock_token   = EXCLUDED.lock_token,
                locked_until = EXCLUDED.locked_until,
                locked_at    = EXCLUDED.locked_at;

@@ -12,7 +12,10 @@ CREATE TABLE __SCHEMA__.instance_locks (
     -- written by the fetch and read by the ack with the lease, for the
     -- work the turn queues (docs/flow-control.md).
     taskhub_priority smallint,
-    taskhub_labels   text[]
+    taskhub_labels   text[],
+    -- And the instance's orchestration, for the flow rules by orchestration
+    -- that hold the work the turn queues for itself.
+    taskhub_orchestration text
 );
 -- Ack, abandon and renew look leases up by token.
 CREATE UNIQUE INDEX taskhub_instance_locks_token_idx ON __SCHEMA__.instance_locks (lock_token);

@@ -18,6 +18,12 @@ CREATE TABLE __SCHEMA__.orchestrator_queue (
     -- NULL on a row without any: priority 0, no labels, ranked by visible_at.
     taskhub_priority smallint,
     taskhub_labels   text[],
+    -- The name of the orchestration the message is for, where its writer
+    -- knew it (a start, the instance's own work): a flow rule by
+    -- orchestration (docs/flow-control.md) leaves it out of the fetch's scan.
+    -- NULL: unknown; the fetch reads the instance's name when a rule needs
+    -- it, and writes it here if it skips the turn.
+    taskhub_orchestration text,
     taskhub_rank     timestamptz
 );
 -- The fetch walks this one: by rank, then id (fetch_orchestration_item).

@@ -30,6 +30,7 @@ CREATE TABLE __SCHEMA__.taskhub_flow_summary (
     kind    text      PRIMARY KEY,
     paused  text[]    NOT NULL,  -- paused activities
     paused_labels text[] NOT NULL,  -- paused labels, 'key=value'
+    paused_orchestrations text[] NOT NULL,  -- paused orchestrations' names
     limited text[]    NOT NULL,  -- keys with a concurrency limit, not paused
     limits  integer[] NOT NULL,  -- their max_running, in the same order
     rated   text[]    NOT NULL   -- keys with a rate limit, not paused

@@ -26,6 +26,9 @@ CREATE TABLE __SCHEMA__.worker_queue (
     -- no labels, ranked by visible_at.
     taskhub_priority      smallint,
     taskhub_labels        text[],
+    -- The name of the orchestration that queued the item, which its
+    -- completion's message carries (orchestrator_queue.sql says why).
+    taskhub_orchestration text,
     -- When a fetch may take the item ahead of others: visible_at less the
     -- head start of its priority (taskhub_rank_of). NULL: visible_at.
     taskhub_rank          timestamptz

@@ -32,6 +32,7 @@ DECLARE
     v_session    text;
     v_priority   smallint;
     v_labels     text[];
+    v_orchestration text;
     v_rank       timestamptz;
     v_seen_until bigint;
     v_listener_waits boolean;
@@ -105,8 +106,9 @@ BEGIN
          WHERE q.id = v_item
            AND q.lock_token = p_lock_token
            AND q.locked_until > v_now_ms
-        RETURNING q.session_id, q.taskhub_priority, q.taskhub_labels
-             INTO v_session, v_priority, v_labels;
+        RETURNING q.session_id, q.taskhub_priority, q.taskhub_labels,
+                  CASE WHEN q.instance_id = p_instance_id THEN q.taskhub_orchestration END
+             INTO v_session, v_priority, v_labels, v_orchestration;
     ELSE
         -- plain PostgreSQL only: whether a listener waits for the completion
         -- rides on the DELETE (an index probe; on a busy hub nobody waits).
@@ -115,9 +117,10 @@ BEGIN
            AND q.lock_token = p_lock_token
            AND q.locked_until > v_now_ms
         RETURNING q.session_id, q.taskhub_priority, q.taskhub_labels,
+                  CASE WHEN q.instance_id = p_instance_id THEN q.taskhub_orchestration END,
                   EXISTS (SELECT 1 FROM __SCHEMA__.taskhub_wakeup_listeners AS l
                            WHERE l.queue = 'orchestrator' AND l.waiting)
-             INTO v_session, v_priority, v_labels, v_listener_waits;
+             INTO v_session, v_priority, v_labels, v_orchestration, v_listener_waits;
     END IF;
     IF NOT FOUND THEN
         SELECT q.locked_until INTO v_seen_until
@@ -133,16 +136,17 @@ BEGIN
         v_now_ts := to_timestamp(v_now_ms / 1000.0);
         -- The id is drawn first: no volatile call inside the INSERT.
         v_id := nextval('__SCHEMA__.orchestrator_queue_id_seq');
-        -- With the item's steering (its instance's), when it has any.
+        -- With the item's steering (its instance's), when it has any, and
+        -- its orchestration's name.
         IF v_priority > 0 THEN
             v_rank := __SCHEMA__.taskhub_rank_of(v_now_ts, v_priority,
                                                  __SCHEMA__.taskhub_priority_aging_ms());
         END IF;
         INSERT INTO __SCHEMA__.orchestrator_queue
                (id, instance_id, work_item, visible_at, created_at, taskhub_priority,
-                taskhub_labels, taskhub_rank)
+                taskhub_labels, taskhub_orchestration, taskhub_rank)
         VALUES (v_id, p_instance_id, p_completion_json, v_now_ts, v_now_ts, v_priority, v_labels,
-                v_rank);
+                v_orchestration, v_rank);
         -- On Citus, whether a listener waits is a statement of its own: a
         -- subquery in the DELETE's RETURNING would cost the DELETE a
         -- distributed plan on every call.

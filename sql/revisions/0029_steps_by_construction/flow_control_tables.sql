@@ -7,7 +7,8 @@
 ALTER TABLE __SCHEMA__.worker_queue ADD COLUMN taskhub_activity_name text;
 
 CREATE TABLE __SCHEMA__.taskhub_flow_rules (
-    kind        text        NOT NULL CHECK (kind IN ('activity', 'label', 'label_each')),
+    kind        text        NOT NULL CHECK (kind IN ('activity', 'label', 'label_each',
+                                                       'orchestration')),
     name        text        NOT NULL CHECK (name <> '' AND octet_length(name) <= 1000),
     paused      boolean     NOT NULL DEFAULT false,
     max_running integer     CHECK (max_running BETWEEN 1 AND 10000),
@@ -23,7 +24,10 @@ CREATE TABLE __SCHEMA__.taskhub_flow_rules (
         CHECK (paused OR max_running IS NOT NULL OR per_second IS NOT NULL),
     -- A limit for each value of a label: neither a pause nor a rate.
     CONSTRAINT a_label_each_rule_only_limits
-        CHECK (kind <> 'label_each' OR (NOT paused AND per_second IS NULL))
+        CHECK (kind <> 'label_each' OR (NOT paused AND per_second IS NULL)),
+    -- An orchestration's turns: paused or limited, not rated.
+    CONSTRAINT an_orchestration_rule_has_no_rate
+        CHECK (kind <> 'orchestration' OR per_second IS NULL)
 );
 
 CREATE TABLE __SCHEMA__.taskhub_flow_slots (
@@ -39,6 +43,7 @@ CREATE TABLE __SCHEMA__.taskhub_flow_summary (
     kind    text      PRIMARY KEY,
     paused  text[]    NOT NULL,
     paused_labels text[] NOT NULL,
+    paused_orchestrations text[] NOT NULL,
     limited text[]    NOT NULL,
     limits  integer[] NOT NULL,
     rated   text[]    NOT NULL

@@ -5,14 +5,17 @@ DROP TABLE __SCHEMA__.taskhub_instance_labels;
 ALTER TABLE __SCHEMA__.orchestrator_queue
     DROP COLUMN taskhub_priority,
     DROP COLUMN taskhub_labels,
+    DROP COLUMN taskhub_orchestration,
     DROP COLUMN taskhub_rank;
 ALTER TABLE __SCHEMA__.worker_queue
     DROP COLUMN taskhub_priority,
     DROP COLUMN taskhub_labels,
+    DROP COLUMN taskhub_orchestration,
     DROP COLUMN taskhub_rank;
 ALTER TABLE __SCHEMA__.instance_locks
     DROP COLUMN taskhub_priority,
-    DROP COLUMN taskhub_labels;
+    DROP COLUMN taskhub_labels,
+    DROP COLUMN taskhub_orchestration;
 -- 0028's fetches walk visible_at's indexes (the rank's went with the columns).
 CREATE INDEX taskhub_orch_visible_idx ON __SCHEMA__.orchestrator_queue (visible_at, id);
 CREATE INDEX taskhub_worker_visible_idx ON __SCHEMA__.worker_queue (visible_at, id);

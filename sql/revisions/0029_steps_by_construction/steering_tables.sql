@@ -6,14 +6,17 @@
 ALTER TABLE __SCHEMA__.orchestrator_queue
     ADD COLUMN taskhub_priority smallint,
     ADD COLUMN taskhub_labels   text[],
+    ADD COLUMN taskhub_orchestration text,
     ADD COLUMN taskhub_rank     timestamptz;
 ALTER TABLE __SCHEMA__.worker_queue
     ADD COLUMN taskhub_priority smallint,
     ADD COLUMN taskhub_labels   text[],
+    ADD COLUMN taskhub_orchestration text,
     ADD COLUMN taskhub_rank     timestamptz;
 ALTER TABLE __SCHEMA__.instance_locks
     ADD COLUMN taskhub_priority smallint,
-    ADD COLUMN taskhub_labels   text[];
+    ADD COLUMN taskhub_labels   text[],
+    ADD COLUMN taskhub_orchestration text;
 -- The rank's indexes take the place of visible_at's, which nothing reads
 -- any more; and none but the primary key holds the id as a column (the
 -- rank's hold id + 0, an expression no lookup by id can use): with
