@@ -136,6 +136,12 @@ class InstanceEnded(PermanentError):
     or an event would change nothing (SQLSTATE 55000, as the CLI exits 1)."""
 
 
+class InstanceRunning(PermanentError):
+    """A restart of an instance that has not ended (Pending or Running): it
+    would run twice. Cancel it first, or restart it once it has ended
+    (SQLSTATE 55006, as `taskhub-pg restart` exits 1)."""
+
+
 class ScheduleNotFound(PermanentError):
     """No schedule of this name (SQLSTATE P0002 from a schedule's call)."""
 
@@ -177,6 +183,7 @@ class WaitTimeout(RetryableError, TimeoutError):
 REFUSALS: dict[str, type[PermanentError]] = {
     "P0002": InstanceNotFound,
     "55000": InstanceEnded,
+    "55006": InstanceRunning,
     "23505": StartConflict,
 }
 

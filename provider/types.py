@@ -380,6 +380,31 @@ class FlowRule:
 
 
 @dataclass(frozen=True)
+class Restart:
+    """One restart of an ended instance (Client.restart, `taskhub-pg
+    restart`, the dashboard's): `instance_id`'s execution
+    `from_execution_id`, which had ended `from_status` with `from_output`
+    (its result, or why it failed), runs again as `new_instance_id`'s
+    execution `new_execution_id` (the same id: its next execution; a new
+    id: its first), with `input`, restarted by the database login
+    `restarted_by` for `reason`. `repeated`: the request was made before,
+    and this call wrote nothing."""
+
+    instance_id: str
+    from_execution_id: int
+    from_status: str
+    new_instance_id: str
+    new_execution_id: int
+    repeated: bool = False
+    from_output: str | None = None
+    input: str | None = None
+    restarted_at: datetime | None = None
+    restarted_by: str | None = None
+    reason: str | None = None
+    id: int | None = None
+
+
+@dataclass(frozen=True)
 class TickOutcome:
     """How one fire of a schedule's tick went (Client.fire_schedule_outcome)."""
 

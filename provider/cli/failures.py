@@ -31,7 +31,9 @@ from provider.errors import (
     DeadLetterNotFound,
     InstanceEnded,
     InstanceNotFound,
+    InstanceRunning,
     NoLeaseHeld,
+    StartConflict,
     TaskHubError,
 )
 from provider.masking import masked, passwords_of
@@ -134,7 +136,7 @@ def end_on_refusal(error: TaskHubError) -> None:
     hub refuses (2). Any other error is the caller's to raise."""
     if isinstance(error, _NONE_SUCH):
         raise Failure(NOT_FOUND, error.message) from None
-    if isinstance(error, InstanceEnded):
+    if isinstance(error, InstanceEnded | InstanceRunning | StartConflict):
         raise Failure(PROBLEMS, error.message) from None
     if error.sqlstate == BAD_INPUT:
         raise Failure(USAGE, error.message) from None

@@ -1,4 +1,5 @@
-"""Instances an operator finds and acts on: inspect instances, cancel, raise-event."""
+"""Instances an operator finds and acts on: inspect instances, cancel,
+restart, raise-event."""
 
 from __future__ import annotations
 
@@ -165,6 +166,93 @@ def register(app: typer.Typer) -> None:
             print_json({"instance_id": instance_id, "cancel_requested": True, "status": status})
         else:
             say(f"cancel of {instance_id} queued: it ends at its next turn")
+
+    @app.command()
+    def restart(
+        instance_id: Annotated[str, typer.Argument(metavar="ID")],
+        new_id: Annotated[
+            str | None,
+            typer.Option(
+                "--new-id",
+                help="run it under this new id (the old one stays as it was); "
+                "without it, under its own id as its next execution",
+            ),
+        ] = None,
+        input_json: Annotated[
+            str | None,
+            typer.Option(
+                "--input",
+                metavar="JSON",
+                help="another input, as JSON (default: the one it last ran with)",
+            ),
+        ] = None,
+        reason: Annotated[
+            str | None, typer.Option(help="why, kept with the restart (inspect instance)")
+        ] = None,
+        execution: Annotated[
+            int | None,
+            typer.Option(
+                min=1,
+                help="the ended execution to restart (default: the latest); "
+                "the same command again then does nothing",
+            ),
+        ] = None,
+        url: Url = None,
+        schema: Schema = "public",
+        yes: Yes = False,
+        as_json: AsJson = False,
+    ) -> None:
+        """Run an ended (completed or failed) instance again: the same
+        orchestration, version and labels, from its input unless --input says
+        otherwise. The restart is recorded (who, from which outcome, why);
+        the earlier run stays readable. A running instance is refused."""
+        value: Any = ...
+        if input_json is not None:
+            try:
+                value = json.loads(input_json)
+            except ValueError:
+                fail(USAGE, f"--input must be JSON (a text is quoted: '\"{input_json}\"')")
+        with hub_session(database_url(url), schema) as hub:
+            status = hub.run(hub.plans.instance_status(instance_id))
+            if status is None:
+                fail(NOT_FOUND, f"instance {instance_id} not found: nothing to restart")
+            into = f"as {new_id}" if new_id else "under its own id"
+            confirm(f"Restart instance {instance_id} ({status}) {into}?", yes)
+            try:
+                done = hub.run(
+                    hub.plans.restart(
+                        instance_id,
+                        new_instance_id=new_id,
+                        input=value,
+                        reason=reason,
+                        execution_id=execution,
+                    )
+                )
+            except TaskHubError as error:
+                end_on_refusal(error)
+                raise
+        if as_json:
+            print_json(
+                {
+                    "instance_id": done.instance_id,
+                    "from_execution_id": done.from_execution_id,
+                    "from_status": done.from_status,
+                    "new_instance_id": done.new_instance_id,
+                    "new_execution_id": done.new_execution_id,
+                    "repeated": done.repeated,
+                }
+            )
+            return
+        target = (
+            f"as {done.new_instance_id}"
+            if done.new_instance_id != done.instance_id
+            else f"as its execution {done.new_execution_id}"
+        )
+        ended = f"{done.from_status.lower()} in execution {done.from_execution_id}"
+        if done.repeated:
+            say(f"{instance_id} was restarted {target} already ({ended}): nothing done")
+        else:
+            say(f"{instance_id} restarted {target} (it had {ended})")
 
     @app.command("raise-event")
     def raise_event(

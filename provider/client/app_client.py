@@ -193,6 +193,8 @@ class Client(ProcedureClient):
 
     find = blocking(ApplicationPlans.find)
     cancel = blocking(ApplicationPlans.cancel)
+    restart = blocking(ApplicationPlans.restart)
+    restarts = blocking(ApplicationPlans.restarts)
 
     def raise_event(
         self,
@@ -315,6 +317,8 @@ class AsyncClient(AsyncProcedureClient):
 
     find = awaitable(ApplicationPlans.find)
     cancel = awaitable(ApplicationPlans.cancel)
+    restart = awaitable(ApplicationPlans.restart)
+    restarts = awaitable(ApplicationPlans.restarts)
 
     async def raise_event(
         self,

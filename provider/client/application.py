@@ -23,6 +23,7 @@ from provider.client.instance_control import InstanceControl
 from provider.client.instance_requests import InstanceRequests
 from provider.client.orchestration_queue import visible_after
 from provider.client.plans import Plan
+from provider.client.restarts import RestartPlans
 from provider.client.schedules import SchedulePlans
 from provider.client.steering import label_texts
 from provider.config import TaskHubConfig
@@ -42,7 +43,7 @@ from provider.types import (
 MAX_STARTS_PER_CALL = 100_000
 
 
-class ApplicationPlans(SchedulePlans, FlowControlPlans, InstanceRequests):
+class ApplicationPlans(SchedulePlans, FlowControlPlans, InstanceRequests, RestartPlans):
     def __init__(self, config: TaskHubConfig) -> None:
         super().__init__(config)
         self._instances = InstanceControl(config)

@@ -25,7 +25,7 @@ class InstanceRequests(Plans):
         if not isinstance(reason, str):
             raise InvalidInput("cancel", "reason must be a text")
         context = current_trace_context()
-        status = yield from _refusals_typed(
+        status = yield from refusals_typed(
             self._scalar(
                 "taskhub_cancel_instance",
                 p_instance_id=instance_id,
@@ -44,7 +44,7 @@ class InstanceRequests(Plans):
         data_text = json_dumps("raise_event", "data", data)
         check_work_item_size("raise_event", "the data", data_text)
         context = current_trace_context()
-        status = yield from _refusals_typed(
+        status = yield from refusals_typed(
             self._scalar(
                 "taskhub_raise_event",
                 p_instance_id=instance_id,
@@ -57,7 +57,7 @@ class InstanceRequests(Plans):
         return str(status)
 
 
-def _refusals_typed(call: Generator[Step, Any, Any]) -> Generator[Step, Any, Any]:
+def refusals_typed(call: Generator[Step, Any, Any]) -> Generator[Step, Any, Any]:
     """The call's result; the hub's refusal as its own error (InstanceNotFound,
     InstanceEnded), whoever runs the plan."""
     try:

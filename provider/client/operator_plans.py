@@ -11,10 +11,17 @@ from provider.client.hub_views import HubViews
 from provider.client.instance_report import InstanceReports
 from provider.client.instance_requests import InstanceRequests
 from provider.client.operator_actions import OperatorActions
+from provider.client.restarts import RestartPlans
 from provider.client.schedules import SchedulePlans
 
 
 class OperatorPlans(
-    HubViews, InstanceReports, OperatorActions, InstanceRequests, SchedulePlans, FlowControlPlans
+    HubViews,
+    InstanceReports,
+    OperatorActions,
+    InstanceRequests,
+    RestartPlans,
+    SchedulePlans,
+    FlowControlPlans,
 ):
     """The runbook's reads and actions (docs/ops.md), on one hub."""

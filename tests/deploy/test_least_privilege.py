@@ -54,6 +54,9 @@ OPERATOR_FUNCTIONS = {
     "taskhub_set_flow_rate",
     "taskhub_remove_flow_rate",
     "taskhub_read_flow_rules",
+    # 0029: restart an ended instance, read the record of restarts.
+    "taskhub_restart_instance",
+    "taskhub_read_restarts",
 }
 
 

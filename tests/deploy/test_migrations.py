@@ -82,12 +82,12 @@ def test_tables_match_the_duroxide_schema_column_for_column(
     # A new hub stores its history as json (revision 0029), and keeps for
     # flow control, in columns of its own (revision 0029, named taskhub_*,
     # nullable, no default: a change of the catalog alone on a live hub), the
-    # worker queue's activity names and the queues' and leases' steering;
-    # the rest is 0.2.2's.
+    # worker queue's activity names and the queues' and leases' steering
+    # (priority, labels and the orchestration's name); the rest is 0.2.2's.
     event_data = next(row for row in ours if row[:2] == ("history", "event_data"))
     assert event_data[3] == "json"
     ours_only = {row[:2] for row in ours if str(row[1]).startswith("taskhub_")}
-    steering = {"taskhub_priority", "taskhub_labels"}
+    steering = {"taskhub_priority", "taskhub_labels", "taskhub_orchestration"}
     assert ours_only == {
         ("worker_queue", "taskhub_activity_name"),
         *(("worker_queue", name) for name in (*steering, "taskhub_rank")),

@@ -129,9 +129,7 @@ def test_orchestration_rules_from_the_command_line(cli: Cli) -> None:
         assert code == 2, argv
         assert "Traceback" not in err
     assert len(json.loads(cli("limit", "list", "--json")[1])) == 2
-    assert cli("resume", "--orchestration", "Backfill")[1] == (
-        "orchestration Backfill resumed\n"
-    )
+    assert cli("resume", "--orchestration", "Backfill")[1] == ("orchestration Backfill resumed\n")
     assert cli("limit", "remove", "--orchestration", "Order")[0] == 0
     assert json.loads(cli("limit", "list", "--json")[1]) == []
 

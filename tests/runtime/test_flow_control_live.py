@@ -27,8 +27,12 @@ class Running:
         self.now = 0
         self.peak = 0
         self.ran: list[int] = []
+        # Set: the handlers wait for it before they return.
+        self.gate: threading.Event | None = None
 
     def run(self, number: int) -> int:
+        if self.gate is not None:
+            self.gate.wait(30)
         with self._lock:
             self.now += 1
             self.peak = max(self.peak, self.now)
@@ -130,5 +134,61 @@ def _queued(sql: Any, schema: str) -> int:
 def _leased(sql: Any, schema: str) -> int:
     row = sql.execute(
         f'SELECT count(*) FROM "{schema}".worker_queue WHERE lock_token IS NOT NULL'
+    ).fetchone()
+    return int(row[0])
+
+
+def test_a_paused_orchestration_takes_no_step_on_the_released_runtime_and_others_run(
+    database_url: str, hub_schema: str, hub: TaskHub, sql: Any
+) -> None:
+    """Paused once its first turn has queued its charges: the charges still
+    run (a pause by orchestration holds its turns), their completions wait
+    in the queue, another orchestration completes meanwhile, and the resume
+    lets the checkout finish."""
+    running = Running()
+    running.gate = threading.Event()  # no charge ends before the pause
+    with Client.connect(database_url, hub_schema) as client:
+        provider, runtime = _runtime(database_url, hub_schema, running)
+
+        @runtime.register_orchestration("Ping")
+        def ping(ctx: Any, value: int) -> Any:
+            return value
+            yield  # a generator, as the runtime expects
+
+        runtime.start()
+        try:
+            client_dx = duroxide.Client(provider)
+            client_dx.start_orchestration("checkout-3", "Checkout", 6)
+            deadline = time.monotonic() + 30
+            while _queued(sql, hub_schema) < 6:
+                assert time.monotonic() < deadline, "the orchestration never scheduled"
+                time.sleep(0.02)
+            client.pause_orchestration("Checkout", reason="month end")
+            running.gate.set()
+            while len(running.ran) < 6:
+                assert time.monotonic() < deadline, "the charges did not run"
+                time.sleep(0.02)
+            client_dx.start_orchestration("ping-1", "Ping", 7)
+            pinged = client_dx.wait_for_orchestration("ping-1", 30_000)
+            assert pinged.status == "Completed", pinged.error
+            idle_until = time.monotonic() + 1.0
+            while time.monotonic() < idle_until:
+                assert _waiting_turns(sql, hub_schema, "checkout-3") > 0
+                time.sleep(0.05)
+            assert client_dx.get_status("checkout-3").status == "Running"
+            assert client.resume_orchestration("Checkout") is True
+            result = client_dx.wait_for_orchestration("checkout-3", 60_000)
+        finally:
+            runtime.shutdown(timeout_ms=2_000)
+    assert result.status == "Completed", result.error
+    assert result.output == list(range(6))
+
+
+def _waiting_turns(sql: Any, schema: str, instance: str) -> int:
+    """The instance's messages queued and not leased."""
+    row = sql.execute(
+        f'SELECT count(*) FROM "{schema}".orchestrator_queue'
+        " WHERE instance_id = %s AND lock_token IS NULL",
+        [instance],
     ).fetchone()
     return int(row[0])

@@ -56,7 +56,7 @@ BEGIN
         __SCHEMA__.taskhub_schedules, __SCHEMA__.taskhub_flow_rules,
         __SCHEMA__.taskhub_flow_slots, __SCHEMA__.taskhub_flow_changes,
         __SCHEMA__.taskhub_flow_summary, __SCHEMA__.taskhub_flow_buckets,
-        __SCHEMA__.taskhub_instance_labels
+        __SCHEMA__.taskhub_instance_labels, __SCHEMA__.taskhub_restarts
         CASCADE;
     IF v_functions IS NOT NULL THEN
         EXECUTE 'DROP FUNCTION ' || array_to_string(v_functions, ', ');

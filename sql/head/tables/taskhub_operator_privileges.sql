@@ -56,7 +56,10 @@ VALUES
     ('function', 'taskhub_remove_flow_limit', 'EXECUTE', NULL, 'taskhub-pg limit remove, the Client'),
     ('function', 'taskhub_set_flow_rate', 'EXECUTE', NULL, 'taskhub-pg limit rate, the Client'),
     ('function', 'taskhub_remove_flow_rate', 'EXECUTE', NULL, 'taskhub-pg limit remove-rate, the Client'),
-    ('function', 'taskhub_read_flow_rules', 'EXECUTE', NULL, 'taskhub-pg limit list, status, the metrics');
+    ('function', 'taskhub_read_flow_rules', 'EXECUTE', NULL, 'taskhub-pg limit list, status, the metrics'),
+    -- Revision 0029: restart an ended instance, read the record.
+    ('function', 'taskhub_restart_instance', 'EXECUTE', NULL, 'taskhub-pg restart, the dashboard''s restart, the Client'),
+    ('function', 'taskhub_read_restarts', 'EXECUTE', NULL, 'taskhub-pg inspect instance, the dashboard, the Client');
 
 -- Every read of the runbook: the hub's own tables and views, by name.
 INSERT INTO __SCHEMA__.taskhub_operator_privileges
@@ -73,4 +76,4 @@ SELECT 'table', name, 'SELECT', NULL, 'runbook: every read (inspect, status, che
            'taskhub_current_leases', 'taskhub_poison_candidates', 'taskhub_queue_health',
            'taskhub_session_owners', 'taskhub_stuck_instances', 'taskhub_flow_rules',
            'taskhub_flow_slots', 'taskhub_flow_changes', 'taskhub_flow_summary',
-           'taskhub_flow_buckets', 'taskhub_instance_labels']) AS name;
+           'taskhub_flow_buckets', 'taskhub_instance_labels', 'taskhub_restarts']) AS name;
