@@ -9,11 +9,11 @@ the command line prints as JSON and the dashboard's templates read.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from provider.types import Schedule
+from provider.types import Restart, Schedule
 
 
 @dataclass(frozen=True)
@@ -221,6 +221,8 @@ class InstanceReport:
     leases: list[InstanceLease]
     dead_letters: list[InstanceDeadLetter]
     failure: InstanceFailure | None = None  # None unless its current execution failed
+    # Its restarts, as the one restarted or the one restarted into (0029).
+    restarts: list[Restart] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from provider.cli.options import (
 from provider.cli.plain import under
 from provider.errors import TaskHubError
 from provider.hub_rows import InstanceFailure, plain
+from provider.types import Restart
 
 Limit = Annotated[int, typer.Option(min=1, help="at most this many rows")]
 
@@ -98,5 +99,19 @@ def instance(
     print_rows("queued messages", shown["queued"])
     print_rows("leases", shown["leases"])
     print_rows("dead letters", shown["dead_letters"])
+    if report.restarts:
+        print_rows("restarts", [_restart_row(r) for r in report.restarts])
     if report.failure is not None:
         print_failure(report.failure)
+
+
+def _restart_row(restart: Restart) -> dict[str, object]:
+    """A restart as `inspect instance` prints it: from what, into what, who, why."""
+    return {
+        "from": f"{restart.instance_id} execution {restart.from_execution_id}"
+        f" ({restart.from_status})",
+        "into": f"{restart.new_instance_id} execution {restart.new_execution_id}",
+        "by": restart.restarted_by,
+        "at": restart.restarted_at,
+        "why": restart.reason or "",
+    }

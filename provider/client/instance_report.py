@@ -16,6 +16,7 @@ from provider.client.instance_state import InstanceState
 from provider.client.pending_instance import PendingInstances
 from provider.client.plans import Plan
 from provider.client.reads import Column, Order, Read, Where, columns_of
+from provider.client.restarts import restart_of_row
 from provider.config import TaskHubConfig
 from provider.errors import InstanceNotFound
 from provider.hub_rows import (
@@ -88,6 +89,11 @@ class InstanceReports(Catalogue, PendingInstances, InstanceFailures):
             )
         )
         failure = yield from self.read_failure(instance_id)
+        restarts = []
+        # A hub before 0029 has none; a role without the right reads none.
+        if (yield from self.executable(["taskhub_read_restarts"])):
+            rows = yield from self._call("taskhub_read_restarts", p_instance_id=instance_id)
+            restarts = [restart_of_row(row) for row in rows]
         return InstanceReport(
             instance=instance,
             executions=[ExecutionRow(**row) for row in executions],
@@ -95,6 +101,7 @@ class InstanceReports(Catalogue, PendingInstances, InstanceFailures):
             leases=[InstanceLease(**row) for row in leases],
             dead_letters=[InstanceDeadLetter(**row) for row in letters],
             failure=failure,
+            restarts=restarts,
         )
 
     def history_of(self, instance_id: str, limit: int = 1_000) -> Plan[list[HistoryRow]]:

@@ -8,6 +8,7 @@ failed")."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from provider.client.arguments import check_instance_id, check_text, check_work_item_size
@@ -84,19 +85,21 @@ class RestartPlans(Plans):
         the one it was restarted into, oldest first."""
         check_instance_id("restarts", instance_id)
         rows = yield from self._call("taskhub_read_restarts", p_instance_id=instance_id)
-        return [
-            Restart(
-                id=int(row["id"]),
-                instance_id=row["instance_id"],
-                from_execution_id=int(row["from_execution_id"]),
-                from_status=row["from_status"],
-                from_output=row["from_output"],
-                new_instance_id=row["new_instance_id"],
-                new_execution_id=int(row["new_execution_id"]),
-                input=row["input"],
-                restarted_at=row["restarted_at"],
-                restarted_by=row["restarted_by"],
-                reason=row["reason"],
-            )
-            for row in rows
-        ]
+        return [restart_of_row(row) for row in rows]
+
+
+def restart_of_row(row: Mapping[str, Any]) -> Restart:
+    """A row of taskhub_read_restarts."""
+    return Restart(
+        id=int(row["id"]),
+        instance_id=row["instance_id"],
+        from_execution_id=int(row["from_execution_id"]),
+        from_status=row["from_status"],
+        from_output=row["from_output"],
+        new_instance_id=row["new_instance_id"],
+        new_execution_id=int(row["new_execution_id"]),
+        input=row["input"],
+        restarted_at=row["restarted_at"],
+        restarted_by=row["restarted_by"],
+        reason=row["reason"],
+    )

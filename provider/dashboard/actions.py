@@ -24,7 +24,9 @@ from provider.errors import (
     DeadLetterNotFound,
     InstanceEnded,
     InstanceNotFound,
+    InstanceRunning,
     NoLeaseHeld,
+    StartConflict,
     TaskHubError,
 )
 from provider.types import PrunedBatch
@@ -82,10 +84,11 @@ def _required(form: Form, name: str) -> str:
 
 def _refused(error: TaskHubError) -> ActionRefused | None:
     """The hub's refusal of an action, with the HTTP status to answer: nothing
-    of that id (404), an instance that ended (409), bad input (400)."""
+    of that id (404), an instance that ended, or has not ended for a restart,
+    or a new id that exists (409), bad input (400)."""
     if isinstance(error, InstanceNotFound | DeadLetterNotFound | NoLeaseHeld):
         return ActionRefused(error.message, status=404)
-    if isinstance(error, InstanceEnded):
+    if isinstance(error, InstanceEnded | InstanceRunning | StartConflict):
         return ActionRefused(error.message, status=409)
     if error.sqlstate == BAD_INPUT:
         return ActionRefused(error.message, status=400)
@@ -126,6 +129,32 @@ def _cancel(hub: Hub, form: Form) -> str:
     # The hub builds the CancelInstance (taskhub_cancel_instance): no raw message.
     _run(hub, hub.plans.cancel(instance_id, reason))
     return f"instance {instance_id} is asked to cancel (its runtime ends it at its next turn)"
+
+
+def _restart(hub: Hub, form: Form) -> str:
+    instance_id = _required(form, "instance_id")
+    new_id = (form.get("new_instance_id") or "").strip() or None
+    execution = form.get("execution_id")
+    done = _run(
+        hub,
+        hub.plans.restart(
+            instance_id,
+            new_instance_id=new_id,
+            reason=form.get("reason") or "restarted from the dashboard",
+            # The execution the page showed ended: a second click does nothing.
+            execution_id=_number(form, "execution_id", "an execution's number")
+            if execution
+            else None,
+        ),
+    )
+    into = (
+        f"as {done.new_instance_id}"
+        if done.new_instance_id != instance_id
+        else f"as its execution {done.new_execution_id}"
+    )
+    if done.repeated:
+        return f"instance {instance_id} was restarted {into} already: nothing done"
+    return f"instance {instance_id} restarted {into} (it had {done.from_status.lower()})"
 
 
 def _delete(hub: Hub, form: Form) -> str:
@@ -286,6 +315,22 @@ ACTIONS: dict[str, Action] = {
             _cancel,
             ("taskhub_cancel_instance",),
             optional=("reason",),
+        ),
+        Action(
+            "restart",
+            ("instance_id",),
+            lambda f: (
+                f"Restart instance {f.get('instance_id')}"
+                + (
+                    f" as {f.get('new_instance_id')}"
+                    if (f.get("new_instance_id") or "").strip()
+                    else " under its own id (its next execution)"
+                )
+                + "? It runs again from the input it last ran with."
+            ),
+            _restart,
+            ("taskhub_restart_instance",),
+            optional=("execution_id", "new_instance_id", "reason"),
         ),
         Action(
             "delete",

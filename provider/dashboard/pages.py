@@ -208,8 +208,15 @@ def instance_status(report: InstanceReport) -> str:
 
 def instance_values(report: InstanceReport, history: list[HistoryRow]) -> dict[str, Any]:
     shown = plain(report)
+    status = instance_status(report)
+    instance = report.instance
     return {
-        "status": instance_status(report),
+        "status": status,
+        "ended": status in ("Completed", "Failed"),
+        "current_execution": ""
+        if isinstance(instance, PendingInstance)
+        else instance.current_execution_id,
+        "restarts": shown["restarts"],
         "instance": shown["instance"],
         "executions": shown["executions"],
         "queued": shown["queued"],

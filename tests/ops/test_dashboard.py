@@ -316,7 +316,7 @@ def test_under_the_operator_role_every_page_serves_and_every_action_is_offered(
         offered = re.search(r'<span id="permitted">([^<]*)</span>', client.get("/").text)
         assert offered and offered.group(1) == (
             "cancel, delete, flow-limit, flow-pause, flow-remove-limit, flow-resume, prune,"
-            " release-lease, requeue"
+            " release-lease, requeue, restart"
         )
 
 

@@ -13,17 +13,23 @@ import json
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from html import unescape
 from typing import Any
 
 import duroxide
 import psycopg
 import pytest
+from starlette.testclient import TestClient
 
 from devkit.roles import LoginRole, login_role
 from devkit.waiting import wait_until
 from provider import Client, InstanceRunning, Restart
 from provider.cli import main
+from provider.dashboard.access import AccessPolicy
+from provider.dashboard.app import dashboard_app
+from provider.dashboard.passwords import hash_line, read_accounts
 from provider.deploy import migrate
+from tests.support.dashboard import LOCAL, act, basic
 from tests.support.db import new_schema_name
 
 WAIT_MS = 30_000
@@ -135,6 +141,17 @@ def test_the_command_line_restarts_a_failed_order_under_its_own_id(
     assert "declined" in (record.from_output or "") and "declined" in error
     assert (record.restarted_by, record.reason) == (live.operator.name, "card updated, INC-7")
     assert record.input == '"4242"'
+    # The on-call reads the same record with the instance.
+    shown = operator_cli(capsys, live, "inspect", "instance", "order-cli")
+    assert [(r["from_status"], r["reason"]) for r in shown["restarts"]] == [
+        ("Failed", "card updated, INC-7")
+    ]
+    capsys.readouterr()
+    assert (
+        main(["inspect", "instance", "order-cli", "--url", live.url, "--schema", live.schema]) == 0
+    )
+    printed = capsys.readouterr().out
+    assert "order-cli execution 1 (Failed)" in printed and "card updated, INC-7" in printed
 
 
 def test_the_command_line_restarts_a_failed_order_under_a_new_id(
@@ -230,3 +247,94 @@ def test_the_defect_the_released_runtime_drops_a_start_of_an_ended_instance(
         wait_until(dropped, timeout_s=WAIT_MS / 1000, interval_s=0.02)
     assert live.client.get_status("order-old-way").status == "Failed"
     assert executions(live, "order-old-way") == [(1, "Failed")]
+
+
+# -- from the dashboard ---------------------------------------------------------
+
+USERS = {"olga": ("operator", "olga's secret"), "vera": ("viewer", "vera's secret")}
+
+
+@pytest.fixture
+def dashboard(live: LiveHub) -> Iterator[TestClient]:
+    """The dashboard as the operator role, actions on, signed in per request."""
+    lines = "\n".join(hash_line(name, role, secret) for name, (role, secret) in USERS.items())
+    access = AccessPolicy(accounts=read_accounts(lines, "the test's users"))
+    app = dashboard_app(live.operator.url, live.schema, allow_actions=True, access=access)
+    with TestClient(app, base_url=LOCAL) as client:
+        yield client
+
+
+def signed_in(client: TestClient, user: str) -> TestClient:
+    client.headers.update(basic(user, USERS[user][1]))
+    return client
+
+
+def test_the_dashboard_offers_restart_on_an_ended_instance_and_restarts_it_both_ways(
+    dashboard: TestClient, live: LiveHub
+) -> None:
+    failed_order(live, "order-web", "8888")
+    failed_order(live, "order-web-2", "9999")
+    olga = signed_in(dashboard, "olga")
+    page = olga.get("/instances/order-web").text
+    assert 'data-action="restart"' in page and 'data-action="delete"' in page
+    assert 'data-action="cancel"' not in page  # ended: nothing to cancel
+    done = act(
+        olga,
+        "restart",
+        {"instance_id": "order-web", "execution_id": "1", "reason": "vendor back"},
+        "/instances/order-web",
+    )
+    assert "order-web restarted as its execution 2" in unescape(done)
+    done = act(
+        olga,
+        "restart",
+        {"instance_id": "order-web-2", "new_instance_id": "order-web-2b"},
+        "/instances/order-web-2",
+    )
+    assert "order-web-2 restarted as order-web-2b" in unescape(done)
+    for instance_id, output in (("order-web", "charged 8888"), ("order-web-2b", "charged 9999")):
+        result = live.client.wait_for_orchestration(instance_id, WAIT_MS)
+        assert (result.status, result.output) == ("Completed", output)
+    [record] = records(live, "order-web")
+    assert (record.from_status, record.reason) == ("Failed", "vendor back")
+    assert record.restarted_by == live.operator.name
+    # Both pages show the record, each linking to the other.
+    shown = olga.get("/instances/order-web-2b").text
+    assert 'id="restarts"' in shown and "/instances/order-web-2" in shown
+
+
+def test_a_viewer_sees_no_restart_and_its_post_is_refused(
+    dashboard: TestClient, live: LiveHub
+) -> None:
+    failed_order(live, "order-view", "6666")
+    vera = signed_in(dashboard, "vera")
+    assert 'data-action="restart"' not in vera.get("/instances/order-view").text
+    vera.cookies.set("taskhub_csrf", "x.y")
+    refused = vera.post(
+        "/actions/restart",
+        data={"instance_id": "order-view", "csrf_token": "x.y", "confirmation": "x"},
+    )
+    assert refused.status_code == 403 and "vera may only read" in refused.text
+    assert records(live, "order-view") == []
+    assert executions(live, "order-view") == [(1, "Failed")]
+
+
+def test_a_running_instance_offers_cancel_with_a_reason_not_restart(
+    dashboard: TestClient, live: LiveHub
+) -> None:
+    live.client.start_orchestration("held-web", "Hold", None)
+    live.client.wait_for_status_change("held-web", 0, poll_interval_ms=10, timeout_ms=WAIT_MS)
+    olga = signed_in(dashboard, "olga")
+    page = olga.get("/instances/held-web").text
+    assert 'data-action="restart"' not in page
+    cancel = page.split('data-action="cancel"')[1].split("</form>")[0]
+    assert 'name="reason"' in cancel
+    done = act(
+        olga,
+        "cancel",
+        {"instance_id": "held-web", "reason": "customer called"},
+        "/instances/held-web",
+    )
+    assert "asked to cancel" in done
+    result = live.client.wait_for_orchestration("held-web", WAIT_MS)
+    assert result.status == "Failed" and "customer called" in str(result.error)
