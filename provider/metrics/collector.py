@@ -51,6 +51,7 @@ from provider.metrics.exposure import (
 from provider.metrics.health import HubHealth, HubState, log
 from provider.metrics.single_flight import SingleFlight
 from provider.schema_name import InvalidSchemaName, validate_schema_name
+from provider.types import INSTANCE_STATUSES
 
 QUEUE_GAUGES = (
     # (view column, metric name, help)
@@ -82,6 +83,14 @@ class HubFamilies:
         self.stuck = _gauge(
             "taskhub_stuck_instances", "running instances with nothing queued, scheduled or leased"
         )
+        # Every status, 0 included, so that the first failure is a rise of a
+        # series that existed (delta() needs two samples).
+        self.instances = _gauge(
+            "taskhub_instances",
+            "instances by their current execution's status (no series when the count"
+            " takes over a second: a hub too large to count at each scrape)",
+            "status",
+        )
         # Flow control (docs/flow-control.md): one series per rule.
         self.flow_paused = _gauge(
             "taskhub_flow_paused",
@@ -105,7 +114,7 @@ class HubFamilies:
     def all(self) -> Iterator[GaugeMetricFamily]:
         yield self.up
         yield from self.queues.values()
-        yield from (self.age, self.leases, self.poison, self.stuck)
+        yield from (self.age, self.leases, self.poison, self.stuck, self.instances)
         yield from (self.flow_paused, self.flow_limit, self.flow_running, self.flow_turns)
 
 
@@ -238,6 +247,10 @@ def _read(conn: psycopg.Connection[Any], schema: str, families: HubFamilies) -> 
             families.leases.add_metric([schema, kind, state], float(counted.get((kind, live), 0)))
     families.poison.add_metric([schema], float(hub.run(hub.plans.count_rows("poison"))))
     families.stuck.add_metric([schema], float(hub.run(hub.plans.count_rows("stuck"))))
+    counts = hub.run(hub.plans.status_counts())
+    if counts is not None:
+        for status in INSTANCE_STATUSES:
+            families.instances.add_metric([schema, status], float(counts.get(status, 0)))
     for rule in hub.run(hub.plans.flow_rules_of_any_revision()):
         # A stored name, inert: no control character reaches a scraper's terminal.
         key = [schema, rule.kind, visible(rule.name)]
