@@ -338,7 +338,9 @@ class Schedule:
     time_zone: str
     missed: MissedPolicy
     paused: bool
-    last_tick_at: datetime  # the latest tick started or skipped
+    # The latest tick that started an instance (None: none yet; on a hub
+    # before revision 0029, the latest tick started or skipped).
+    last_tick_at: datetime | None
     created_at: datetime
     updated_at: datetime
     # Revision 0029: its fires that failed in a row (0 after a start, a change
@@ -350,6 +352,16 @@ class Schedule:
     # Revision 0029: the priority and labels each tick's instance starts with.
     priority: int = 0
     labels: Mapping[str, str] = field(default_factory=dict)
+    # Revision 0029: the instance the latest started tick made (None: none
+    # yet, or a hub before 0029).
+    last_instance_id: str | None = None
+    # The first tick after `ticks_until` (None: a cron schedule where the
+    # cron extra is not installed); a paused schedule starts it only if
+    # resumed before it.
+    next_tick: datetime | None = None
+    # What the schedulers go on from: the latest tick started or skipped,
+    # or when the schedule was made or resumed.
+    ticks_until: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -126,7 +126,8 @@ def list_(url: Url = None, schema: Schema = "public", as_json: AsJson = False) -
                 "missed": row["missed"],
                 "priority": row["priority"],
                 "labels": " ".join(f"{key}={value}" for key, value in row["labels"].items()),
-                "latest tick": row["last_tick_at"],
+                "next tick": "" if row["paused"] else row["next_tick"] or "",
+                "latest tick": row["last_tick_at"] or "none yet",
             }
             for row in rows
         ],

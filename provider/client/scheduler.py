@@ -165,7 +165,7 @@ class Scheduler:
         """The ticks to take now, oldest first, each with whether to start it."""
         ticks = Ticks(schedule.every_s, schedule.cron, schedule.time_zone)
         horizon = now - self.grace
-        latest = schedule.last_tick_at
+        latest = schedule.ticks_until or schedule.created_at
         due: list[tuple[datetime, bool]] = []
         if latest < horizon:
             late = ticks.latest_at_or_before(horizon)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 from provider.client.arguments import (
     MAX_ID_BYTES,
@@ -22,7 +22,7 @@ from provider.client.arguments import (
 )
 from provider.client.catalogue import Catalogue
 from provider.client.plans import Plan
-from provider.client.schedule_ticks import check_cron, zone_info
+from provider.client.schedule_ticks import Ticks, check_cron, cron_parser_installed, zone_info
 from provider.client.steering import label_texts
 from provider.errors import InvalidInput, PermanentError
 from provider.hub_rows import ScheduleListing
@@ -231,7 +231,7 @@ def _schedule(row: dict[str, Any]) -> Schedule:
         time_zone=row["time_zone"],
         missed=missed,
         paused=row["paused"],
-        last_tick_at=row["last_tick_at"],
+        last_tick_at=_last_started(row),
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         # Revision 0029's columns; a hub before it counts no failures.
@@ -240,4 +240,32 @@ def _schedule(row: dict[str, Any]) -> Schedule:
         paused_reason=row.get("paused_reason"),
         priority=row.get("priority") or 0,
         labels=dict(label.split("=", 1) for label in row.get("labels") or ()),
+        last_instance_id=row.get("last_instance_id"),
+        next_tick=_next_tick(row["every_ms"], row["cron"], row["time_zone"], row["last_tick_at"]),
+        ticks_until=row["last_tick_at"],
     )
+
+
+def _last_started(row: dict[str, Any]) -> datetime | None:
+    """The latest tick started. A hub before 0029 keeps no such column:
+    there, the tick its schedulers go on from, unless that is still the
+    moment the schedule was made (no tick yet)."""
+    if "last_started_tick" in row:
+        return cast("datetime | None", row["last_started_tick"])
+    ticks_until = cast(datetime, row["last_tick_at"])
+    return None if ticks_until == row["created_at"] else ticks_until
+
+
+def _next_tick(
+    every_ms: int | None, cron: str | None, zone: str, after: datetime
+) -> datetime | None:
+    """The first tick after `after`; None where it cannot be worked out here
+    (a cron schedule without the cron extra, a time zone unknown here)."""
+    if cron is not None and not cron_parser_installed():
+        return None
+    ticks = Ticks(None if every_ms is None else int(every_ms) // 1000, cron, zone)
+    try:
+        return next(iter(ticks.after(after)))
+    # cronsim raises its own CronSimError; a zone this machine lacks, a LookupError.
+    except Exception:
+        return None

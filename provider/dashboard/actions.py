@@ -208,6 +208,20 @@ def _prune(hub: Hub, form: Form) -> str:
     return f"{done}; {prune.stopped_busy}" if prune.stopped_busy else done
 
 
+def _pause_schedule(hub: Hub, form: Form) -> str:
+    name = _required(form, "name")
+    was = _run(hub, hub.plans.pause_schedule(name))
+    return f"schedule {name} {'was already paused' if was else 'paused'}"
+
+
+def _resume_schedule(hub: Hub, form: Form) -> str:
+    name = _required(form, "name")
+    was = _run(hub, hub.plans.resume_schedule(name))
+    if not was:
+        return f"schedule {name} was not paused"
+    return f"schedule {name} resumed (ticks that fell while it was paused never start)"
+
+
 # Flow rules (docs/flow-control.md): a key is a kind and a name.
 FLOW_KINDS = ("activity", "label", "label_each", "orchestration")
 MAX_RUNNING = 10_000
@@ -342,6 +356,25 @@ ACTIONS: dict[str, Action] = {
             _delete,
             ("taskhub_find_instances", "list_children", "delete_instances_atomic"),
             optional=("force",),
+        ),
+        Action(
+            "schedule-pause",
+            ("name",),
+            lambda f: (
+                f"Pause schedule {f.get('name')}? None of its ticks starts until it is resumed."
+            ),
+            _pause_schedule,
+            ("taskhub_pause_schedule",),
+        ),
+        Action(
+            "schedule-resume",
+            ("name",),
+            lambda f: (
+                f"Resume schedule {f.get('name')}? Its next tick starts; those that fell"
+                " while it was paused never do."
+            ),
+            _resume_schedule,
+            ("taskhub_pause_schedule",),
         ),
         Action(
             "prune",

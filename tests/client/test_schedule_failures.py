@@ -99,7 +99,7 @@ def test_a_schedule_planted_to_fail_does_not_keep_the_others_from_firing_in_one_
     assert broken.failures == 1 and not broken.paused
     assert broken.last_error is not None and "54000" in broken.last_error
     # Its tick stays due: the next pass tries it again.
-    assert broken.last_tick_at == T0
+    assert broken.ticks_until == T0 and broken.last_tick_at is None
 
 
 def test_one_statement_firing_every_schedule_keeps_the_others_starts(
@@ -297,7 +297,7 @@ def test_a_passing_failure_is_raised_and_counts_against_no_schedule(
                 ["waits", T0 + timedelta(seconds=10)],
             )
     waits = by_name(client)["waits"]
-    assert (waits.failures, waits.last_error, waits.last_tick_at) == (0, None, T0)
+    assert (waits.failures, waits.last_error, waits.ticks_until) == (0, None, T0)
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "five", ""])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from html import unescape
 from typing import Any
 
@@ -316,7 +317,7 @@ def test_under_the_operator_role_every_page_serves_and_every_action_is_offered(
         offered = re.search(r'<span id="permitted">([^<]*)</span>', client.get("/").text)
         assert offered and offered.group(1) == (
             "cancel, delete, flow-limit, flow-pause, flow-remove-limit, flow-resume, prune,"
-            " release-lease, requeue, restart"
+            " release-lease, requeue, restart, schedule-pause, schedule-resume"
         )
 
 
@@ -435,6 +436,50 @@ def test_the_schedules_page_lists_every_schedule(database_url: str, hub_schema: 
     assert '"kind":"daily"' in rows["nightly"].replace(" ", "")
     assert "priority 4 <code>tenant=acme</code>" in rows["nightly"]
     assert '<td data-field="steering"></td>' in rows["heartbeat"]
+
+
+def test_the_schedules_page_shows_the_next_and_the_latest_tick_and_operators_pause_and_resume(
+    database_url: str, hub_schema: str, sql: psycopg.Connection[Any]
+) -> None:
+    """Issue 58: the page showed the moment a schedule was made as its
+    "latest tick", no next tick, no way to pause or resume, and no link to
+    the latest tick's instance."""
+    made = datetime(2026, 12, 5, 9, 0, 0, tzinfo=UTC)
+    with Client.connect(database_url, hub_schema) as client:
+        client.set_schedule("heartbeat", "Ping", every_s=30, now=made)
+        client.set_schedule("fresh", "Ping", every_s=60, now=made)
+        tick = made + timedelta(seconds=30)
+        assert client.fire_schedule_outcome("heartbeat", tick, True).taken
+        schedules = {s.name: s for s in client.list_schedules()}
+    assert schedules["fresh"].last_tick_at is None  # was the moment it was made
+    assert schedules["fresh"].next_tick == made + timedelta(seconds=60)
+    assert schedules["heartbeat"].last_tick_at == tick
+    assert schedules["heartbeat"].last_instance_id == "schedule:heartbeat:2026-12-05T09:00:30Z"
+    assert schedules["heartbeat"].next_tick == tick + timedelta(seconds=30)
+
+    app = dashboard_app(database_url, hub_schema, allow_actions=True)
+    with TestClient(app, base_url=LOCAL) as operator:
+        html = unescape(operator.get("/schedules").text)
+        rows = dict(re.findall(r'<tr data-schedule="([^"]+)">(.*?)</tr>', html, re.S))
+        assert "none yet" in rows["fresh"]
+        assert '/instances/schedule%3Aheartbeat%3A2026-12-05T09%3A00%3A30Z"' in rows["heartbeat"]
+        assert "2026-12-05 09:01:00" in rows["heartbeat"]  # the next tick
+        assert 'data-action="schedule-pause"' in rows["heartbeat"]
+        done = act(operator, "schedule-pause", {"name": "heartbeat"}, "/schedules")
+        assert "schedule heartbeat paused" in done
+        html = unescape(operator.get("/schedules").text)
+        rows = dict(re.findall(r'<tr data-schedule="([^"]+)">(.*?)</tr>', html, re.S))
+        assert 'data-action="schedule-resume"' in rows["heartbeat"]
+        assert '<td data-field="next">paused</td>' in rows["heartbeat"]
+        assert "heartbeat resumed" in act(
+            operator, "schedule-resume", {"name": "heartbeat"}, "/schedules"
+        )
+    paused = sql.execute(
+        f"SELECT paused FROM \"{hub_schema}\".taskhub_schedules WHERE name = 'heartbeat'"
+    ).fetchone()
+    assert paused == (False,)
+    with TestClient(dashboard_app(database_url, hub_schema), base_url=LOCAL) as viewer:
+        assert "data-action" not in viewer.get("/schedules").text
 
 
 def test_the_schedules_page_of_a_hub_before_0027(database_url: str) -> None:

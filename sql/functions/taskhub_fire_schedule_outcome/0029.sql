@@ -42,6 +42,7 @@ DECLARE
     v_start    record;
     v_state    text;
     v_message  text;
+    v_instance text;    -- the tick's instance, when this call starts it
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left. First,
@@ -80,6 +81,7 @@ BEGIN
             SELECT * INTO v_start
               FROM __SCHEMA__.taskhub_schedule_start(v_schedule.name, v_schedule.orchestration,
                                                      v_schedule.version, v_schedule.input, p_tick);
+            v_instance := v_start.out_instance_id;
             -- With the schedule's steering (revision 0029), when it has any.
             PERFORM __SCHEMA__.taskhub_start_steered_orchestrations(
                 ARRAY[v_start.out_instance_id], ARRAY[v_start.out_work_item], clock_timestamp(),
@@ -104,6 +106,8 @@ BEGIN
 
     UPDATE __SCHEMA__.taskhub_schedules AS s
        SET last_tick_at = p_tick,
+           last_started_tick = CASE WHEN p_start THEN p_tick ELSE s.last_started_tick END,
+           last_instance_id  = CASE WHEN p_start THEN v_instance ELSE s.last_instance_id END,
            failures     = CASE WHEN p_start THEN 0 ELSE s.failures END,
            last_error   = CASE WHEN p_start THEN NULL ELSE s.last_error END
      WHERE s.name = p_name;

@@ -2,7 +2,8 @@
 -- failed fires (revision 0029): how many in a row, the latest one's error,
 -- and why the scheduler paused it (NULL: it did not;
 -- taskhub_count_schedule_failure), and the priority and labels its ticks
--- start with. taskhub_list_schedules keeps its result
+-- start with, and the latest tick it started with that tick's instance.
+-- taskhub_list_schedules keeps its result
 -- type for clients of revision 0027, which may have it prepared.
 CREATE FUNCTION __SCHEMA__.taskhub_read_schedules()
 RETURNS TABLE (
@@ -22,7 +23,9 @@ RETURNS TABLE (
     last_error    text,
     paused_reason text,
     priority      smallint,
-    labels        text[]
+    labels        text[],
+    last_started_tick timestamptz,
+    last_instance_id  text
 )
 LANGUAGE sql STABLE
 SECURITY DEFINER
@@ -30,7 +33,8 @@ SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT s.name, s.orchestration, s.version, s.input, s.cron, s.every_ms, s.time_zone,
            s.missed, s.paused, s.last_tick_at, s.created_at, s.updated_at,
-           s.failures, s.last_error, s.paused_reason, s.priority, s.labels
+           s.failures, s.last_error, s.paused_reason, s.priority, s.labels,
+           s.last_started_tick, s.last_instance_id
       FROM __SCHEMA__.taskhub_schedules AS s
      ORDER BY s.name
 $$;

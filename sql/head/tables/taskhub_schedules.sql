@@ -33,6 +33,11 @@ CREATE TABLE __SCHEMA__.taskhub_schedules (
     -- key order, as taskhub_check_steering gives them).
     priority      smallint    NOT NULL DEFAULT 0 CHECK (priority BETWEEN 0 AND 9),
     labels        text[]      NOT NULL DEFAULT '{}',
+    -- Revision 0029: the latest tick that started an instance, and that
+    -- instance (NULL: none yet). last_tick_at also moves for a tick
+    -- skipped, and is the schedule's creation or resume before any tick.
+    last_started_tick timestamptz,
+    last_instance_id  text,
     CONSTRAINT a_schedule_has_a_cron_expression_or_an_interval
         CHECK ((cron IS NULL) <> (every_ms IS NULL))
 );

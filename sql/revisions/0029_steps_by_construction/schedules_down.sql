@@ -15,4 +15,6 @@ ALTER TABLE __SCHEMA__.taskhub_schedules
     DROP COLUMN last_error,
     DROP COLUMN paused_reason,
     DROP COLUMN priority,
-    DROP COLUMN labels;
+    DROP COLUMN labels,
+    DROP COLUMN last_started_tick,
+    DROP COLUMN last_instance_id;
