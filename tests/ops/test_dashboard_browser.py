@@ -15,8 +15,10 @@ from __future__ import annotations
 import base64
 import os
 import shutil
+import sys
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -30,11 +32,14 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from devkit.waiting import wait_until
+from provider import Client, TaskHub
 from provider.client.on_connection import OnConnection
+from provider.client.schedule_ticks import Ticks
 from provider.dashboard.access import AccessPolicy
 from provider.dashboard.app import dashboard_app
 from provider.dashboard.passwords import hash_line, read_accounts
 from provider.testing.embedded_pg import free_port
+from tests.support.failed_instance import failed_order
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -243,7 +248,6 @@ def test_under_a_sub_path_search_a_preset_and_a_failure_then_every_page_at_400_p
         assert str(shown.text).strip() == failure.error.strip()  # whole, not cut
         section = browser.find_element(By.ID, "failure")
         browser.execute_script("arguments[0].scrollIntoView();", section)
-        browser.save_screenshot(str(screenshots / "failed-instance.png"))
 
         browser.find_element(By.LINK_TEXT, "Overview").click()
         wait_until(lambda: browser.current_url.rstrip("/").endswith("/taskhub"), timeout_s=10)
@@ -445,3 +449,51 @@ def test_a_page_of_another_origin_that_frames_the_dashboard_gets_nothing_to_clic
             browser.switch_to.default_content()
     assert count(sql, instance) == 1, "the framed dashboard deleted checkout-2"
     assert not rendered, "the dashboard rendered inside another origin's frame"
+
+
+def machine_paths() -> list[str]:
+    """Where this machine keeps the code and its interpreter: none may show
+    in a screenshot the docs commit."""
+    return [str(Path(__file__).resolve().parents[2]), sys.prefix, str(Path.home())]
+
+
+def test_the_docs_screenshots_of_a_failed_instance_with_restart_and_of_the_schedules(
+    signed_in: WebDriver,
+    users: AccessPolicy,
+    database_url: str,
+    hub: TaskHub,
+    hub_schema: str,
+    screenshots: Path,
+) -> None:
+    """Issue 58: the committed failed-instance shot showed a traceback with
+    the absolute path of the machine that made it, and offered Cancel on an
+    ended instance. Here: an order failed as the runtime leaves one, its page
+    with Restart (an operator's), and the schedules page; neither shows a
+    path of this machine."""
+    browser = signed_in
+    failed_order(hub, "order-1187")
+    made = datetime.now(UTC) - timedelta(minutes=3)
+    with Client.connect(database_url, hub_schema) as client:
+        client.set_schedule("nightly-report", "Report", {"kind": "daily"}, cron="0 2 * * *",
+                            priority=3, labels={"team": "finance"})  # fmt: skip
+        client.set_schedule("heartbeat", "Ping", every_s=60, now=made)
+        tick = Ticks(60, None).latest_at_or_before(made + timedelta(minutes=2))
+        assert client.fire_schedule_outcome("heartbeat", tick, True).taken
+        client.set_schedule("legacy-sync", "Sync", every_s=3600)
+        client.pause_schedule("legacy-sync")
+    app = dashboard_app(database_url, hub_schema, allow_actions=True, access=users)
+    with Served(app) as served:
+        browser.get(served.base + "/instances/order-1187")
+        assert text_of(browser, "#status") == "Failed"
+        assert browser.find_elements(By.CSS_SELECTOR, 'form[data-action="restart"]')
+        assert not browser.find_elements(By.CSS_SELECTOR, 'form[data-action="cancel"]')
+        page = str(browser.find_element(By.TAG_NAME, "body").text)
+        assert [path for path in machine_paths() if path in page] == []
+        browser.save_screenshot(str(screenshots / "failed-instance.png"))
+
+        browser.get(served.base + "/schedules")
+        page = str(browser.find_element(By.TAG_NAME, "body").text)
+        assert "none yet" in page and "paused" in page
+        assert browser.find_elements(By.CSS_SELECTOR, 'form[data-action="schedule-resume"]')
+        assert [path for path in machine_paths() if path in page] == []
+        browser.save_screenshot(str(screenshots / "schedules.png"))
