@@ -21,7 +21,7 @@ import psycopg
 import pytest
 from starlette.testclient import TestClient
 
-from devkit.roles import LoginRole, login_role
+from devkit.roles import LoginRole, operator_of
 from devkit.waiting import wait_until
 from provider import Client, InstanceRunning, Restart
 from provider.cli import main
@@ -82,13 +82,11 @@ def live(database_url: str) -> Iterator[LiveHub]:
         return released
 
     runtime.start()
-    with login_role(database_url, prefix="operator") as operator:
-        with psycopg.connect(database_url, autocommit=True) as conn:
-            conn.execute(f'SELECT "{schema}".taskhub_grant_operator_role(%s)', [operator.name])
-        try:
+    try:
+        with operator_of(database_url, schema) as operator:
             yield LiveHub(duroxide.Client(provider), schema, operator, shop, database_url)
-        finally:
-            runtime.shutdown(timeout_ms=2_000)
+    finally:
+        runtime.shutdown(timeout_ms=2_000)
 
 
 def failed_order(live: LiveHub, instance_id: str, card: str) -> str:
