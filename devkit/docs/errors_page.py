@@ -31,6 +31,10 @@ MEANINGS = {
     "JSON nested deeper than the runtime decodes)",
     "55000": "the object is not in a state for this: the instance has ended, or a "
     "guard's prerequisite is missing",
+    "55006": "object in use: a restart of an instance that has not ended (Pending or "
+    "Running); nothing was written",
+    "55P03": "a runtime holds a turn of the instance now (a restart): try again in a "
+    "moment; nothing was written",
     "P0002": "not found: no such instance, schedule or dead letter",
     "23505": "a start repeated an instance id with another orchestration, input or "
     "version; nothing was written",

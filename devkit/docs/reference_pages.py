@@ -1,23 +1,30 @@
 """An MkDocs hook: the reference pages written from the code, at every build.
 
-* reference/cli.md: every verb of `taskhub-pg`, from the Typer app itself
-  (its help, arguments and options), so the page cannot disagree with
-  `--help`;
+* reference/cli.md: every command of `taskhub-pg` and every group of
+  commands (with a group's own options: `taskhub-pg dashboard`), from the
+  Typer app itself (its help, arguments and options), so the page cannot
+  disagree with `--help`;
 * reference/sql.md: every function of the current schema (sql/head/), its
   signature and the comment its file opens with;
 * reference/settings.md and reference/errors.md (devkit/docs/settings_page.py,
   errors_page.py): every setting, exit code and SQLSTATE.
+
+reference/python-api.md is committed (devkit/docs/python_api_page.py writes
+it); a build where it is out of date warns, and so fails (strict).
 
 mkdocs.yml names this file under `hooks:`.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import typer
 import typer.main
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
@@ -29,12 +36,15 @@ if str(CHECKOUT) not in sys.path:
     sys.path.insert(0, str(CHECKOUT))
 
 from devkit.docs.errors_page import errors_page  # noqa: E402
+from devkit.docs.python_api_page import COMMAND, PAGE, python_api_page  # noqa: E402
 from devkit.docs.settings_page import settings_page  # noqa: E402
 from devkit.schema.releases import open_revisions  # noqa: E402
 from provider.cli import app  # noqa: E402
 from provider.deploy import function_history  # noqa: E402
 
 HEAD = CHECKOUT / "sql" / "head"
+# Under "mkdocs.": its warnings count in a strict build.
+log = logging.getLogger("mkdocs.hooks.reference_pages")
 PROG = "taskhub-pg"
 _CREATE = re.compile(
     r"^CREATE (?:OR REPLACE )?FUNCTION __SCHEMA__\.(?P<name>\w+)\((?P<args>.*?)\)\s*"
@@ -71,6 +81,8 @@ def on_files(files: Files, config: MkDocsConfig, **_: Any) -> Files:
     }
     for path, content in pages.items():
         files.append(File.generated(config, path, content=content))
+    if PAGE.read_text(encoding="utf-8") != python_api_page():
+        log.warning("docs/reference/python-api.md is out of date: run %s", COMMAND)
     return files
 
 
@@ -83,49 +95,91 @@ def cli_page() -> str:
         f"# The `{PROG}` command line",
         "",
         "Written from the command line's own definitions at every build: what",
-        f"`{PROG} VERB --help` prints, on one page.",
-        "",
-        _paragraph(root.help or ""),
+        f"`{PROG} COMMAND --help` prints, on one page: every command and every group",
+        "of commands, each with its arguments and options (a group's own options too,",
+        f"as `{PROG} dashboard` has).",
         "",
     ]
-    for path, command in _verbs(root, [PROG]):
-        lines += _verb_section(path, command)
-    return "\n".join(lines) + "\n"
+    for path, command, context in commands(root, typer.Context(root, info_name=PROG)):
+        lines += _command_section(path, command, context)
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _verbs(command: Any, path: list[str]) -> list[tuple[list[str], Any]]:
-    """Each visible verb under `command`, depth first, by name."""
-    found = []
+def commands(command: Any, context: Any) -> Iterator[tuple[list[str], Any, Any]]:
+    """`command` and every visible command under it, depth first, by name:
+    groups too, since a group can take options of its own (a callback's)."""
+    yield context.command_path.split(), command, context
     for name, sub in sorted(getattr(command, "commands", {}).items()):
-        if sub.hidden:
-            continue
-        if getattr(sub, "commands", None):
-            found += _verbs(sub, [*path, name])
-        else:
-            found.append(([*path, name], sub))
-    return found
+        if not sub.hidden:
+            yield from commands(sub, typer.Context(sub, info_name=name, parent=context))
 
 
-def _verb_section(path: list[str], command: Any) -> list[str]:
-    arguments = [p for p in command.params if p.param_type_name == "argument"]
-    usage = " ".join([*path, *(a.name.upper() for a in arguments), "[OPTIONS]"])
-    lines = [f"## {' '.join(path[1:])}", "", f"`{usage}`", ""]
-    if command.help:
-        lines += [_paragraph(command.help), ""]
-    options = [p for p in command.params if p.param_type_name == "option" and not p.hidden]
-    if options:
-        lines += ["| option | what it does | default |", "|---|---|---|"]
-        for option in options:
-            names = ", ".join(f"`{name}`" for name in option.opts)
-            lines.append(f"| {names} | {_cell(option.help or '')} | {_default(option)} |")
-        lines.append("")
-    return lines
+def _command_section(path: list[str], command: Any, context: Any) -> list[str]:
+    usage = " ".join([*path, *command.collect_usage_pieces(context)])
+    lines = [f"## {' '.join(path[1:]) or PROG}", "", f"`{usage}`", ""]
+    if getattr(command, "invoke_without_command", False):  # a group that runs itself
+        lines += [f"or, to run it: `{' '.join([*path, '[OPTIONS]'])}`", ""]
+    lines += [*_paragraphs(command.help or command.short_help or ""), ""]
+    return (
+        lines
+        + _arguments(command, context)
+        + _options(command, context)
+        + _subcommands(path, command)
+    )
 
 
-def _default(option: Any) -> str:
-    if option.is_flag or option.default in (None, (), [], "", False):
-        return ""
-    return f"`{option.default}`"
+def _arguments(command: Any, context: Any) -> list[str]:
+    arguments = _visible(command, "argument")
+    if not arguments:
+        return []
+    lines = ["| argument | what it is |", "|---|---|"]
+    for argument in arguments:
+        name = argument.metavar or argument.name  # as --help names it
+        lines.append(f"| `{name}` | {_cell(_help_of(argument, context))} |")
+    return [*lines, ""]
+
+
+def _options(command: Any, context: Any) -> list[str]:
+    """Each option under all its names (`--yes`, `-y`; `--allow-actions`,
+    `--no-allow-actions`), its help as --help prints it: with the
+    environment variable, the default and the range it adds."""
+    options = _visible(command, "option")
+    if not options:
+        return []
+    lines = ["| option | what it does |", "|---|---|"]
+    for option in options:
+        names = ", ".join(f"`{name}`" for name in [*option.opts, *option.secondary_opts])
+        lines.append(f"| {names} | {_cell(_help_of(option, context))} |")
+    return [*lines, ""]
+
+
+def _visible(command: Any, kind: str) -> list[Any]:
+    return [p for p in command.params if p.param_type_name == kind and not p.hidden]
+
+
+def _help_of(parameter: Any, context: Any) -> str:
+    record = parameter.get_help_record(context)
+    return record[1] if record else ""
+
+
+def _subcommands(path: list[str], command: Any) -> list[str]:
+    """A group's commands, each linked to its section."""
+    visible = sorted(
+        (name, sub) for name, sub in getattr(command, "commands", {}).items() if not sub.hidden
+    )
+    if not visible:
+        return []
+    lines = ["Commands:", ""]
+    for name, sub in visible:
+        anchor = "-".join([*path[1:], name])  # the heading's slug (mkdocs.yml's toc)
+        lines.append(f"- [`{name}`](#{anchor}): {_paragraph(sub.get_short_help_str(limit=200))}")
+    return [*lines, ""]
+
+
+def _paragraphs(text: str) -> list[str]:
+    """A help text's paragraphs, each on one line, a blank line between."""
+    found = [_paragraph(part) for part in re.split(r"\n\s*\n", text) if part.strip()]
+    return "\n\n".join(found).split("\n") if found else []
 
 
 def _paragraph(text: str) -> str:

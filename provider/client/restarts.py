@@ -3,7 +3,7 @@
 under a new id, from the input it last ran with unless another is given,
 and keeps a record of who restarted what, from which outcome, and why
 (taskhub_read_restarts). `Client.restart`, `taskhub-pg restart` and the
-dashboard's restart run these plans (docs/runbook.md, "An orchestration
+dashboard's restart run these plans (docs/ops.md, "An orchestration
 failed")."""
 
 from __future__ import annotations
