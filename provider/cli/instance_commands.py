@@ -211,7 +211,7 @@ def register(app: typer.Typer) -> None:
             try:
                 value = json.loads(input_json)
             except ValueError:
-                fail(USAGE, f"--input must be JSON (a text is quoted: '\"{input_json}\"')")
+                fail(USAGE, "--input must be JSON (a text is quoted: '\"text\"')")
         with hub_session(database_url(url), schema) as hub:
             status = hub.run(hub.plans.instance_status(instance_id))
             if status is None:

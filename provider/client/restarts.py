@@ -19,6 +19,7 @@ from provider.shapes import json_dumps
 from provider.types import Restart
 
 MAX_REASON_BYTES = 2000
+MAX_BIGINT = 2**63 - 1
 
 
 class RestartPlans(Plans):
@@ -36,7 +37,10 @@ class RestartPlans(Plans):
         (the old instance stays as it was, and the record links them), or
         under its own id as its next execution (its earlier executions stay
         readable). From the input its last execution ran with, unless
-        `input` is given (any JSON value, None included). Refused when the
+        `input` is given (any JSON value, None included: the application's
+        to give, as its runtime role or the owner; an operator role may
+        not). New ids of the forms the scheduler and the runtime give
+        (schedule:NAME:TICK, PARENT::sub::N) are refused. Refused when the
         instance does not exist (InstanceNotFound), has not ended
         (InstanceRunning) or the new id exists (StartConflict).
 
@@ -53,23 +57,30 @@ class RestartPlans(Plans):
             input_text = json_dumps("restart", "input", input)
             check_work_item_size("restart", "the input", input_text)
         if execution_id is not None and (
-            not isinstance(execution_id, int) or isinstance(execution_id, bool) or execution_id < 1
+            not isinstance(execution_id, int)
+            or isinstance(execution_id, bool)
+            or not 1 <= execution_id <= MAX_BIGINT
         ):
             raise InvalidInput("restart", "execution_id must be a whole number from 1")
         if reason is not None:
             check_text("restart", "reason", reason)
             if len(reason.encode()) > MAX_REASON_BYTES:
                 raise InvalidInput("restart", f"reason has at most {MAX_REASON_BYTES} bytes")
-        rows = yield from refusals_typed(
-            self._call(
-                "taskhub_restart_instance",
-                p_instance_id=instance_id,
-                p_new_instance_id=new_instance_id,
-                p_input=input_text,
-                p_reason=reason,
-                p_from_execution_id=execution_id,
+        # Another input is the application's to give: a function of its own,
+        # which operator roles are not granted.
+        arguments: dict[str, Any] = {
+            "p_instance_id": instance_id,
+            "p_new_instance_id": new_instance_id,
+            "p_reason": reason,
+            "p_from_execution_id": execution_id,
+        }
+        if input_text is None:
+            call = self._call("taskhub_restart_instance", **arguments)
+        else:
+            call = self._call(
+                "taskhub_restart_instance_with_input", p_input=input_text, **arguments
             )
-        )
+        rows = yield from refusals_typed(call)
         row = rows[0]
         return Restart(
             instance_id=instance_id,

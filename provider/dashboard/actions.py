@@ -76,8 +76,10 @@ class Action:
 
 
 def _required(form: Form, name: str) -> str:
-    value = (form.get(name) or "").strip()
-    if not value:
+    """The field as sent: an id may begin or end with a space, and the
+    action must take the one its page (and its question) named."""
+    value = form.get(name) or ""
+    if not value.strip():
         raise ActionRefused(f"{name} is required")
     return value
 

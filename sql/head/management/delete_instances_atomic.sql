@@ -88,6 +88,9 @@ BEGIN
     DELETE FROM __SCHEMA__.kv_store AS s WHERE s.instance_id = ANY (v_ids);
     DELETE FROM __SCHEMA__.taskhub_trace_contexts AS t WHERE t.instance_id = ANY (v_ids);
     DELETE FROM __SCHEMA__.taskhub_instance_labels AS l WHERE l.instance_id = ANY (v_ids);
+    -- Their restarts, by either id: the ended run's output and input go too.
+    DELETE FROM __SCHEMA__.taskhub_restarts AS r WHERE r.instance_id = ANY (v_ids);
+    DELETE FROM __SCHEMA__.taskhub_restarts AS r WHERE r.new_instance_id = ANY (v_ids);
     DELETE FROM __SCHEMA__.instances AS i WHERE i.instance_id = ANY (v_ids);
     GET DIAGNOSTICS v_instances = ROW_COUNT;
 

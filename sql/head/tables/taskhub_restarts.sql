@@ -5,7 +5,9 @@
 -- execution (new_instance_id = instance_id); its earlier executions stay as
 -- they were, readable as the instance's history. A restart under a new id
 -- starts that instance; the old one stays as it was, and this row links
--- them. Written only by taskhub_restart_instance; never changed.
+-- them. Written only by taskhub_restart; deleted with either instance
+-- (delete_instances_atomic, taskhub_prune_ended: the ended run's output and
+-- input go with its history).
 CREATE TABLE __SCHEMA__.taskhub_restarts (
     id                bigserial   PRIMARY KEY,
     instance_id       text        NOT NULL,
@@ -18,8 +20,9 @@ CREATE TABLE __SCHEMA__.taskhub_restarts (
     input             text,
     restarted_at      timestamptz NOT NULL,
     restarted_by      text        NOT NULL,
-    reason            text,
-    -- One restart per ended execution and target: a request repeated finds it.
-    UNIQUE (instance_id, from_execution_id, new_instance_id)
+    reason            text
 );
+-- A request repeated finds its restart by the instance (taskhub_restart);
+-- a deleted instance's restarts go with it (by either id).
+CREATE INDEX taskhub_restarts_instance_idx ON __SCHEMA__.taskhub_restarts (instance_id);
 CREATE INDEX taskhub_restarts_new_idx ON __SCHEMA__.taskhub_restarts (new_instance_id);

@@ -68,6 +68,11 @@ UNION ALL
 SELECT 'function', 'taskhub_set_steered_schedule', 'EXECUTE',
        'taskhub schedules: a schedule whose ticks start with a priority and labels'
 UNION ALL
+SELECT 'function', name, 'EXECUTE',
+       'taskhub application client: restart an ended instance (another input too), read the record'
+  FROM unnest(ARRAY['taskhub_restart_instance', 'taskhub_restart_instance_with_input',
+                    'taskhub_read_restarts']) AS name
+UNION ALL
 VALUES
     ('table', 'instances', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),
     ('table', 'executions', 'SELECT', 'duroxide runtime: inline SQL of delete_instance_bulk, prune_executions_bulk'),

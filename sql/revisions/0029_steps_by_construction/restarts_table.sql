@@ -13,8 +13,9 @@ CREATE TABLE __SCHEMA__.taskhub_restarts (
     input             text,
     restarted_at      timestamptz NOT NULL,
     restarted_by      text        NOT NULL,
-    reason            text,
-    -- One restart per ended execution and target: a request repeated finds it.
-    UNIQUE (instance_id, from_execution_id, new_instance_id)
+    reason            text
 );
+-- A request repeated finds its restart by the instance (taskhub_restart);
+-- a deleted instance's restarts go with it (by either id).
+CREATE INDEX taskhub_restarts_instance_idx ON __SCHEMA__.taskhub_restarts (instance_id);
 CREATE INDEX taskhub_restarts_new_idx ON __SCHEMA__.taskhub_restarts (new_instance_id);
