@@ -18,6 +18,10 @@ second, and its time is in the call metrics. start_orchestration and
 raise_event are PRODUCER spans whose context is stored with the instance
 (taskhub_trace_contexts); the workers continue it in a CONSUMER span per
 activity (`activity_span`), so a handler's spans are in the caller's trace.
+The application client's start and start_many are start_orchestration spans
+too (SPAN_NAMES). Client.wait_for_completion is one span for the whole wait
+(`WaitSpan`): each status read and each wakeup is an event of it, and its
+reads make no span of their own.
 """
 
 from __future__ import annotations
@@ -25,11 +29,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from provider.errors import LockLost, TaskHubError
+from provider.errors import LockLost, TaskHubError, WaitTimeout
 
 try:
     from opentelemetry import context as otel_context
@@ -41,10 +46,18 @@ except ImportError:  # the otel extra is not installed: tracing is off
 TRACER_NAME = "taskhub-pg"
 # Operations that poll: a span only when they leased something.
 POLLS = frozenset({"fetch_work_item", "fetch_orchestration_item"})
-# Operations that hand work to the runtime, in the caller's trace.
+# Spans named for what the operation does: the application client's starts
+# are start_orchestration spans, as TaskHub's (taskhub.operation says which).
+SPAN_NAMES = {"start": "start_orchestration", "start_many": "start_orchestration"}
+# Spans that hand work to the runtime, in the caller's trace (by span name).
 PRODUCERS = frozenset({"start_orchestration", "raise_event"})
 # The arguments of a procedure that name the instance it works on.
 INSTANCE_ARGUMENTS = ("p_instance_id", "p_instance")
+# The argument of a procedure that starts many instances (start_many).
+INSTANCES_ARGUMENT = "p_instance_ids"
+
+# True inside a WaitSpan: the wait's own reads are its events, not spans.
+_inside_wait: ContextVar[bool] = ContextVar("taskhub_inside_wait", default=False)
 
 _propagator = TraceContextTextMapPropagator() if trace is not None else None
 
@@ -149,7 +162,8 @@ class CallSpan:
 
     def __init__(self, schema: str, operation: str) -> None:
         self.operation = operation
-        self.attributes: dict[str, str] = {
+        self.name = SPAN_NAMES.get(operation, operation)
+        self.attributes: dict[str, str | int] = {
             "taskhub.schema": schema,
             "taskhub.operation": operation,
             "db.system.name": "postgresql",
@@ -161,14 +175,22 @@ class CallSpan:
 
     def __enter__(self) -> CallSpan:
         if self.operation not in POLLS:
-            kind = trace.SpanKind.PRODUCER if self.operation in PRODUCERS else trace.SpanKind.CLIENT
-            self._span = _tracer().start_span(self.operation, kind=kind, attributes=self.attributes)
+            kind = trace.SpanKind.PRODUCER if self.name in PRODUCERS else trace.SpanKind.CLIENT
+            self._span = _tracer().start_span(self.name, kind=kind, attributes=self.attributes)
             self._token = otel_context.attach(trace.set_span_in_context(self._span))
         return self
 
     def saw_arguments(self, args: Mapping[str, object]) -> None:
-        """A procedure call's arguments: the first that names an instance is the span's."""
+        """A procedure call's arguments: the first that names an instance is the span's.
+        A start of many: their count, and the id when it is one (a batch may
+        hold 100,000 ids: they are not listed)."""
         if "taskhub.instance_id" in self.attributes:
+            return
+        many = args.get(INSTANCES_ARGUMENT)
+        if isinstance(many, list):
+            self._set("taskhub.instance_count", len(many))
+            if len(many) == 1 and isinstance(many[0], str):
+                self.instance(many[0])
             return
         for name in INSTANCE_ARGUMENTS:
             value = args.get(name)
@@ -178,9 +200,12 @@ class CallSpan:
 
     def instance(self, instance_id: str | None) -> None:
         if instance_id and "taskhub.instance_id" not in self.attributes:
-            self.attributes["taskhub.instance_id"] = instance_id
-            if self._span is not None:
-                self._span.set_attribute("taskhub.instance_id", instance_id)
+            self._set("taskhub.instance_id", instance_id)
+
+    def _set(self, name: str, value: str | int) -> None:
+        self.attributes[name] = value
+        if self._span is not None:
+            self._span.set_attribute(name, value)
 
     def returned(self, result: Any) -> None:
         self._result = result
@@ -197,7 +222,7 @@ class CallSpan:
             if outcome == "empty":
                 return
             span = _tracer().start_span(
-                self.operation,
+                self.name,
                 kind=trace.SpanKind.CLIENT,
                 attributes=self.attributes,
                 start_time=self._started_ns,
@@ -215,10 +240,78 @@ def call_span(schema: str, operation: str | None) -> CallSpan | None:
     """The span of one provider call, or None when no SDK would record it
     (the API's spans would be dropped unseen: making them costs ~10 µs a
     call). A caller's context still reaches the stored trace context then,
-    through current_trace_context()."""
-    if operation is None or not recording():
+    through current_trace_context(). None too inside a WaitSpan, whose
+    events the wait's reads are."""
+    if operation is None or not recording() or _inside_wait.get():
         return None
     return CallSpan(schema, operation)
+
+
+class WaitSpan:
+    """One Client.wait_for_completion: a CLIENT span `wait_for_completion`,
+    current for the whole wait, with an event per status read ("status read":
+    what it found, and whether the wait heard the hub's wakeups then) and
+    per wakeup ("wakeup"). The wait's reads make no span of their own: a
+    wait of a minute would otherwise leave dozens of root spans."""
+
+    def __init__(self, schema: str, instance_id: str) -> None:
+        self.attributes: dict[str, str] = {
+            "taskhub.schema": schema,
+            "taskhub.operation": "wait_for_completion",
+            "taskhub.instance_id": instance_id,
+            "db.system.name": "postgresql",
+        }
+        self._span: Any = None
+        self._tokens: tuple[Any, Any] | None = None
+
+    def __enter__(self) -> WaitSpan:
+        if recording():
+            self._span = _tracer().start_span(
+                "wait_for_completion", kind=trace.SpanKind.CLIENT, attributes=self.attributes
+            )
+            self._tokens = (
+                otel_context.attach(trace.set_span_in_context(self._span)),
+                _inside_wait.set(True),
+            )
+        return self
+
+    def looked(self, status: str, queued_messages: int, listening: bool) -> None:
+        """One read of the instance's status."""
+        if self._span is not None:
+            self._span.add_event(
+                "status read",
+                {
+                    "taskhub.status": status,
+                    "taskhub.queued_messages": queued_messages,
+                    "taskhub.listening": listening,
+                },
+            )
+
+    def woken(self) -> None:
+        """The hub's channel (or the listener's news) ended a pause early."""
+        if self._span is not None:
+            self._span.add_event("wakeup")
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        failure: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        span, tokens = self._span, self._tokens
+        if span is None or tokens is None:
+            return
+        _inside_wait.reset(tokens[1])
+        otel_context.detach(tokens[0])
+        if isinstance(failure, WaitTimeout):
+            outcome = "timeout"
+        else:
+            outcome = _outcome("wait_for_completion", failure, True)
+        span.set_attribute("taskhub.outcome", outcome)
+        if failure is not None:
+            span.record_exception(failure)
+            span.set_status(trace.Status(trace.StatusCode.ERROR, str(failure)))
+        span.end()
 
 
 @contextmanager

@@ -11,20 +11,30 @@ InstanceNotFound, InstanceEnded, StartConflict; get_output adds
 InstanceFailed and InstanceNotEnded, wait_for_completion WaitTimeout, the
 schedules' calls ScheduleNotFound. On a
 hub before revision 0027 every call says so (ConfigurationError).
+
+wait_for_completion listens to the hub's wakeups where it can, and polls
+where it cannot (provider/client/completion_wait.py): a client that waits
+holds a share of its process's LISTEN connection until it closes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar, Unpack
 
 import psycopg
 
-from provider.backoff import Backoff
+from provider import tracing
 from provider.client.application import ApplicationPlans
+from provider.client.completion_wait import (
+    Progress,
+    WaitWakeups,
+    wait_async,
+    wait_blocking,
+    waiting,
+)
 from provider.client.plans import Plan, awaitable, blocking
 from provider.client.procedures import AsyncProcedureClient, ProcedureClient
 from provider.config import TaskHubConfig, TaskHubSettings
@@ -35,7 +45,6 @@ from provider.errors import (
     InstanceNotFound,
     InvalidInput,
     TaskHubError,
-    WaitTimeout,
     refined,
 )
 from provider.types import (
@@ -45,10 +54,6 @@ from provider.types import (
 )
 
 T = TypeVar("T")
-# wait_for_completion asks every 20 ms at first, then less often, at most
-# every second: a quick orchestration is seen at once, a slow one costs a
-# call a second.
-WAIT_POLLING = Backoff(first_s=0.02, cap_s=1.0, jitter=0.0)
 # The functions the client calls that came after revision 0026, by the
 # revision that added them.
 _ADDED_IN = {
@@ -80,13 +85,6 @@ def _checked_timeout(timeout_s: float) -> float:
     return float(timeout_s)
 
 
-def _timed_out(status: InstanceStatus, timeout_s: float) -> WaitTimeout:
-    return WaitTimeout(
-        "wait_for_completion",
-        f"instance {status.instance_id} is still {status.status} after {timeout_s} s",
-    )
-
-
 def _required(status: InstanceStatus | None, instance_id: str) -> InstanceStatus:
     if status is None:
         raise InstanceNotFound("get_status", f"instance {instance_id} not found", "P0002")
@@ -115,6 +113,7 @@ class Client(ProcedureClient):
     plans: ApplicationPlans
 
     def __init__(self, config: TaskHubConfig, *, open_pool: bool = True) -> None:
+        self._waits = WaitWakeups()
         super().__init__(config, open_pool=open_pool)
         self.plans = ApplicationPlans(config)
 
@@ -130,6 +129,10 @@ class Client(ProcedureClient):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def close(self) -> None:
+        self._waits.close()
+        super().close()
 
     def run(self, plan: Plan[T], conn: psycopg.Connection[Any] | None = None) -> T:
         try:
@@ -174,17 +177,15 @@ class Client(ProcedureClient):
     def wait_for_completion(self, instance_id: str, timeout_s: float = 60.0) -> InstanceStatus:
         """Its status once it has Completed or Failed; WaitTimeout after
         timeout_s, InstanceNotFound if there is no such instance."""
-        deadline = time.monotonic() + _checked_timeout(timeout_s)
-        polls = 0
-        while True:
-            status = self.get_status(instance_id)
-            remaining = deadline - time.monotonic()
-            if status.ended:
-                return status
-            if remaining <= 0:
-                raise _timed_out(status, timeout_s)
-            polls += 1
-            time.sleep(min(WAIT_POLLING.pause_s(polls), remaining))
+        timeout_s = _checked_timeout(timeout_s)
+        ear = self._waits.ear(self.config, self.pooling.listen_url(self.config))
+        with tracing.WaitSpan(self.config.schema, instance_id) as span:
+            return wait_blocking(
+                waiting(timeout_s, ear, span),
+                ear,
+                arm=lambda pid: self.run(self.plans.set_wakeup_waiting(pid)),
+                look=lambda: self.run(self.plans.wait_for_completion(instance_id)),
+            )
 
     def get_output(self, instance_id: str) -> Any:
         """The result of a Completed instance; InstanceFailed (with its
@@ -244,6 +245,7 @@ class AsyncClient(AsyncProcedureClient):
     plans: ApplicationPlans
 
     def __init__(self, config: TaskHubConfig) -> None:
+        self._waits = WaitWakeups()
         super().__init__(config)
         self.plans = ApplicationPlans(config)
 
@@ -260,6 +262,10 @@ class AsyncClient(AsyncProcedureClient):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self._waits.close)  # joins the listener's thread
+        await super().close()
 
     async def run(self, plan: Plan[T], conn: psycopg.AsyncConnection[Any] | None = None) -> T:
         try:
@@ -299,17 +305,17 @@ class AsyncClient(AsyncProcedureClient):
         self, instance_id: str, timeout_s: float = 60.0
     ) -> InstanceStatus:
         """As Client.wait_for_completion."""
-        deadline = time.monotonic() + _checked_timeout(timeout_s)
-        polls = 0
-        while True:
-            status = await self.get_status(instance_id)
-            remaining = deadline - time.monotonic()
-            if status.ended:
-                return status
-            if remaining <= 0:
-                raise _timed_out(status, timeout_s)
-            polls += 1
-            await asyncio.sleep(min(WAIT_POLLING.pause_s(polls), remaining))
+        timeout_s = _checked_timeout(timeout_s)
+        ear = self._waits.ear(self.config, self.pooling.listen_url(self.config))
+
+        async def arm(pid: int) -> None:
+            await self.run(self.plans.set_wakeup_waiting(pid))
+
+        async def look() -> Progress:
+            return await self.run(self.plans.wait_for_completion(instance_id))
+
+        with tracing.WaitSpan(self.config.schema, instance_id) as span:
+            return await wait_async(waiting(timeout_s, ear, span), ear, arm, look)
 
     async def get_output(self, instance_id: str) -> Any:
         """As Client.get_output."""

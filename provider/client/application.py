@@ -18,6 +18,7 @@ from provider.client.arguments import (
     check_version,
     check_work_item_size,
 )
+from provider.client.completion_wait import Progress
 from provider.client.flow_control import FlowControlPlans
 from provider.client.instance_control import InstanceControl
 from provider.client.instance_requests import InstanceRequests
@@ -27,7 +28,7 @@ from provider.client.restarts import RestartPlans
 from provider.client.schedules import SchedulePlans
 from provider.client.steering import label_texts
 from provider.config import TaskHubConfig
-from provider.errors import InvalidInput
+from provider.errors import InstanceNotFound, InvalidInput
 from provider.shapes import runtime_work_item_text, start_orchestration_item
 from provider.tracing import current_trace_context
 from provider.types import (
@@ -128,7 +129,28 @@ class ApplicationPlans(SchedulePlans, FlowControlPlans, InstanceRequests, Restar
     def status(self, instance_id: str) -> Plan[InstanceStatus | None]:
         """Where the instance stands (None: no such instance): its status as
         find_instances reports it, and the output of an execution that ended."""
-        check_instance_id("get_status", instance_id)
+        progress = yield from self._progress("get_status", instance_id)
+        return progress.status if progress is not None else None
+
+    def wait_for_completion(self, instance_id: str) -> Plan[Progress]:
+        """One read of Client.wait_for_completion: the status, and how many
+        messages are queued for the instance (provider/client/completion_wait.py).
+        InstanceNotFound when there is no such instance."""
+        progress = yield from self._progress("wait_for_completion", instance_id)
+        if progress is None:
+            raise InstanceNotFound(
+                "wait_for_completion", f"instance {instance_id} not found", "P0002"
+            )
+        return progress
+
+    def set_wakeup_waiting(self, listener_pid: int) -> Plan[None]:
+        """Tell the hub that the listener with this backend pid waits: the next
+        message that becomes visible for an orchestration notifies it (a
+        waiting wait_for_completion). Runs taskhub_set_waiting."""
+        yield from self._call("taskhub_set_waiting", p_pid=listener_pid, p_waiting=True)
+
+    def _progress(self, operation: str, instance_id: str) -> Plan[Progress | None]:
+        check_instance_id(operation, instance_id)
         found = yield from self._instances.find_instances(instance_id=instance_id, limit=1)
         if not found:
             return None
@@ -138,7 +160,7 @@ class ApplicationPlans(SchedulePlans, FlowControlPlans, InstanceRequests, Restar
         if status not in ("Pending", "Running"):
             info = yield from self._call("get_instance_info", p_instance_id=instance_id)
             output = info[0]["output"] if info else None
-        return InstanceStatus(
+        instance = InstanceStatus(
             instance_id=instance_id,
             status=status,
             orchestration_name=summary.orchestration_name,
@@ -148,6 +170,7 @@ class ApplicationPlans(SchedulePlans, FlowControlPlans, InstanceRequests, Restar
             created_at=summary.created_at,
             updated_at=summary.updated_at,
         )
+        return Progress(instance, summary.queued_messages)
 
 
 def _steering(operation: str, start: StartRequest) -> dict[str, Any] | None:

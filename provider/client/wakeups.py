@@ -156,7 +156,9 @@ class Wakeups:
                     while not self._stopping.is_set():
                         for _ in conn.notifies(timeout=STOP_CHECK_S, stop_after=1):
                             self._notified()
-            except ConfigurationError as refused:
+            # A session refused, or a role that may not listen (an operator's
+            # Client that waits): asking again would be refused again.
+            except (ConfigurationError, psycopg.errors.InsufficientPrivilege) as refused:
                 log.error(
                     "schema %s: push wakeups refused, the workers poll: %s",
                     schema,

@@ -16,13 +16,22 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from devkit.waiting import wait_until, wait_until_async
-from devkit.workloads.work_items import activity_execute
+from devkit.workloads.work_items import (
+    activity_execute,
+    event,
+    metadata,
+    orchestration_started,
+)
 from provider import (
     ActivityContext,
     ActivityWorker,
     AsyncActivityWorker,
+    AsyncClient,
     AsyncTaskHub,
+    Client,
+    StartRequest,
     TaskHub,
+    WaitTimeout,
     tracing,
 )
 from provider.errors import InvalidInput, PermanentError
@@ -324,3 +333,111 @@ def test_without_an_sdk_the_worker_reads_no_context(hub: TaskHub, hub_schema: st
         wait_until(lambda: worker.stats.completed == 1, timeout_s=10)
     assert calls == []
     assert not tracing.recording()
+
+
+# -- the application client (Client, AsyncClient) -------------------------------
+
+
+def test_the_clients_start_is_a_producer_span_start_orchestration_with_its_instance(
+    spans: InMemorySpanExporter, database_url: str, hub_schema: str, sql: psycopg.Connection[Any]
+) -> None:
+    """Issue 58: Client.start made a CLIENT span `start` without the instance."""
+    with (
+        Client.connect(database_url, hub_schema) as client,
+        request_tracer().start_as_current_span("POST /orders"),
+    ):
+        client.start("order-7", "Order", {"id": 7})
+    start = only(spans, "start_orchestration")
+    assert start.kind == trace.SpanKind.PRODUCER
+    assert start.parent is not None
+    assert start.parent.span_id == only(spans, "POST /orders").context.span_id
+    assert start.attributes is not None
+    assert start.attributes["taskhub.instance_id"] == "order-7"
+    assert start.attributes["taskhub.operation"] == "start"
+    assert start.attributes["taskhub.outcome"] == "ok"
+    # The workers continue this span: its context is the one stored.
+    assert stored_context(sql, hub_schema, "order-7") == (traceparent_of(start), None)
+
+
+def test_start_many_is_one_producer_span_with_the_count(
+    spans: InMemorySpanExporter, database_url: str, hub_schema: str, sql: psycopg.Connection[Any]
+) -> None:
+    with Client.connect(database_url, hub_schema) as client:
+        client.start_many(StartRequest(f"many-{n}", "Order", n) for n in range(3))
+    start = only(spans, "start_orchestration")
+    assert start.kind == trace.SpanKind.PRODUCER
+    assert start.attributes is not None
+    assert start.attributes["taskhub.instance_count"] == 3
+    assert start.attributes["taskhub.operation"] == "start_many"
+    assert "taskhub.instance_id" not in start.attributes  # three: not one to name
+    for n in range(3):
+        assert stored_context(sql, hub_schema, f"many-{n}") == (traceparent_of(start), None)
+
+
+def test_the_async_clients_starts_are_the_same_spans(
+    spans: InMemorySpanExporter, database_url: str, hub_schema: str
+) -> None:
+    async def scenario() -> None:
+        async with AsyncClient.connect(database_url, hub_schema) as client:
+            await client.start("async-1", "Order")
+            await client.start_many([StartRequest("async-2", "Order")])
+
+    asyncio.run(scenario())
+    one, many = named(spans, "start_orchestration")
+    assert {one.kind, many.kind} == {trace.SpanKind.PRODUCER}
+    assert one.attributes is not None and many.attributes is not None
+    assert one.attributes["taskhub.instance_id"] == "async-1"
+    assert many.attributes["taskhub.instance_id"] == "async-2"  # a batch of one names it
+    assert many.attributes["taskhub.instance_count"] == 1
+
+
+def status_reads(span: ReadableSpan) -> list[str]:
+    return [
+        str((e.attributes or {})["taskhub.status"]) for e in span.events if e.name == "status read"
+    ]
+
+
+def test_a_wait_is_one_span_with_an_event_per_status_read(
+    spans: InMemorySpanExporter, database_url: str, hub_schema: str, hub: TaskHub
+) -> None:
+    """Issue 58: each poll of wait_for_completion was a root span of its own."""
+    with Client.connect(database_url, hub_schema) as client:
+        client.start("order-8", "Order")
+        spans.clear()
+        with request_tracer().start_as_current_span("GET /orders/8"), pytest.raises(WaitTimeout):
+            client.wait_for_completion("order-8", timeout_s=0.2)  # Pending: it reads on
+        request = only(spans, "GET /orders/8")
+        wait = only(spans, "wait_for_completion")
+        assert wait.kind == trace.SpanKind.CLIENT
+        assert wait.parent is not None and wait.parent.span_id == request.context.span_id
+        assert wait.attributes is not None
+        assert wait.attributes["taskhub.instance_id"] == "order-8"
+        assert wait.attributes["taskhub.outcome"] == "timeout"
+        reads = status_reads(wait)
+        assert len(reads) >= 3 and set(reads) == {"Pending"}
+        # Its reads are its events: no span of their own, root or child.
+        assert sorted(s.name for s in spans.get_finished_spans()) == [
+            "GET /orders/8",
+            "wait_for_completion",
+        ]
+
+        spans.clear()
+        item = hub.fetch_orchestration_item(30_000)
+        assert item is not None
+        hub.ack_orchestration_item(
+            item.lock_token,
+            1,
+            history_delta=[
+                orchestration_started("order-8", "Order"),
+                event(2, "order-8", "OrchestrationCompleted", output='"done"'),
+            ],
+            metadata=metadata("Order", status="Completed", output='"done"'),
+        )
+        spans.clear()
+        assert client.wait_for_completion("order-8", timeout_s=5).status == "Completed"
+        done = only(spans, "wait_for_completion")
+        assert done.attributes is not None and done.attributes["taskhub.outcome"] == "ok"
+        assert status_reads(done) == ["Completed"]
+        # Outside a wait, a read is a span of its own as before.
+        client.get_status("order-8")
+        assert len(named(spans, "status")) == 1
