@@ -400,7 +400,8 @@ class Restart:
     execution `new_execution_id` (the same id: its next execution; a new
     id: its first), with `input`, restarted by the database login
     `restarted_by` for `reason`. `repeated`: the request was made before,
-    and this call wrote nothing."""
+    and this call wrote nothing. Client.restart returns the ids, executions,
+    status and `repeated`; Client.restarts (the record) fills every field."""
 
     instance_id: str
     from_execution_id: int

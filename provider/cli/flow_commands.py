@@ -132,7 +132,9 @@ def set_limit(
             each = key.kind == "label_each"
             before = client.set_label_limit(key.name, max_running, each_value=each, reason=reason)
     was = "no limit" if before is None else f"{before}"
-    say(f"{key}: at most {max_running} running (was {was})")
+    # An orchestration's limit holds its turns, not its instances in progress.
+    what = "turns at once" if key.kind == "orchestration" else "running"
+    say(f"{key}: at most {max_running} {what} (was {was})")
 
 
 @limit_app.command("remove")

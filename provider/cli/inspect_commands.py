@@ -110,8 +110,17 @@ def _restart_row(restart: Restart) -> dict[str, object]:
     return {
         "from": f"{restart.instance_id} execution {restart.from_execution_id}"
         f" ({restart.from_status})",
+        # Why the run it replaced ended (whole in --json, as from_output).
+        "ended with": _last_line(restart.from_output),
         "into": f"{restart.new_instance_id} execution {restart.new_execution_id}",
         "by": restart.restarted_by,
         "at": restart.restarted_at,
         "why": restart.reason or "",
     }
+
+
+def _last_line(text: str | None, most: int = 120) -> str:
+    """A failure's last line (a traceback ends with the error itself), cut."""
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    line = lines[-1].strip() if lines else ""
+    return line if len(line) <= most else line[: most - 1] + "…"

@@ -203,9 +203,10 @@ def register(app: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """Run an ended (completed or failed) instance again: the same
-        orchestration, version and labels, from its input unless --input says
-        otherwise. The restart is recorded (who, from which outcome, why);
-        the earlier run stays readable. A running instance is refused."""
+        orchestration, version, priority and labels, from its input unless
+        --input says otherwise (the application's to give: not an operator's).
+        The restart is recorded (who, from which outcome, why); the earlier
+        run stays readable. A running instance is refused."""
         value: Any = ...
         if input_json is not None:
             try:

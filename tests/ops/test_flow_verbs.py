@@ -110,7 +110,7 @@ def test_orchestration_rules_from_the_command_line(cli: Cli) -> None:
     )
     assert cli("limit", "set", "--orchestration", "Order", "4") == (
         0,
-        "orchestration Order: at most 4 running (was no limit)\n",
+        "orchestration Order: at most 4 turns at once (was no limit)\n",
         "",
     )
     rules = json.loads(cli("limit", "list", "--json")[1])

@@ -1,4 +1,4 @@
-"""Restart on the released duroxide 0.2.2 runtime (docs/runbook.md, "An
+"""Restart on the released duroxide 0.2.2 runtime (docs/ops.md, "An
 orchestration failed"): an order fails, the cause is fixed, and the order is
 run again, from the command line as the operator role and from the Client,
 under its own id (its next execution) and under a new id. Each completes on
