@@ -220,9 +220,11 @@ def test_a_wait_that_listens_reads_a_handful_of_times_where_polling_reads_many(
         assert heard.done().status == "Completed"
         assert polled.done().status == "Completed"
 
-    # the first, and one more if the listener was connecting
-    assert reads_while_idle <= 2 + safety_reads, (reads_while_idle, safety_reads)
-    assert heard.reads <= 5 + safety_reads, heard.reads
+    # The first, one more if the listener was connecting, and one more if it
+    # connected between the wait's first read and its pause (seen under load):
+    # a handful, where the polling wait read 8 times over the same stretch.
+    assert reads_while_idle <= 3 + safety_reads, (reads_while_idle, safety_reads)
+    assert heard.reads <= 6 + safety_reads, heard.reads
     assert polled.reads >= 9, polled.reads
     # The span of each wait tells the same, read by read.
     heard_span, polled_span = wait_span(spans, "heard-1"), wait_span(spans, "polled-1")

@@ -592,3 +592,24 @@ def test_a_token_is_taken_only_for_an_item_handed_out(
         assert second is not None
         assert second.work_item["ActivityExecute"]["instance"] == "order-free"
     assert sql.execute(f"SELECT tokens < 1 FROM {q}.taskhub_flow_buckets").fetchone() == (True,)
+
+
+def test_an_instance_read_behind_a_full_labels_candidates_is_tried_in_the_same_call(
+    hub_schema: str, make_hub: HubFactory, database_url: str
+) -> None:
+    """A page holds more instances than a pass tries (8): tenant a's 8
+    turns ahead of b's, a full under its limit. The pass tries a's, skips the
+    label, and the next pass went on after the whole page: b, read but never
+    tried, waited a call, and so on every call (None here)."""
+    hub = make_hub(hub_schema)
+    with Client.connect(database_url, hub_schema) as client:
+        client.start("a-0", "Order", labels={"tenant": "a"})
+        client.set_label_limit("tenant=a", 1)
+        held = hub.fetch_orchestration_item(30_000)  # a's one turn: the limit is full
+        assert held is not None and held.instance_id == "a-0"
+        client.start_many(
+            [StartRequest(f"a-{n}", "Order", labels={"tenant": "a"}) for n in range(1, 9)]
+        )
+        client.start("b-0", "Order", labels={"tenant": "b"})
+    turn = hub.fetch_orchestration_item(30_000)
+    assert turn is not None and turn.instance_id == "b-0"

@@ -78,6 +78,8 @@ DECLARE
     v_passed     text[];    -- leased or outside the version range: not read again
     v_page       text[];
     v_page_labels text[];   -- each page instance's labels, as one text
+    v_page_ranks timestamptz[];  -- and the rank and id of its first message
+    v_page_ids   bigint[];
     v_candidate_labels text[];
     v_pick       integer;
     v_leased     text[];
@@ -220,8 +222,9 @@ BEGIN
             v_cursor := NULL;  -- the session's place stays where it was
         END IF;
     END IF;
-    -- A pass goes on from where the last one stopped reading: what it
-    -- passed over was leased, tried or of a label now skipped.
+    -- A pass goes on from where the last one stopped trying: what it passed
+    -- over was leased, tried or of a label now skipped (and instances it read
+    -- but did not try, once it had its candidates, are read again).
     v_after_ts := '-infinity';  -- the rank of the last message read
     v_after_id := 0;
     <<passes>>
@@ -255,6 +258,8 @@ BEGIN
     LOOP
         v_page := '{}';
         v_page_labels := '{}';
+        v_page_ranks := '{}';
+        v_page_ids := '{}';
         v_read := 0;
         IF v_lane IS NOT NULL THEN
             -- One label set's messages (its lane: taskhub_orch_lane_idx).
@@ -279,6 +284,8 @@ BEGIN
                 IF NOT v_row.instance_id = ANY (v_page) THEN
                     v_page := v_page || v_row.instance_id;
                     v_page_labels := v_page_labels || v_row.labels;
+                    v_page_ranks := v_page_ranks || v_row.rank;
+                    v_page_ids := v_page_ids || v_row.id;
                 END IF;
             END LOOP;
         ELSE
@@ -308,6 +315,8 @@ BEGIN
             IF NOT v_row.instance_id = ANY (v_page) THEN
                 v_page := v_page || v_row.instance_id;
                 v_page_labels := v_page_labels || v_row.labels;
+                v_page_ranks := v_page_ranks || v_row.rank;
+                v_page_ids := v_page_ids || v_row.id;
             END IF;
         END LOOP;
         END IF;
@@ -325,7 +334,19 @@ BEGIN
             ELSIF NOT v_instance = ANY (v_candidates) THEN
                 v_candidates := v_candidates || v_instance;
                 v_candidate_labels := v_candidate_labels || v_page_labels[v_n];
-                EXIT WHEN cardinality(v_candidates) >= c_max_candidates;
+                IF cardinality(v_candidates) >= c_max_candidates THEN
+                    -- The page's instances after this one were read, not
+                    -- tried: the next pass reads again from the first of
+                    -- them (just before its first message), so that none is
+                    -- passed over (revision 0029: a pass after a skip went on
+                    -- past them, and an instance behind a full or paused key
+                    -- could wait a whole call, call after call).
+                    IF v_n < cardinality(v_page) THEN
+                        v_after_ts := v_page_ranks[v_n + 1];
+                        v_after_id := v_page_ids[v_n + 1] - 1;
+                    END IF;
+                    EXIT;
+                END IF;
             END IF;
         END LOOP;
         EXIT WHEN cardinality(v_candidates) >= c_max_candidates OR v_read < v_page_rows;
