@@ -25,10 +25,8 @@ BEGIN
                 taskhub_orchestration, taskhub_rank)
         VALUES (v_letter.instance_id, v_letter.work_item, clock_timestamp(), clock_timestamp(),
                 v_steer.out_priority, v_steer.out_labels,
-                coalesce(__SCHEMA__.taskhub_try_jsonb(v_letter.work_item)
-                             -> 'StartOrchestration' ->> 'orchestration',
-                         __SCHEMA__.taskhub_try_jsonb(v_letter.work_item)
-                             -> 'ContinueAsNew' ->> 'orchestration'),
+                __SCHEMA__.taskhub_orchestration_name_of(
+                    __SCHEMA__.taskhub_try_jsonb(v_letter.work_item)),
                 v_steer.out_rank)
         RETURNING id INTO v_new_id;
     ELSE

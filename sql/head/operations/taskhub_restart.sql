@@ -61,6 +61,7 @@ DECLARE
     v_started    boolean;
     v_earlier    record;
     v_repeated   boolean;
+    v_ended      boolean;   -- its current execution Completed or Failed
     v_now_ms     bigint := __SCHEMA__.taskhub_clock_ms(NULL);
 BEGIN
     IF p_instance_id IS NULL OR p_instance_id = '' THEN
@@ -104,6 +105,7 @@ BEGIN
     SELECT e.status, e.output INTO v_status, v_output
       FROM __SCHEMA__.executions AS e
      WHERE e.instance_id = p_instance_id AND e.execution_id = v_execution;
+    v_ended := coalesce(v_status IN ('Completed', 'Failed'), false);
 
     -- The same request again: a restart of that execution into that id, or
     -- (no execution named) the restart that made the current execution,
@@ -128,7 +130,7 @@ BEGIN
         v_repeated := FOUND;
     END IF;
     IF NOT v_repeated AND p_from_execution_id IS NULL AND p_new_instance_id IS NULL
-       AND coalesce(v_status, 'Running') NOT IN ('Completed', 'Failed') THEN
+       AND NOT v_ended THEN
         SELECT r.new_instance_id, r.new_execution_id, r.from_execution_id, r.from_status
           INTO v_earlier
           FROM __SCHEMA__.taskhub_restarts AS r
@@ -151,7 +153,7 @@ BEGIN
     IF p_from_execution_id <> v_execution THEN
         RAISE EXCEPTION 'execution % is not instance %''s latest (%): restart the latest',
             p_from_execution_id, p_instance_id, v_execution USING ERRCODE = '22023';
-    ELSIF coalesce(v_status, 'Running') NOT IN ('Completed', 'Failed') THEN
+    ELSIF NOT v_ended THEN
         RAISE EXCEPTION 'instance % is %, not ended: cancel it first, or restart it once it has ended',
             p_instance_id, lower(coalesce(v_status, 'Running')) USING ERRCODE = '55006';
     END IF;

@@ -418,8 +418,7 @@ BEGIN
                        (id, instance_id, work_item, visible_at, created_at, taskhub_priority,
                         taskhub_labels, taskhub_orchestration, taskhub_rank)
                 VALUES (v_id, v_target, v_text, v_visible, v_now_ts, v_to_priority, v_to_labels,
-                        coalesce(v_element -> 'StartOrchestration' ->> 'orchestration',
-                                 v_element -> 'ContinueAsNew' ->> 'orchestration',
+                        coalesce(__SCHEMA__.taskhub_orchestration_name_of(v_element),
                                  CASE WHEN v_target = v_instance THEN v_self_name END),
                         __SCHEMA__.taskhub_rank_of(v_visible, v_to_priority, v_aging_ms));
                 -- Timers that fire later wake nobody: the poll finds them.
@@ -437,8 +436,7 @@ BEGIN
             -- The orchestration's name where it is known here: a start names
             -- its own, and this instance's own messages have this turn's.
             SELECT m.target, m.item, m.visible, v_now_ts, m.priority, m.labels,
-                   coalesce(m.o -> 'StartOrchestration' ->> 'orchestration',
-                            m.o -> 'ContinueAsNew' ->> 'orchestration',
+                   coalesce(__SCHEMA__.taskhub_orchestration_name_of(m.o),
                             CASE WHEN m.target = v_instance THEN v_self_name END),
                    __SCHEMA__.taskhub_rank_of(m.visible, m.priority, v_aging_ms)
               FROM (SELECT e.o, e.target, e.item, e.visible, e.pos,

@@ -23,6 +23,7 @@ DECLARE
     v_priority       smallint;
     v_labels         text[];
     v_rank           timestamptz;
+    v_item           jsonb;     -- p_work_item, parsed once
 BEGIN
     -- The call gate (docs/architecture.md): held by a migration, wait until
     -- it commits, take in its catalog, run the definition it left.
@@ -52,7 +53,8 @@ BEGIN
        OR __SCHEMA__.taskhub_json_openers(p_work_item) > __SCHEMA__.taskhub_max_json_depth() THEN
         PERFORM __SCHEMA__.taskhub_storable_json(p_work_item, 'p_work_item');
     END IF;
-    IF __SCHEMA__.taskhub_work_item_kind(p_work_item::jsonb) IS NULL THEN
+    v_item := p_work_item::jsonb;
+    IF __SCHEMA__.taskhub_work_item_kind(v_item) IS NULL THEN
         RAISE EXCEPTION 'p_work_item must be a JSON work item of the form {"Variant": {...}}'
             USING ERRCODE = '22023';
     END IF;
@@ -70,11 +72,7 @@ BEGIN
     -- A start names its orchestration (flow rules by orchestration); for
     -- another message the fetch reads the instance's name if a rule needs it.
     VALUES (v_id, p_instance_id, p_work_item, p_visible_at, v_now_ts, v_priority, v_labels,
-            CASE WHEN strpos(p_work_item, 'StartOrchestration') > 0
-                   OR strpos(p_work_item, 'ContinueAsNew') > 0
-                 THEN coalesce(p_work_item::jsonb -> 'StartOrchestration' ->> 'orchestration',
-                               p_work_item::jsonb -> 'ContinueAsNew' ->> 'orchestration') END,
-            v_rank);
+            __SCHEMA__.taskhub_orchestration_name_of(v_item), v_rank);
     -- A message for later (a delayed timer) wakes nobody: the poll finds it.
     IF p_visible_at <= v_now_ts THEN
         -- Whether a listener waits: an index probe; taskhub_wake runs only

@@ -487,12 +487,12 @@ BEGIN
             END IF;
             IF v_orch IS NULL THEN
                 -- A first turn queued without its name: its start names it.
-                SELECT coalesce(j -> 'StartOrchestration' ->> 'orchestration',
-                                j -> 'ContinueAsNew' ->> 'orchestration')
+                SELECT __SCHEMA__.taskhub_orchestration_name_of(
+                           __SCHEMA__.taskhub_try_jsonb(m.item))
                   INTO v_orch
-                  FROM unnest(v_items) AS m (item),
-                       LATERAL (SELECT __SCHEMA__.taskhub_try_jsonb(m.item) AS j) AS parsed
-                 WHERE j ? 'StartOrchestration' OR j ? 'ContinueAsNew'
+                  FROM unnest(v_items) AS m (item)
+                 WHERE __SCHEMA__.taskhub_orchestration_name_of(
+                           __SCHEMA__.taskhub_try_jsonb(m.item)) IS NOT NULL
                  LIMIT 1;
             END IF;
             IF v_orch = ANY (v_skip_orchs)
